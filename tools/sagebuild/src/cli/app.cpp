@@ -1,0 +1,328 @@
+#include "cli/app.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "backend/bake.h"
+#include "cli/entry_json.h"
+#include "cli/exit_codes.h"
+#include "cli/terminal.h"
+#include "github/output.h"
+#include "matrix/expand.h"
+#include "matrix/loader.h"
+#include "matrix/package_version.h"
+#include "util/fs.h"
+#include "util/text.h"
+
+namespace sagebuild::cli {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// Thrown by commands; caught once in run(), which prints "sagebuild: error: ..." and exits.
+struct CommandError {
+  ExitCode code;
+  std::string message;
+};
+
+// GitHub Actions allows at most this many jobs from one matrix.
+constexpr std::size_t kGithubMaxMatrixJobs = 256;
+
+struct LoadedMatrix {
+  matrix::Matrix matrix;
+  stdfs::path root;             // directory of matrix.yaml: relative paths start here
+  std::string display_name;     // how messages name the file
+  std::string package_version;  // read from package.version
+};
+
+class Commands {
+ public:
+  Commands(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+
+  std::string matrix_option;  // --matrix / SAGEBUILD_MATRIX
+
+  LoadedMatrix load() const {
+    stdfs::path path = matrix_option;
+    if (path.empty()) {
+      const stdfs::path dir = fs::find_upwards(stdfs::current_path(), "matrix.yaml");
+      if (dir.empty()) {
+        throw CommandError{kConfigError,
+                           "no matrix.yaml in this directory or above; run sagebuild in the "
+                           "repository or pass --matrix FILE"};
+      }
+      path = dir / "matrix.yaml";
+    }
+    std::error_code ec;
+    const stdfs::path relative = stdfs::relative(path, stdfs::current_path(), ec);
+    const std::string display =
+        (!ec && !relative.empty() && !relative.string().starts_with("..")) ? relative.string()
+                                                                           : path.string();
+    auto text = fs::read_file(path);
+    if (!text) throw CommandError{kConfigError, text.error().message};
+
+    matrix::LoadResult result = matrix::load_matrix(*text, display);
+    if (!result.matrix) {
+      report_diagnostics(result.diagnostics, *text);
+      throw CommandError{kConfigError,
+                         fmt::format("{} has {} problem{}", display, result.diagnostics.size(),
+                                     result.diagnostics.size() == 1 ? "" : "s")};
+    }
+    LoadedMatrix loaded{std::move(*result.matrix), stdfs::absolute(path).parent_path(), display,
+                        ""};
+    auto version = matrix::read_package_version(loaded.root, loaded.matrix.package.version);
+    if (!version) {
+      report_diagnostics({{display, loaded.matrix.package.version.location,
+                           version.error().message, ""}},
+                         *text);
+      throw CommandError{kConfigError, "cannot determine the package version"};
+    }
+    loaded.package_version = *version;
+    return loaded;
+  }
+
+  std::vector<matrix::Entry> expand(const LoadedMatrix& m, const std::string& profile,
+                                    const std::string& platform) const {
+    auto entries = matrix::expand_profile(m.matrix, profile, {m.package_version, platform});
+    if (!entries) throw CommandError{kUsageError, entries.error().message};
+    return std::move(*entries);
+  }
+
+  int matrix(const std::string& profile, const std::string& platform, const std::string& format) {
+    const LoadedMatrix m = load();
+    const std::vector<matrix::Entry> entries = expand(m, profile, platform);
+    nlohmann::ordered_json include = nlohmann::ordered_json::array();
+    for (const auto& e : entries) include.push_back(entry_to_json(e));
+
+    if (format == "json") {
+      nlohmann::ordered_json doc = {{"profile", profile},
+                                    {"platform", platform},
+                                    {"package", m.matrix.package.name},
+                                    {"version", m.package_version},
+                                    {"count", entries.size()},
+                                    {"include", include}};
+      out_ << doc.dump(2) << "\n";
+    } else if (format == "github") {
+      if (entries.size() > kGithubMaxMatrixJobs) {
+        throw CommandError{kConfigError,
+                           fmt::format("profile '{}' has {} entries for platform '{}'; a GitHub "
+                                       "Actions matrix runs at most {} jobs: split it with "
+                                       "--platform or a smaller profile",
+                                       profile, entries.size(), platform, kGithubMaxMatrixJobs)};
+      }
+      const nlohmann::ordered_json doc = {{"include", include}};
+      for (const auto& [name, value] :
+           {std::pair<std::string, std::string>{"matrix", doc.dump()},
+            {"count", std::to_string(entries.size())}}) {
+        auto written = github::set_output(name, value);
+        if (!written) throw CommandError{kUsageError, written.error().message};
+      }
+      out_ << fmt::format("sagebuild: wrote matrix ({} entr{}) and count to $GITHUB_OUTPUT\n",
+                          entries.size(), entries.size() == 1 ? "y" : "ies");
+    } else {
+      print_entry_table(profile, platform, m.package_version, entries);
+    }
+    return kSuccess;
+  }
+
+  int bake(const std::string& profile, const std::string& output, backend::BakeOptions options) {
+    const LoadedMatrix m = load();
+    std::vector<backend::BakeGroup> groups;
+    const std::vector<std::string> names =
+        profile.empty() ? m.matrix.profile_names() : std::vector<std::string>{profile};
+    for (const std::string& name : names) {
+      auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, "all"});
+      if (!entries) throw CommandError{kUsageError, entries.error().message};
+      groups.push_back({name, std::move(*entries)});
+    }
+    const nlohmann::ordered_json file = backend::make_bake_file(groups, options);
+    if (file["target"].empty()) {
+      throw CommandError{kUsageError,
+                         fmt::format("profile '{}' has no entries that Docker can build (only "
+                                     "platforms with 'docker:' in matrix.yaml; Windows wheels "
+                                     "are built natively)",
+                                     profile)};
+    }
+    const std::string text = file.dump(2) + "\n";
+    if (output == "-") {
+      out_ << text;
+    } else {
+      auto written = fs::write_file_atomic(output, text);
+      if (!written) throw CommandError{kUsageError, written.error().message};
+      err_ << fmt::format("sagebuild: wrote {} ({} targets)\n", output, file["target"].size());
+    }
+    return kSuccess;
+  }
+
+  int profiles(const std::string& format) {
+    const LoadedMatrix m = load();
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& profile : m.matrix.profiles) {
+      auto entries = expand(m, profile.name, "all");
+      std::map<std::string, int> per_platform;
+      for (const auto& e : entries) per_platform[e.platform]++;
+      std::vector<std::string> counts;
+      nlohmann::ordered_json count_json = nlohmann::ordered_json::object();
+      for (const auto& platform : m.matrix.platforms) {
+        if (per_platform.count(platform.name)) {
+          counts.push_back(fmt::format("{} {}", platform.name, per_platform[platform.name]));
+          count_json[platform.name] = per_platform[platform.name];
+        }
+      }
+      list.push_back({{"name", profile.name},
+                      {"description", profile.description},
+                      {"entries", count_json}});
+      rows.push_back({profile.name, text::join(counts, ", "), profile.description});
+    }
+    if (format == "json") {
+      out_ << list.dump(2) << "\n";
+    } else {
+      print_table({"PROFILE", "ENTRIES", "DESCRIPTION"}, rows);
+    }
+    return kSuccess;
+  }
+
+  int validate() {
+    const LoadedMatrix m = load();
+    std::set<std::string> ids;
+    for (const auto& profile : m.matrix.profiles) {
+      for (const auto& e : expand(m, profile.name, "all")) ids.insert(e.id);
+    }
+    out_ << fmt::format("{}: ok ({} {} {}, {} profiles, {} distinct entries)\n", m.display_name,
+                        m.matrix.package.name, m.package_version,
+                        m.matrix.package.version.file, m.matrix.profiles.size(), ids.size());
+    return kSuccess;
+  }
+
+ private:
+  void report_diagnostics(const Diagnostics& diagnostics, std::string_view source) const {
+    const bool annotate = running_in_github_actions();
+    for (const Diagnostic& d : diagnostics) {
+      err_ << render(d, source);
+      if (annotate) {
+        // Annotations go to stdout, where the runner reads workflow commands.
+        out_ << error_annotation(d.file, d.location.line, d.location.column, d.message) << "\n";
+      }
+    }
+  }
+
+  void print_entry_table(const std::string& profile, const std::string& platform,
+                         const std::string& version, const std::vector<matrix::Entry>& entries) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& e : entries) {
+      rows.push_back({e.id, e.python.str(), e.torch.str(), e.cuda_full, e.arch_list(), e.wheel});
+    }
+    out_ << fmt::format("profile '{}', platform {}, version {}: {} entr{}\n", profile, platform,
+                        version, entries.size(), entries.size() == 1 ? "y" : "ies");
+    print_table({"ID", "PYTHON", "TORCH", "CUDA", "ARCHS", "WHEEL"}, rows);
+  }
+
+  void print_table(const std::vector<std::string>& header,
+                   const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::size_t> widths(header.size());
+    for (std::size_t c = 0; c < header.size(); ++c) widths[c] = header[c].size();
+    for (const auto& row : rows) {
+      for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+    }
+    auto print_row = [&](const std::vector<std::string>& row) {
+      std::string line;
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        line += row[c];
+        if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+      }
+      out_ << line << "\n";
+    };
+    print_row(header);
+    for (const auto& row : rows) print_row(row);
+  }
+
+  std::ostream& out_;
+  std::ostream& err_;
+};
+
+int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  Commands commands(out, err);
+  CLI::App app{"sagebuild: builds, verifies and ships the SageAttention CUDA wheels described "
+               "by matrix.yaml",
+               "sagebuild"};
+  app.set_version_flag("--version", std::string("sagebuild ") + SAGEBUILD_VERSION);
+  app.footer(kExitCodeHelp);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--matrix", commands.matrix_option,
+                 "matrix.yaml to read (default: the nearest one in this directory or above)")
+      ->envname("SAGEBUILD_MATRIX");
+
+  std::string profile, platform = "all", format = "table", output = "-";
+  backend::BakeOptions bake_options;
+
+  CLI::App* matrix_cmd = app.add_subcommand("matrix", "Expand a profile into build entries");
+  matrix_cmd->add_option("--profile", profile, "profile to expand (see `sagebuild profiles`)")
+      ->required();
+  matrix_cmd->add_option("--platform", platform,
+                         "a platform of matrix.yaml, an os (linux, windows), or all")
+      ->capture_default_str();
+  matrix_cmd
+      ->add_option("--format", format,
+                   "table for people, json for tools, github to append matrix=<json> to "
+                   "$GITHUB_OUTPUT")
+      ->check(CLI::IsMember({"table", "json", "github"}))
+      ->capture_default_str();
+
+  CLI::App* bake_cmd =
+      app.add_subcommand("bake", "Write the Docker Bake JSON file for one profile or all");
+  bake_cmd->add_option("--profile", profile, "profile to write (default: every profile)");
+  bake_cmd->add_option("-o,--output", output, "file to write, or - for standard output")
+      ->capture_default_str();
+  bake_cmd->add_option("--dockerfile", bake_options.dockerfile, "Dockerfile of every target")
+      ->capture_default_str();
+  bake_cmd->add_option("--output-dir", bake_options.output_dir, "where Bake puts the wheels")
+      ->capture_default_str();
+
+  CLI::App* profiles_cmd = app.add_subcommand("profiles", "List the profiles of matrix.yaml");
+  profiles_cmd->add_option("--format", format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+
+  app.add_subcommand("validate", "Check matrix.yaml and report every problem");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e, out, err);
+    return code == 0 ? kSuccess : kUsageError;
+  }
+
+  if (matrix_cmd->parsed()) return commands.matrix(profile, platform, format);
+  if (bake_cmd->parsed()) return commands.bake(profile, output, bake_options);
+  if (profiles_cmd->parsed()) return commands.profiles(format);
+  return commands.validate();
+}
+
+}  // namespace
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  try {
+    return run_checked(argc, argv, out, err);
+  } catch (const CommandError& e) {
+    err << "sagebuild: error: " << e.message << "\n";
+    return e.code;
+  } catch (const std::exception& e) {
+    err << "sagebuild: internal error: " << e.what() << " (please report this)\n";
+    return kInternalError;
+  } catch (...) {
+    err << "sagebuild: internal error (please report this)\n";
+    return kInternalError;
+  }
+}
+
+}  // namespace sagebuild::cli

@@ -1,0 +1,21 @@
+// Exit codes, documented in docs/cli.md and in `sagebuild --help`. Scripts and CI distinguish
+// "you called it wrong" from "the configuration is wrong" from "the build/verification failed".
+#pragma once
+
+namespace sagebuild::cli {
+
+enum ExitCode : int {
+  kSuccess = 0,
+  kInternalError = 1,       // a bug in sagebuild: please report it
+  kUsageError = 2,          // bad command line (unknown flag, unknown profile, ...)
+  kConfigError = 3,         // matrix.yaml or a file it names is invalid
+  kBuildFailure = 4,        // a build step failed
+  kVerificationFailure = 5, // a wheel failed verification
+  kInterrupted = 130,       // stopped by SIGINT
+};
+
+inline constexpr const char* kExitCodeHelp =
+    "Exit codes: 0 success, 1 internal error, 2 usage error, 3 configuration error,\n"
+    "4 build failure, 5 verification failure, 130 interrupted.";
+
+}  // namespace sagebuild::cli

@@ -1,0 +1,65 @@
+#include "cli/terminal.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+#ifdef _WIN32
+#include <io.h>
+#define SAGEBUILD_ISATTY(fd) _isatty(fd)
+#else
+#include <unistd.h>
+#define SAGEBUILD_ISATTY(fd) isatty(fd)
+#endif
+
+namespace sagebuild::cli {
+namespace {
+
+// toolkit/packages/core/src/command.ts: escapeData and escapeProperty.
+std::string escape_data(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '%': out += "%25"; break;
+      case '\r': out += "%0D"; break;
+      case '\n': out += "%0A"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string escape_property(std::string_view s) {
+  std::string out;
+  for (const char c : escape_data(s)) {
+    switch (c) {
+      case ':': out += "%3A"; break;
+      case ',': out += "%2C"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool stderr_is_terminal() { return SAGEBUILD_ISATTY(2) != 0; }
+
+bool running_in_github_actions() {
+  const char* value = std::getenv("GITHUB_ACTIONS");
+  return value && std::string_view(value) == "true";
+}
+
+std::string error_annotation(std::string_view file, int line, int column,
+                             std::string_view message) {
+  std::string properties = "file=" + escape_property(file);
+  if (line > 0) {
+    properties += fmt::format(",line={}", line);
+    if (column > 0) properties += fmt::format(",col={}", column);
+  }
+  return fmt::format("::error {}::{}", properties, escape_data(message));
+}
+
+}  // namespace sagebuild::cli

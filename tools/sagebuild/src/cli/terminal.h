@@ -1,0 +1,16 @@
+// What the output streams are connected to, so that messages fit the place they are read in.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace sagebuild::cli {
+
+bool stderr_is_terminal();
+bool running_in_github_actions();  // GITHUB_ACTIONS=true
+
+// A workflow command annotation, escaped as the Actions toolkit escapes data and properties:
+// "::error file=matrix.yaml,line=12,col=5::unknown key 'pyton'".
+std::string error_annotation(std::string_view file, int line, int column, std::string_view message);
+
+}  // namespace sagebuild::cli

@@ -1,0 +1,477 @@
+#include "matrix/expand.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <tuple>
+
+#include <fmt/args.h>
+#include <fmt/format.h>
+
+#include "util/glob.h"
+#include "util/text.h"
+#include "wheel/naming.h"
+
+namespace sagebuild::matrix {
+namespace {
+
+// A valid combination; pointers refer into the Matrix, which outlives every selection.
+struct Combination {
+  std::size_t platform_index;
+  const Platform* platform;
+  const TorchRelease* torch;
+  const CudaToolkit* cuda;
+  Version python;
+};
+
+auto sort_key(const Combination& c) {
+  return std::tie(c.platform_index, c.torch->version, c.cuda->version, c.python);
+}
+
+bool same_combination(const Combination& a, const Combination& b) {
+  return sort_key(a) == sort_key(b);
+}
+
+std::string axis_value(const Combination& c, Axis axis) {
+  switch (axis) {
+    case Axis::torch: return c.torch->version.str();
+    case Axis::cuda: return c.cuda->version.str();
+    case Axis::python: return c.python.str();
+    case Axis::platform: return c.platform->name;
+  }
+  return {};
+}
+
+std::string describe(const Combination& c) {
+  return fmt::format("{} torch {} CUDA {} Python {}", c.platform->name, c.torch->version.str(),
+                     c.cuda->version.str(), c.python.str());
+}
+
+bool matches(const Selector& selector, const Combination& c) {
+  for (const Selector::Field& field : selector.fields) {
+    const std::string value = axis_value(c, field.axis);
+    const bool any = std::any_of(field.patterns.begin(), field.patterns.end(),
+                                 [&](const auto& p) { return glob::matches(p.value, value); });
+    if (!any) return false;
+  }
+  return true;
+}
+
+fmt::dynamic_format_arg_store<fmt::format_context> id_fields(const std::string& platform,
+                                                             const Version& torch,
+                                                             const Version& cuda,
+                                                             const Version& python) {
+  fmt::dynamic_format_arg_store<fmt::format_context> args;
+  args.push_back(fmt::arg("platform", platform));
+  args.push_back(fmt::arg("torch", torch.str()));
+  args.push_back(fmt::arg("torch_major", torch.major()));
+  args.push_back(fmt::arg("torch_minor", torch.minor()));
+  args.push_back(fmt::arg("torch_patch", torch.patch()));
+  args.push_back(fmt::arg("cuda", cuda.str()));
+  args.push_back(fmt::arg("cuda_major", cuda.major()));
+  args.push_back(fmt::arg("cuda_minor", cuda.minor()));
+  args.push_back(fmt::arg("python", python.str()));
+  args.push_back(fmt::arg("python_major", python.major()));
+  args.push_back(fmt::arg("python_minor", python.minor()));
+  return args;
+}
+
+const char* const kIdFieldList =
+    "platform, torch, torch_major, torch_minor, torch_patch, cuda, cuda_major, cuda_minor, "
+    "python, python_major, python_minor";
+
+// Ids become Docker Bake target names and GitHub job names: letters, digits, '-' and '_'.
+bool is_valid_id(const std::string& id) {
+  static const std::regex kId("^[A-Za-z0-9][A-Za-z0-9_-]*$");
+  return std::regex_match(id, kId);
+}
+
+std::string render_id(const Matrix& m, const Combination& c) {
+  return fmt::vformat(m.package.entry_id_template,
+                      id_fields(c.platform->name, c.torch->version, c.cuda->version, c.python));
+}
+
+class Selector_ {
+ public:
+  explicit Selector_(const Matrix& m) : m_(m) {
+    for (std::size_t p = 0; p < m.platforms.size(); ++p) {
+      for (const TorchRelease& torch : m.torch) {
+        for (const auto& cuda : torch.cuda) {
+          const CudaToolkit* toolkit = m.find_cuda(cuda.value);
+          if (!toolkit) continue;  // reported by the loader
+          for (const auto& python : torch.python) {
+            universe_.push_back({p, &m.platforms[p], &torch, toolkit, python.value});
+          }
+        }
+      }
+    }
+    std::sort(universe_.begin(), universe_.end(),
+              [](const auto& a, const auto& b) { return sort_key(a) < sort_key(b); });
+  }
+
+  const std::vector<Combination>& universe() const { return universe_; }
+
+  // The selection of a profile; problems of its own rules go to `diagnostics` when given.
+  // A cycle in 'from' selects nothing here; validate_profiles reports it.
+  std::vector<Combination> select(const Profile& profile, Diagnostics* diagnostics) {
+    std::vector<std::string> chain;
+    return select(profile, diagnostics, chain);
+  }
+
+ private:
+  std::vector<Combination> select(const Profile& profile, Diagnostics* diagnostics,
+                                  std::vector<std::string>& chain) {
+    if (std::find(chain.begin(), chain.end(), profile.name) != chain.end()) {
+      return {};
+    }
+    std::vector<Combination> base;
+    if (profile.from.empty()) {
+      base = universe_;
+    } else {
+      chain.push_back(profile.name);
+      for (const auto& name : profile.from) {
+        if (const Profile* parent = m_.find_profile(name.value)) {
+          const auto selected = select(*parent, nullptr, chain);
+          base.insert(base.end(), selected.begin(), selected.end());
+        }
+      }
+      chain.pop_back();
+      std::sort(base.begin(), base.end(),
+                [](const auto& a, const auto& b) { return sort_key(a) < sort_key(b); });
+      base.erase(std::unique(base.begin(), base.end(), same_combination), base.end());
+    }
+
+    std::vector<Combination> kept;
+    for (const Combination& c : base) {
+      bool keep = true;
+      if (profile.include) {
+        keep = std::any_of(profile.include->begin(), profile.include->end(),
+                           [&](const Selector& s) { return matches(s, c); });
+      }
+      keep = keep && std::none_of(profile.exclude.begin(), profile.exclude.end(),
+                                  [&](const Selector& s) { return matches(s, c); });
+      if (keep && !profile.platforms.empty()) {
+        keep = std::any_of(profile.platforms.begin(), profile.platforms.end(),
+                           [&](const auto& p) { return p.value == c.platform->name; });
+      }
+      if (keep) kept.push_back(c);
+    }
+    if (diagnostics && profile.include) {
+      for (const Selector& rule : *profile.include) {
+        if (std::none_of(base.begin(), base.end(), [&](const auto& c) { return matches(rule, c); })) {
+          diagnostics->push_back({"", rule.location, explain_empty_rule(profile, rule)});
+        }
+      }
+    }
+    for (const auto& axis : profile.latest) {
+      kept = keep_latest(kept, axis.value);
+    }
+    return kept;
+  }
+
+  static std::vector<Combination> keep_latest(const std::vector<Combination>& in, Axis axis) {
+    // Group by every other axis; keep the newest value of `axis` in each group.
+    auto group_key = [axis](const Combination& c) {
+      std::vector<std::string> key;
+      for (Axis other : {Axis::platform, Axis::torch, Axis::cuda, Axis::python}) {
+        if (other != axis) key.push_back(axis_value(c, other));
+      }
+      return key;
+    };
+    auto newer = [axis](const Combination& a, const Combination& b) {
+      switch (axis) {
+        case Axis::torch: return a.torch->version > b.torch->version;
+        case Axis::cuda: return a.cuda->version > b.cuda->version;
+        case Axis::python: return a.python > b.python;
+        case Axis::platform: return a.platform_index > b.platform_index;
+      }
+      return false;
+    };
+    std::map<std::vector<std::string>, Combination> best;
+    for (const Combination& c : in) {
+      auto [it, inserted] = best.emplace(group_key(c), c);
+      if (!inserted && newer(c, it->second)) it->second = c;
+    }
+    std::vector<Combination> out;
+    for (const Combination& c : in) {
+      if (same_combination(best.at(group_key(c)), c)) out.push_back(c);
+    }
+    return out;
+  }
+
+  // Why an include rule selects nothing: a torch release not published for the CUDA or Python
+  // the rule asks for is the usual reason, and the message says which versions it was built for.
+  std::string explain_empty_rule(const Profile& profile, const Selector& rule) const {
+    const bool in_universe =
+        std::any_of(universe_.begin(), universe_.end(), [&](const auto& c) { return matches(rule, c); });
+    if (in_universe) {
+      return fmt::format("this rule of profile '{}' matches none of the entries of {}",
+                         profile.name, profile.from.size() == 1
+                                           ? "'" + profile.from[0].value + "'"
+                                           : std::string("the profiles it builds on"));
+    }
+    auto patterns_of = [&](Axis axis) -> const Selector::Field* {
+      for (const auto& f : rule.fields) {
+        if (f.axis == axis) return &f;
+      }
+      return nullptr;
+    };
+    auto any_match = [](const Selector::Field* f, const std::string& value) {
+      return !f || std::any_of(f->patterns.begin(), f->patterns.end(),
+                               [&](const auto& p) { return glob::matches(p.value, value); });
+    };
+    std::vector<std::string> reasons;
+    for (const TorchRelease& torch : m_.torch) {
+      if (!any_match(patterns_of(Axis::torch), torch.version.str())) continue;
+      std::vector<std::string> cudas, pythons;
+      for (const auto& c : torch.cuda) cudas.push_back(c.value.str());
+      for (const auto& p : torch.python) pythons.push_back(p.value.str());
+      const bool cuda_ok = std::any_of(cudas.begin(), cudas.end(), [&](const auto& v) {
+        return any_match(patterns_of(Axis::cuda), v);
+      });
+      const bool python_ok = std::any_of(pythons.begin(), pythons.end(), [&](const auto& v) {
+        return any_match(patterns_of(Axis::python), v);
+      });
+      if (!cuda_ok) {
+        reasons.push_back(fmt::format("torch {} was released for CUDA {}", torch.version.str(),
+                                      text::join(cudas, ", ")));
+      } else if (!python_ok) {
+        reasons.push_back(fmt::format("torch {} was released for Python {}",
+                                      torch.version.str(), text::join(pythons, ", ")));
+      }
+    }
+    std::string message =
+        fmt::format("this rule of profile '{}' matches no valid combination", profile.name);
+    if (!reasons.empty()) message += ": " + text::join(reasons, "; ");
+    return message;
+  }
+
+  const Matrix& m_;
+  std::vector<Combination> universe_;
+};
+
+std::vector<std::string> known_values(const Matrix& m, Axis axis) {
+  std::set<std::string> seen;
+  std::vector<std::string> out;
+  auto add = [&](const std::string& v) {
+    if (seen.insert(v).second) out.push_back(v);
+  };
+  switch (axis) {
+    case Axis::torch:
+      for (const auto& t : m.torch) add(t.version.str());
+      break;
+    case Axis::cuda:
+      for (const auto& t : m.cuda) add(t.version.str());
+      break;
+    case Axis::python:
+      for (const auto& t : m.torch) {
+        for (const auto& p : t.python) add(p.value.str());
+      }
+      break;
+    case Axis::platform:
+      for (const auto& p : m.platforms) add(p.name);
+      break;
+  }
+  return out;
+}
+
+void check_rule_patterns(const Matrix& m, const Selector& rule, Diagnostics& out) {
+  for (const Selector::Field& field : rule.fields) {
+    const std::vector<std::string> known = known_values(m, field.axis);
+    for (const auto& pattern : field.patterns) {
+      const bool any = std::any_of(known.begin(), known.end(),
+                                   [&](const auto& v) { return glob::matches(pattern.value, v); });
+      if (!any) {
+        out.push_back({"", pattern.location,
+                       fmt::format("no {} {} matches '{}'{}", axis_name(field.axis),
+                                   field.axis == Axis::platform ? "platform" : "version",
+                                   pattern.value, text::did_you_mean(pattern.value, known)),
+                       "known: " + text::join(known, ", ")});
+      }
+    }
+  }
+}
+
+// The path from `profile` back to itself through 'from', if there is one.
+std::vector<std::string> find_cycle(const Matrix& m, const Profile& profile) {
+  std::vector<std::string> path{profile.name};
+  std::set<std::string> visited;
+  std::function<bool(const Profile&)> walk = [&](const Profile& current) {
+    for (const auto& name : current.from) {
+      const Profile* next = m.find_profile(name.value);
+      if (!next) continue;
+      path.push_back(next->name);
+      if (next->name == profile.name) return true;
+      if (visited.insert(next->name).second && walk(*next)) return true;
+      path.pop_back();
+    }
+    return false;
+  };
+  return walk(profile) ? path : std::vector<std::string>{};
+}
+
+Entry make_entry(const Matrix& m, const Combination& c, const Profile* profile,
+                 const std::string& package_version) {
+  Entry e;
+  e.id = render_id(m, c);
+  e.platform = c.platform->name;
+  e.platform_tag = c.platform->tag;
+  e.os = c.platform->os;
+  e.runner = c.platform->runner;
+  e.docker_platform = c.platform->docker_platform;
+  e.torch = c.torch->version;
+  e.cuda = c.cuda->version;
+  e.cuda_full = c.cuda->full_version;
+  e.python = c.python;
+  e.archs = resolve_archs(m, *c.cuda, profile);
+  e.build_tag = wheel::build_tag(e.torch, e.cuda);
+  e.wheel = wheel::wheel_filename(m.package.name, package_version, e.build_tag, e.python,
+                                  e.platform_tag);
+  e.torch_requirement = wheel::torch_requirement(e.torch);
+  return e;
+}
+
+}  // namespace
+
+std::string Entry::arch_list() const { return text::join(archs, ";"); }
+
+std::optional<std::string> check_entry_id_template(std::string_view id_template) {
+  std::string sample;
+  try {
+    sample = fmt::vformat(id_template, id_fields("linux", *Version::parse("2.8.0"),
+                                                 *Version::parse("12.9"),
+                                                 *Version::parse("3.12")));
+  } catch (const fmt::format_error& e) {
+    return fmt::format("package.entry_id is not a valid template ({}); it may use {{field}} with "
+                       "the fields {}",
+                       e.what(), kIdFieldList);
+  }
+  if (!is_valid_id(sample)) {
+    return fmt::format("package.entry_id gives ids like '{}'; ids may hold only letters, digits, "
+                       "'-' and '_' (use torch_major/torch_minor rather than torch)",
+                       sample);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> resolve_archs(const Matrix& m, const CudaToolkit& toolkit,
+                                       const Profile* profile) {
+  std::vector<std::string> out;
+  if (profile && profile->archs) {
+    for (const auto& a : *profile->archs) out.push_back(a.value);
+  } else if (toolkit.archs) {
+    for (const auto& a : *toolkit.archs) out.push_back(a.value);
+  } else {
+    for (const auto& a : m.default_archs) {
+      const ArchSpec* spec = m.find_arch(a.value);
+      if (spec && spec->cuda.allows(toolkit.version)) out.push_back(a.value);
+    }
+  }
+  return out;
+}
+
+Diagnostics validate_profiles(const Matrix& m) {
+  Diagnostics out;
+  Selector_ selector(m);
+  struct Owner {
+    Combination combination;
+    std::string profile;
+  };
+  std::map<std::string, Owner> ids;
+  for (const Profile& profile : m.profiles) {
+    if (profile.include) {
+      for (const Selector& rule : *profile.include) check_rule_patterns(m, rule, out);
+    }
+    for (const Selector& rule : profile.exclude) check_rule_patterns(m, rule, out);
+    if (const auto cycle = find_cycle(m, profile); !cycle.empty()) {
+      out.push_back({"", profile.location,
+                     fmt::format("profile '{}' builds on itself: {}", profile.name,
+                                 text::join(cycle, " -> "))});
+      continue;
+    }
+
+    const std::size_t before = out.size();
+    const std::vector<Combination> selected = selector.select(profile, &out);
+    if (out.size() != before) continue;  // the reasons are already reported
+    if (selected.empty()) {
+      out.push_back({"", profile.location,
+                     fmt::format("profile '{}' selects no build entries", profile.name),
+                     "check its include/exclude rules against the torch releases"});
+      continue;
+    }
+    for (const Combination& c : selected) {
+      if (profile.archs) {
+        for (const auto& arch : *profile.archs) {
+          const ArchSpec* spec = m.find_arch(arch.value);
+          if (spec && !spec->cuda.allows(c.cuda->version)) {
+            out.push_back({"", arch.location,
+                           fmt::format("profile '{}' builds with CUDA {}, which cannot target "
+                                       "architecture '{}': it needs CUDA {}",
+                                       profile.name, c.cuda->version.str(), arch.value,
+                                       spec->cuda.str())});
+          }
+        }
+      }
+      if (m.package.entry_id_template.empty() || check_entry_id_template(m.package.entry_id_template)) {
+        continue;
+      }
+      const std::string id = render_id(m, c);
+      auto [it, inserted] = ids.emplace(id, Owner{c, profile.name});
+      if (!inserted && !same_combination(it->second.combination, c)) {
+        out.push_back({"", m.package.entry_id_location,
+                       fmt::format("entry id '{}' names two different builds: {} (profile '{}') "
+                                   "and {} (profile '{}')",
+                                   id, describe(it->second.combination), it->second.profile,
+                                   describe(c), profile.name),
+                       "make package.entry_id more specific, e.g. add {torch_patch}"});
+        it->second = Owner{c, profile.name};  // report each clash once
+      }
+    }
+  }
+  // A profile with an arch problem reports it once per entry: keep the first of each.
+  std::set<std::tuple<int, int, std::string>> seen;
+  Diagnostics unique;
+  for (auto& d : out) {
+    if (seen.emplace(d.location.line, d.location.column, d.message).second) {
+      unique.push_back(std::move(d));
+    }
+  }
+  return unique;
+}
+
+Expected<std::vector<Entry>> expand_profile(const Matrix& m, std::string_view profile_name,
+                                            const ExpandOptions& options) {
+  const Profile* profile = m.find_profile(profile_name);
+  if (!profile) {
+    const std::vector<std::string> names = m.profile_names();
+    return Error{fmt::format("unknown profile '{}'{}; profiles: {}", profile_name,
+                             text::did_you_mean(profile_name, names), text::join(names, ", "))};
+  }
+  const bool all = options.platform == "all";
+  const bool is_os = options.platform == "linux" || options.platform == "windows";
+  if (!all && !is_os && !m.find_platform(options.platform)) {
+    std::vector<std::string> choices = m.platform_names();
+    for (const char* os : {"linux", "windows", "all"}) {
+      if (std::find(choices.begin(), choices.end(), os) == choices.end()) choices.push_back(os);
+    }
+    return Error{fmt::format("unknown platform '{}'{}; choose one of: {}", options.platform,
+                             text::did_you_mean(options.platform, choices),
+                             text::join(choices, ", "))};
+  }
+  Selector_ selector(m);
+  std::vector<Entry> entries;
+  for (const Combination& c : selector.select(*profile, nullptr)) {
+    if (all || c.platform->name == options.platform || (is_os && c.platform->os == options.platform)) {
+      entries.push_back(make_entry(m, c, profile, options.package_version));
+    }
+  }
+  if (entries.empty()) {
+    return Error{fmt::format("profile '{}' has no entries for platform '{}'", profile_name,
+                             options.platform)};
+  }
+  return entries;
+}
+
+}  // namespace sagebuild::matrix

@@ -1,0 +1,67 @@
+// Profiles -> build entries. A profile selects from the valid combinations
+// (platform x torch release x a CUDA it was published for x a Python it was published for):
+//
+//   from      start from the union of other profiles (default: every valid combination)
+//   include   keep the combinations that match any rule (rules are glob patterns per axis)
+//   exclude   then drop the combinations that match any rule
+//   platforms then keep only these platforms
+//   latest    then, among combinations equal on every other axis, keep the newest of this axis
+//             ("latest: python" gives the newest Python for each torch/CUDA/platform)
+//   archs     the CUDA architectures to build (default: the toolkit's, else default_archs that
+//             the toolkit can target)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "matrix/model.h"
+#include "util/expected.h"
+
+namespace sagebuild::matrix {
+
+// One wheel to build: everything a backend, a CI job or a verifier needs to know about it.
+struct Entry {
+  std::string id;  // "linux-sage2-pytorch28-cu129-python312"
+  std::string platform;
+  std::string platform_tag;
+  std::string os;
+  std::string runner;
+  std::string docker_platform;
+  Version torch;
+  Version cuda;
+  std::string cuda_full;
+  Version python;
+  std::vector<std::string> archs;
+  std::string build_tag;          // "280.129"
+  std::string wheel;              // the expected wheel file name
+  std::string torch_requirement;  // "torch==2.8.*"
+
+  std::string arch_list() const;  // "8.0;8.6;9.0a": TORCH_CUDA_ARCH_LIST form
+};
+
+// The fields package.entry_id may use, e.g. "{platform}-pytorch{torch_major}{torch_minor}".
+// Returns a description of the problem, or nothing when the template is usable.
+std::optional<std::string> check_entry_id_template(std::string_view id_template);
+
+// The architectures to build for `toolkit` under `profile` (which may be null).
+std::vector<std::string> resolve_archs(const Matrix& matrix, const CudaToolkit& toolkit,
+                                       const Profile* profile);
+
+// Every problem in the profiles of a structurally valid matrix, located: rules naming unknown
+// versions, rules that can match nothing (with the reason), cycles in 'from', empty profiles,
+// architectures a toolkit cannot target, and ids that name two different builds.
+Diagnostics validate_profiles(const Matrix& matrix);
+
+struct ExpandOptions {
+  std::string package_version;    // for wheel names
+  std::string platform = "all";  // a platform name, an os ("linux"/"windows"), or "all"
+};
+
+// The entries of one profile, sorted by platform (as declared), torch, CUDA, Python. Errors are
+// for the caller's arguments (unknown profile or platform, nothing left for that platform).
+Expected<std::vector<Entry>> expand_profile(const Matrix& matrix, std::string_view profile,
+                                            const ExpandOptions& options);
+
+}  // namespace sagebuild::matrix

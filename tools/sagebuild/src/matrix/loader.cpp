@@ -1,0 +1,693 @@
+#include "matrix/loader.h"
+
+#include <map>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "matrix/expand.h"
+#include "util/text.h"
+
+namespace sagebuild::matrix {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+const Strings kTopKeys = {"schema",        "package", "architectures", "default_archs",
+                          "cuda",          "torch",   "platforms",     "profiles"};
+const Strings kTopRequired = {"package", "cuda", "torch", "platforms", "profiles"};
+const Strings kPackageKeys = {"name", "version", "source_dir", "build_command", "entry_id"};
+const Strings kVersionKeys = {"file", "regex"};
+const Strings kCudaKeys = {"version", "archs"};
+const Strings kTorchKeys = {"cuda", "python"};
+const Strings kPlatformKeys = {"tag", "os", "runner", "docker"};
+const Strings kPlatformRequired = {"tag", "os"};
+const Strings kProfileKeys = {"description", "from",  "include", "exclude",
+                              "platforms",   "latest", "archs"};
+const Strings kAxisNames = {"torch", "cuda", "python", "platform"};
+const Strings kOsNames = {"linux", "windows"};
+
+const char* kind_name(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar: return "a value";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "nothing";
+  }
+}
+
+std::optional<Axis> parse_axis(std::string_view name) {
+  if (name == "torch") return Axis::torch;
+  if (name == "cuda") return Axis::cuda;
+  if (name == "python") return Axis::python;
+  if (name == "platform") return Axis::platform;
+  return std::nullopt;
+}
+
+struct Field {
+  std::string key;
+  YAML::Node key_node;
+  YAML::Node value;
+};
+
+struct Fields {
+  std::vector<Field> items;
+  SourceLocation location;  // of the mapping itself
+  const Field* get(std::string_view key) const {
+    for (const Field& f : items) {
+      if (f.key == key) return &f;
+    }
+    return nullptr;
+  }
+};
+
+// Reads YAML nodes into model values, recording a diagnostic for everything that does not fit.
+class Reader {
+ public:
+  Reader(std::string file, Diagnostics& diagnostics)
+      : file_(std::move(file)), diagnostics_(diagnostics) {}
+
+  SourceLocation where(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null()) return {};
+    int length = 1;
+    if (node.IsScalar()) {
+      // yaml-cpp tags quoted scalars "!": underline the quotes too.
+      const std::size_t quotes = node.Tag() == "!" ? 2 : 0;
+      length = static_cast<int>(std::max<std::size_t>(1, node.Scalar().size() + quotes));
+    }
+    return {mark.line + 1, mark.column + 1, length};
+  }
+
+  void error(SourceLocation location, std::string message, std::string note = {}) {
+    diagnostics_.push_back({file_, location, std::move(message), std::move(note)});
+  }
+
+  // A mapping with string keys: reports unknown keys (with a suggestion), duplicate keys and
+  // missing required keys. Returns nothing when `node` is not a mapping at all.
+  std::optional<Fields> fields(const YAML::Node& node, std::string_view what,
+                               const Strings& allowed, const Strings& required = {}) {
+    if (!node.IsMap()) {
+      error(where(node), fmt::format("{} must be a mapping, found {}", what, kind_name(node)));
+      return std::nullopt;
+    }
+    Fields result;
+    result.location = where(node);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (!key.IsScalar()) {
+        error(where(key), fmt::format("keys of {} must be plain names", what));
+        continue;
+      }
+      const std::string& name = key.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        error(where(key), fmt::format("unknown key '{}' in {}{}", name, what,
+                                      text::did_you_mean(name, allowed)),
+              "allowed keys: " + text::join(allowed, ", "));
+        continue;
+      }
+      if (const Field* first = result.get(name)) {
+        error(where(key), fmt::format("duplicate key '{}' in {} (first given on line {})", name,
+                                      what, where(first->key_node).line));
+        continue;
+      }
+      result.items.push_back({name, key, it->second});
+    }
+    for (const std::string& name : required) {
+      if (!result.get(name)) {
+        error(result.location, fmt::format("{} is missing the required key '{}'", what, name));
+      }
+    }
+    return result;
+  }
+
+  // A mapping whose keys are free-form names (versions, profile names): only duplicates checked.
+  std::optional<Fields> named_items(const YAML::Node& node, std::string_view what) {
+    if (!node.IsMap()) {
+      error(where(node), fmt::format("{} must be a mapping, found {}", what, kind_name(node)));
+      return std::nullopt;
+    }
+    Fields result;
+    result.location = where(node);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (!key.IsScalar() || key.Scalar().empty()) {
+        error(where(key), fmt::format("names in {} must be non-empty values", what));
+        continue;
+      }
+      if (const Field* first = result.get(key.Scalar())) {
+        error(where(key), fmt::format("'{}' is given twice in {} (first on line {})",
+                                      key.Scalar(), what, where(first->key_node).line));
+        continue;
+      }
+      result.items.push_back({key.Scalar(), key, it->second});
+    }
+    return result;
+  }
+
+  std::optional<std::string> scalar(const YAML::Node& node, std::string_view what) {
+    if (!node.IsScalar()) {
+      error(where(node), fmt::format("{} must be a single value, found {}", what, kind_name(node)));
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  // A value or a list of values; "python: 3.12" and "python: [3.11, 3.12]" both read as a list.
+  std::optional<std::vector<Located<std::string>>> scalars(const YAML::Node& node,
+                                                           std::string_view what) {
+    std::vector<Located<std::string>> out;
+    if (node.IsScalar()) {
+      out.push_back({node.Scalar(), where(node)});
+      return out;
+    }
+    if (!node.IsSequence()) {
+      error(where(node),
+            fmt::format("{} must be a value or a list of values, found {}", what, kind_name(node)));
+      return std::nullopt;
+    }
+    bool ok = true;
+    for (const YAML::Node& item : node) {
+      if (!item.IsScalar()) {
+        error(where(item), fmt::format("items of {} must be single values, found {}", what,
+                                       kind_name(item)));
+        ok = false;
+        continue;
+      }
+      out.push_back({item.Scalar(), where(item)});
+    }
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
+  std::optional<Version> version(const std::string& text, SourceLocation location,
+                                 std::string_view what) {
+    auto parsed = Version::parse(text);
+    if (!parsed) {
+      error(location, fmt::format("'{}' is not a valid {} (expected numbers like {})", text, what,
+                                  what == "Python version" ? "3.12" : "12.9 or 2.8.0"));
+    }
+    return parsed;
+  }
+
+ private:
+  std::string file_;
+  Diagnostics& diagnostics_;
+};
+
+class Loader {
+ public:
+  Loader(std::string file, Diagnostics& diagnostics) : r_(std::move(file), diagnostics) {}
+
+  void read(const YAML::Node& root, Matrix& m) {
+    if (root.IsNull() || !root.IsDefined()) {
+      r_.error({}, "the file is empty; expected a mapping with the keys " +
+                       text::join(kTopRequired, ", "));
+      return;
+    }
+    auto top = r_.fields(root, "the top level", kTopKeys, kTopRequired);
+    if (!top) return;
+    if (const Field* f = top->get("schema")) read_schema(*f, m);
+    if (const Field* f = top->get("package")) read_package(f->value, m.package);
+    if (const Field* f = top->get("architectures")) read_architectures(f->value, m);
+    if (const Field* f = top->get("default_archs")) {
+      if (auto list = r_.scalars(f->value, "default_archs")) m.default_archs = *list;
+    }
+    if (const Field* f = top->get("cuda")) read_cuda(f->value, m);
+    if (const Field* f = top->get("torch")) read_torch(f->value, m);
+    if (const Field* f = top->get("platforms")) read_platforms(f->value, m);
+    if (const Field* f = top->get("profiles")) read_profiles(f->value, m);
+  }
+
+  Reader& reader() { return r_; }
+
+ private:
+  void read_schema(const Field& f, Matrix& m) {
+    auto value = r_.scalar(f.value, "schema");
+    if (!value) return;
+    if (*value != "1") {
+      r_.error(r_.where(f.value),
+               fmt::format("unsupported schema '{}'; this sagebuild reads schema 1", *value));
+      return;
+    }
+    m.schema = 1;
+  }
+
+  void read_package(const YAML::Node& node, PackageSpec& p) {
+    auto f = r_.fields(node, "package", kPackageKeys, {"name", "version", "source_dir"});
+    if (!f) return;
+    if (const Field* x = f->get("name")) {
+      if (auto v = r_.scalar(x->value, "package.name")) {
+        static const std::regex kName("^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$");
+        if (!std::regex_match(*v, kName)) {
+          r_.error(r_.where(x->value),
+                   fmt::format("'{}' is not a valid Python package name (PEP 508)", *v));
+        }
+        p.name = *v;
+      }
+    }
+    if (const Field* x = f->get("version")) {
+      p.version.location = r_.where(x->key_node);
+      if (auto vf = r_.fields(x->value, "package.version", kVersionKeys, kVersionKeys)) {
+        if (const Field* file = vf->get("file")) {
+          p.version.file = r_.scalar(file->value, "package.version.file").value_or("");
+        }
+        if (const Field* re = vf->get("regex")) {
+          if (auto v = r_.scalar(re->value, "package.version.regex")) {
+            p.version.regex = *v;
+            try {
+              const std::regex compiled(*v, std::regex::multiline);
+              if (compiled.mark_count() < 1) {
+                r_.error(r_.where(re->value),
+                         "package.version.regex needs a capture group around the version");
+              }
+            } catch (const std::regex_error& e) {
+              r_.error(r_.where(re->value), fmt::format("invalid regular expression: {}", e.what()));
+            }
+          }
+        }
+      }
+    }
+    if (const Field* x = f->get("source_dir")) {
+      p.source_dir = r_.scalar(x->value, "package.source_dir").value_or("");
+    }
+    if (const Field* x = f->get("build_command")) {
+      if (auto list = r_.scalars(x->value, "package.build_command")) {
+        for (auto& item : *list) p.build_command.push_back(item.value);
+      }
+    }
+    p.entry_id_template = "{platform}-pytorch{torch_major}{torch_minor}-cu{cuda_major}{cuda_minor}"
+                          "-python{python_major}{python_minor}";
+    if (const Field* x = f->get("entry_id")) {
+      p.entry_id_location = r_.where(x->value);
+      if (auto v = r_.scalar(x->value, "package.entry_id")) {
+        if (auto problem = check_entry_id_template(*v)) {
+          r_.error(r_.where(x->value), *problem);
+        }
+        p.entry_id_template = *v;
+      }
+    }
+  }
+
+  void read_architectures(const YAML::Node& node, Matrix& m) {
+    auto items = r_.named_items(node, "architectures");
+    if (!items) return;
+    static const std::regex kArch("^[0-9]+\\.[0-9]+[af]?$");
+    for (const Field& item : items->items) {
+      if (!std::regex_match(item.key, kArch)) {
+        r_.error(r_.where(item.key_node),
+                 fmt::format("'{}' is not an architecture name like '8.0', '9.0a' or '12.0'",
+                             item.key));
+        continue;
+      }
+      auto text = r_.scalar(item.value, fmt::format("the CUDA constraint of architecture '{}'",
+                                                    item.key));
+      if (!text) continue;
+      auto constraint = VersionConstraint::parse(*text);
+      if (!constraint) {
+        r_.error(r_.where(item.value),
+                 fmt::format("'{}' is not a CUDA version constraint like '>=12.8' or "
+                             "'>=9.0, <13.0'",
+                             *text));
+        continue;
+      }
+      m.architectures.push_back({item.key, *constraint, r_.where(item.key_node)});
+    }
+  }
+
+  void read_cuda(const YAML::Node& node, Matrix& m) {
+    auto items = r_.named_items(node, "cuda");
+    if (!items) return;
+    for (const Field& item : items->items) {
+      auto version = r_.version(item.key, r_.where(item.key_node), "CUDA version");
+      if (!version) continue;
+      if (version->size() != 2) {
+        r_.error(r_.where(item.key_node),
+                 fmt::format("CUDA toolkits are named by major.minor ('12.9'), not '{}'",
+                             item.key));
+        continue;
+      }
+      CudaToolkit toolkit{*version, item.key, std::nullopt, r_.where(item.key_node)};
+      auto f = r_.fields(item.value, fmt::format("cuda '{}'", item.key), kCudaKeys, {"version"});
+      if (!f) continue;
+      if (const Field* x = f->get("version")) {
+        if (auto full = r_.scalar(x->value, "the full CUDA version")) {
+          auto parsed = r_.version(*full, r_.where(x->value), "CUDA version");
+          if (parsed && (parsed->major() != version->major() ||
+                         parsed->minor() != version->minor())) {
+            r_.error(r_.where(x->value),
+                     fmt::format("CUDA {} cannot have the full version '{}'", item.key, *full));
+          }
+          toolkit.full_version = *full;
+        }
+      }
+      if (const Field* x = f->get("archs")) {
+        toolkit.archs = r_.scalars(x->value, fmt::format("cuda '{}' archs", item.key));
+      }
+      m.cuda.push_back(std::move(toolkit));
+    }
+  }
+
+  void read_torch(const YAML::Node& node, Matrix& m) {
+    auto items = r_.named_items(node, "torch");
+    if (!items) return;
+    for (const Field& item : items->items) {
+      auto version = r_.version(item.key, r_.where(item.key_node), "torch version");
+      if (!version) continue;
+      if (version->size() != 3) {
+        r_.error(r_.where(item.key_node),
+                 fmt::format("torch releases are named by major.minor.patch ('2.8.0'), not '{}'",
+                             item.key));
+        continue;
+      }
+      TorchRelease release{*version, {}, {}, r_.where(item.key_node)};
+      auto f = r_.fields(item.value, fmt::format("torch '{}'", item.key), kTorchKeys, kTorchKeys);
+      if (!f) continue;
+      if (const Field* x = f->get("cuda")) {
+        if (auto list = r_.scalars(x->value, "cuda")) {
+          for (const auto& v : *list) {
+            if (auto parsed = r_.version(v.value, v.location, "CUDA version")) {
+              release.cuda.push_back({*parsed, v.location});
+            }
+          }
+        }
+      }
+      if (const Field* x = f->get("python")) {
+        if (auto list = r_.scalars(x->value, "python")) {
+          for (const auto& v : *list) {
+            auto parsed = r_.version(v.value, v.location, "Python version");
+            if (parsed && parsed->size() != 2) {
+              r_.error(v.location,
+                       fmt::format("Python versions are major.minor ('3.12'), not '{}'", v.value));
+              continue;
+            }
+            if (parsed) release.python.push_back({*parsed, v.location});
+          }
+        }
+      }
+      m.torch.push_back(std::move(release));
+    }
+  }
+
+  void read_platforms(const YAML::Node& node, Matrix& m) {
+    auto items = r_.named_items(node, "platforms");
+    if (!items) return;
+    static const std::regex kName("^[a-z0-9]+$");
+    static const std::regex kTag("^[a-z0-9_]+$");
+    for (const Field& item : items->items) {
+      if (!std::regex_match(item.key, kName)) {
+        r_.error(r_.where(item.key_node),
+                 fmt::format("platform names are lower-case letters and digits, not '{}'",
+                             item.key));
+        continue;
+      }
+      Platform platform{item.key, "", "", "", "", r_.where(item.key_node)};
+      auto f = r_.fields(item.value, fmt::format("platform '{}'", item.key), kPlatformKeys,
+                         kPlatformRequired);
+      if (!f) continue;
+      if (const Field* x = f->get("tag")) {
+        platform.tag = r_.scalar(x->value, "the platform tag").value_or("");
+        if (!platform.tag.empty() && !std::regex_match(platform.tag, kTag)) {
+          r_.error(r_.where(x->value),
+                   fmt::format("'{}' is not a PEP 425 platform tag like 'linux_x86_64'",
+                               platform.tag));
+        }
+      }
+      if (const Field* x = f->get("os")) {
+        platform.os = r_.scalar(x->value, "os").value_or("");
+        if (!platform.os.empty() &&
+            std::find(kOsNames.begin(), kOsNames.end(), platform.os) == kOsNames.end()) {
+          r_.error(r_.where(x->value),
+                   fmt::format("unknown os '{}'{}; sagebuild builds on: {}", platform.os,
+                               text::did_you_mean(platform.os, kOsNames),
+                               text::join(kOsNames, ", ")));
+        }
+      }
+      if (const Field* x = f->get("runner")) {
+        platform.runner = r_.scalar(x->value, "runner").value_or("");
+      }
+      if (const Field* x = f->get("docker")) {
+        platform.docker_platform = r_.scalar(x->value, "docker").value_or("");
+      }
+      m.platforms.push_back(std::move(platform));
+    }
+  }
+
+  void read_selectors(const YAML::Node& node, std::string_view what, std::vector<Selector>& out) {
+    if (!node.IsSequence()) {
+      r_.error(r_.where(node), fmt::format("{} must be a list of rules like "
+                                           "{{torch: \"2.8.*\", python: \"3.12\"}}, found {}",
+                                           what, kind_name(node)));
+      return;
+    }
+    for (const YAML::Node& rule : node) {
+      auto f = r_.fields(rule, fmt::format("a rule of {}", what), kAxisNames);
+      if (!f) continue;
+      Selector selector;
+      selector.location = f->location;
+      for (const Field& field : f->items) {
+        if (auto patterns = r_.scalars(field.value, field.key)) {
+          selector.fields.push_back({*parse_axis(field.key), *patterns});
+        }
+      }
+      if (f->items.empty()) {
+        r_.error(f->location, fmt::format("an empty rule in {} would match everything", what));
+        continue;
+      }
+      out.push_back(std::move(selector));
+    }
+  }
+
+  void read_profiles(const YAML::Node& node, Matrix& m) {
+    auto items = r_.named_items(node, "profiles");
+    if (!items) return;
+    static const std::regex kName("^[A-Za-z0-9][A-Za-z0-9._-]*$");
+    for (const Field& item : items->items) {
+      Profile profile;
+      profile.name = item.key;
+      profile.location = r_.where(item.key_node);
+      if (!std::regex_match(item.key, kName)) {
+        r_.error(profile.location,
+                 fmt::format("profile names are letters, digits, '.', '_' and '-', not '{}'",
+                             item.key));
+        continue;
+      }
+      const std::string what = fmt::format("profile '{}'", item.key);
+      auto f = r_.fields(item.value, what, kProfileKeys);
+      if (!f) continue;
+      if (const Field* x = f->get("description")) {
+        profile.description = r_.scalar(x->value, "description").value_or("");
+      }
+      if (const Field* x = f->get("from")) {
+        profile.from = r_.scalars(x->value, "from").value_or(profile.from);
+      }
+      if (const Field* x = f->get("include")) {
+        profile.include.emplace();
+        read_selectors(x->value, what + " include", *profile.include);
+      }
+      if (const Field* x = f->get("exclude")) {
+        read_selectors(x->value, what + " exclude", profile.exclude);
+      }
+      if (const Field* x = f->get("platforms")) {
+        profile.platforms = r_.scalars(x->value, "platforms").value_or(profile.platforms);
+      }
+      if (const Field* x = f->get("latest")) {
+        for (const auto& name :
+             r_.scalars(x->value, "latest").value_or(std::vector<Located<std::string>>{})) {
+          auto axis = parse_axis(name.value);
+          if (!axis) {
+            r_.error(name.location, fmt::format("unknown axis '{}'{}; latest takes: {}",
+                                                name.value,
+                                                text::did_you_mean(name.value, kAxisNames),
+                                                text::join(kAxisNames, ", ")));
+            continue;
+          }
+          profile.latest.push_back(Located<Axis>{*axis, name.location});
+        }
+      }
+      if (const Field* x = f->get("archs")) {
+        profile.archs = r_.scalars(x->value, what + " archs");
+      }
+      m.profiles.push_back(std::move(profile));
+    }
+  }
+
+  Reader r_;
+};
+
+// ---- Cross-reference checks, run once the structure has been read. ----
+
+class Validator {
+ public:
+  Validator(const Matrix& m, Reader& r) : m_(m), r_(r) {}
+
+  void run() {
+    check_archs();
+    check_torch();
+    check_platforms();
+    check_profiles();
+  }
+
+ private:
+  Strings known_arch_names() const {
+    Strings names;
+    for (const ArchSpec& a : m_.architectures) names.push_back(a.name);
+    return names;
+  }
+
+  // Reports an arch that is unknown or that `cuda` cannot target. `context` says who asked.
+  void check_arch(const Located<std::string>& arch, const Version* cuda,
+                  std::string_view context) {
+    const ArchSpec* spec = m_.find_arch(arch.value);
+    if (!spec) {
+      const std::string base = arch.value.substr(0, arch.value.find('+'));
+      r_.error(arch.location,
+               fmt::format("unknown architecture '{}'{}", arch.value,
+                           text::did_you_mean(base, known_arch_names())),
+               "architectures are declared under 'architectures:'; append '+PTX' to also embed "
+               "PTX");
+      return;
+    }
+    if (cuda && !spec->cuda.allows(*cuda)) {
+      r_.error(arch.location,
+               fmt::format("{} cannot target architecture '{}': it needs CUDA {}", context,
+                           arch.value, spec->cuda.str()));
+    }
+  }
+
+  void check_archs() {
+    for (const auto& arch : m_.default_archs) check_arch(arch, nullptr, "");
+    for (const CudaToolkit& toolkit : m_.cuda) {
+      const std::string context = fmt::format("CUDA {}", toolkit.version.str());
+      if (toolkit.archs) {
+        for (const auto& arch : *toolkit.archs) check_arch(arch, &toolkit.version, context);
+        if (toolkit.archs->empty()) {
+          r_.error(toolkit.location, fmt::format("{} has an empty arch list", context));
+        }
+      } else if (!m_.default_archs.empty() &&
+                 resolve_archs(m_, toolkit, nullptr).empty()) {
+        r_.error(toolkit.location,
+                 fmt::format("{} can target none of default_archs; give it an 'archs' list",
+                             context));
+      }
+    }
+    if (m_.default_archs.empty()) {
+      for (const CudaToolkit& toolkit : m_.cuda) {
+        if (!toolkit.archs) {
+          r_.error(toolkit.location,
+                   fmt::format("CUDA {} has no 'archs' and there are no default_archs",
+                               toolkit.version.str()));
+        }
+      }
+    }
+  }
+
+  void check_torch() {
+    Strings cuda_names;
+    for (const CudaToolkit& t : m_.cuda) cuda_names.push_back(t.version.str());
+    std::map<std::string, const TorchRelease*> by_digits;
+    for (const TorchRelease& release : m_.torch) {
+      for (const auto& cuda : release.cuda) {
+        if (!m_.find_cuda(cuda.value)) {
+          r_.error(cuda.location,
+                   fmt::format("torch {} names CUDA {}, which is not declared under 'cuda:'{}",
+                               release.version.str(), cuda.value.str(),
+                               text::did_you_mean(cuda.value.str(), cuda_names)));
+        }
+      }
+      if (release.cuda.empty()) {
+        r_.error(release.location,
+                 fmt::format("torch {} lists no CUDA versions", release.version.str()));
+      }
+      if (release.python.empty()) {
+        r_.error(release.location,
+                 fmt::format("torch {} lists no Python versions", release.version.str()));
+      }
+      // Build tags carry the digits of the torch version without separators (PRODUCT.md): two
+      // releases with the same digits would give wheels that cannot be told apart by name.
+      const std::string digits = fmt::format("{}{}{}", release.version.major(),
+                                             release.version.minor(), release.version.patch());
+      auto [it, inserted] = by_digits.emplace(digits, &release);
+      if (!inserted) {
+        r_.error(release.location,
+                 fmt::format("torch {} and {} share the build-tag digits '{}': their wheels could "
+                             "not be told apart by name",
+                             it->second->version.str(), release.version.str(), digits));
+      }
+    }
+  }
+
+  void check_platforms() {
+    for (const Platform& p : m_.platforms) {
+      if (p.os == "windows" && !p.docker_platform.empty()) {
+        r_.error(p.location, fmt::format("platform '{}' is a Windows platform and cannot be "
+                                         "built with Docker Bake; remove 'docker'",
+                                         p.name));
+      }
+    }
+  }
+
+  void check_profiles() {
+    const Strings profile_names = m_.profile_names();
+    const Strings platform_names = m_.platform_names();
+    for (const Profile& profile : m_.profiles) {
+      for (const auto& base : profile.from) {
+        if (!m_.find_profile(base.value)) {
+          r_.error(base.location,
+                   fmt::format("profile '{}' builds on unknown profile '{}'{}", profile.name,
+                               base.value, text::did_you_mean(base.value, profile_names)));
+        }
+      }
+      for (const auto& platform : profile.platforms) {
+        if (!m_.find_platform(platform.value)) {
+          r_.error(platform.location,
+                   fmt::format("unknown platform '{}'{}", platform.value,
+                               text::did_you_mean(platform.value, platform_names)));
+        }
+      }
+      if (profile.archs) {
+        for (const auto& arch : *profile.archs) check_arch(arch, nullptr, "");
+      }
+    }
+    // Selection problems (unknown versions in rules, cycles, empty profiles, duplicate ids)
+    // are found by expanding each profile, which reports them with their locations.
+    for (const auto& d : validate_profiles(m_)) {
+      r_.error(d.location, d.message, d.note);
+    }
+  }
+
+  const Matrix& m_;
+  Reader& r_;
+};
+
+}  // namespace
+
+LoadResult load_matrix(std::string_view text, std::string_view file_name) {
+  LoadResult result;
+  Loader loader(std::string(file_name), result.diagnostics);
+  Matrix matrix;
+  try {
+    const YAML::Node root = YAML::Load(std::string(text));
+    loader.read(root, matrix);
+  } catch (const YAML::Exception& e) {
+    const SourceLocation location =
+        e.mark.is_null() ? SourceLocation{} : SourceLocation{e.mark.line + 1, e.mark.column + 1};
+    result.diagnostics.push_back({std::string(file_name), location, "YAML syntax error: " + e.msg});
+    return result;
+  } catch (const std::exception& e) {
+    result.diagnostics.push_back({std::string(file_name), {}, std::string("cannot read: ") + e.what()});
+    return result;
+  }
+  if (!result.diagnostics.empty()) {
+    return result;  // structural errors make cross-reference errors noise
+  }
+  Validator(matrix, loader.reader()).run();
+  if (result.diagnostics.empty()) {
+    result.matrix = std::move(matrix);
+  }
+  return result;
+}
+
+}  // namespace sagebuild::matrix

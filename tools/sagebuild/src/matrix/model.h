@@ -1,0 +1,111 @@
+// The in-memory form of matrix.yaml. Everything a profile can select is here; nothing in this
+// file knows YAML (loader.cpp) or how entries are expanded (expand.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matrix/diagnostics.h"
+#include "matrix/version.h"
+
+namespace sagebuild::matrix {
+
+template <typename T>
+struct Located {
+  T value;
+  SourceLocation location;
+};
+
+// Where the package version lives: the first capture group of `regex` in `file`
+// (relative to the directory of matrix.yaml).
+struct VersionSource {
+  std::string file;
+  std::string regex;
+  SourceLocation location;
+};
+
+struct PackageSpec {
+  std::string name;
+  VersionSource version;
+  std::string source_dir;
+  std::vector<std::string> build_command;  // {python}, {wheel_dir}, {source_dir} are substituted
+  std::string entry_id_template;           // fmt named fields, see expand.h
+  SourceLocation entry_id_location;
+};
+
+// A CUDA architecture as TORCH_CUDA_ARCH_LIST spells it ("8.0", "9.0a", "12.0"), and the
+// toolkits that can compile for it.
+struct ArchSpec {
+  std::string name;
+  VersionConstraint cuda;
+  SourceLocation location;
+};
+
+struct CudaToolkit {
+  Version version;           // "12.9": what build tags and ids use
+  std::string full_version;  // "12.9.1": what installers and base images use
+  std::optional<std::vector<Located<std::string>>> archs;  // overrides default_archs
+  SourceLocation location;
+};
+
+struct TorchRelease {
+  Version version;
+  std::vector<Located<Version>> cuda;    // toolkits this release was published for
+  std::vector<Located<Version>> python;  // interpreters this release was published for
+  SourceLocation location;
+};
+
+struct Platform {
+  std::string name;             // "linux": used in ids and --platform
+  std::string tag;              // PEP 425 platform tag: "linux_x86_64", "win_amd64"
+  std::string os;               // "linux" or "windows": picks the build backend
+  std::string runner;           // GitHub Actions runs-on label
+  std::string docker_platform;  // "linux/amd64" when Docker Bake can build it, else empty
+  SourceLocation location;
+};
+
+enum class Axis { torch, cuda, python, platform };
+const char* axis_name(Axis axis);
+
+// One include/exclude rule: every named axis must match one of its glob patterns.
+struct Selector {
+  struct Field {
+    Axis axis;
+    std::vector<Located<std::string>> patterns;
+  };
+  std::vector<Field> fields;
+  SourceLocation location;
+};
+
+struct Profile {
+  std::string name;
+  std::string description;
+  std::vector<Located<std::string>> from;            // base selection; empty: every combination
+  std::optional<std::vector<Selector>> include;      // keep entries matching any rule
+  std::vector<Selector> exclude;                     // then drop entries matching any rule
+  std::vector<Located<std::string>> platforms;       // restrict to these platforms
+  std::vector<Located<Axis>> latest;                 // keep only the newest value of each axis
+  std::optional<std::vector<Located<std::string>>> archs;  // overrides the toolkit's archs
+  SourceLocation location;
+};
+
+struct Matrix {
+  int schema = 1;
+  PackageSpec package;
+  std::vector<ArchSpec> architectures;
+  std::vector<Located<std::string>> default_archs;
+  std::vector<CudaToolkit> cuda;
+  std::vector<TorchRelease> torch;
+  std::vector<Platform> platforms;
+  std::vector<Profile> profiles;
+
+  const Profile* find_profile(std::string_view name) const;
+  const CudaToolkit* find_cuda(const Version& version) const;
+  const ArchSpec* find_arch(std::string_view name) const;  // accepts a "+PTX" suffix
+  const Platform* find_platform(std::string_view name) const;
+  std::vector<std::string> profile_names() const;
+  std::vector<std::string> platform_names() const;
+};
+
+}  // namespace sagebuild::matrix

@@ -1,0 +1,93 @@
+#include "util/fs.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace sagebuild::fs {
+namespace {
+
+std::string describe_errno() { return std::strerror(errno); }
+
+std::string temp_sibling_name(const std::filesystem::path& path) {
+  std::random_device random;
+  return fmt::format(".{}.tmp-{:08x}", path.filename().string(), random());
+}
+
+}  // namespace
+
+Expected<std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Error{fmt::format("cannot open '{}': {}", path.string(), describe_errno())};
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) {
+    return Error{fmt::format("cannot read '{}': {}", path.string(), describe_errno())};
+  }
+  return content.str();
+}
+
+Expected<Ok> write_file_atomic(const std::filesystem::path& path, std::string_view content) {
+  const std::filesystem::path directory =
+      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path temp = directory / temp_sibling_name(path);
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return Error{fmt::format("cannot create '{}': {}", temp.string(), describe_errno())};
+    }
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) {
+      const std::string reason = describe_errno();
+      out.close();
+      std::error_code ignored;
+      std::filesystem::remove(temp, ignored);
+      return Error{fmt::format("cannot write '{}': {}", path.string(), reason)};
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    return Error{fmt::format("cannot replace '{}': {}", path.string(), ec.message())};
+  }
+  return Ok{};
+}
+
+Expected<Ok> append_file(const std::filesystem::path& path, std::string_view content) {
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  if (!out) {
+    return Error{fmt::format("cannot open '{}' for appending: {}", path.string(), describe_errno())};
+  }
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  out.flush();
+  if (!out) {
+    return Error{fmt::format("cannot append to '{}': {}", path.string(), describe_errno())};
+  }
+  return Ok{};
+}
+
+std::filesystem::path find_upwards(const std::filesystem::path& start, std::string_view name) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::absolute(start, ec);
+  while (!dir.empty()) {
+    if (std::filesystem::exists(dir / name, ec)) {
+      return dir;
+    }
+    if (dir == dir.root_path()) {
+      break;
+    }
+    dir = dir.parent_path();
+  }
+  return {};
+}
+
+}  // namespace sagebuild::fs

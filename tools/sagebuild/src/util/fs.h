@@ -1,0 +1,24 @@
+// File access for the rest of sagebuild: whole-file reads and atomic replacement, so that a failed
+// or interrupted write never leaves a half-written file where the user's file was.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "util/expected.h"
+
+namespace sagebuild::fs {
+
+Expected<std::string> read_file(const std::filesystem::path& path);
+
+// Writes `content` to a temporary file beside `path`, flushes it, then renames it over `path`.
+Expected<Ok> write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// Appends to a file (GITHUB_OUTPUT and friends are append-only by contract).
+Expected<Ok> append_file(const std::filesystem::path& path, std::string_view content);
+
+// The nearest directory at or above `start` that contains `name`.
+std::filesystem::path find_upwards(const std::filesystem::path& start, std::string_view name);
+
+}  // namespace sagebuild::fs

@@ -1,0 +1,31 @@
+// Small string helpers shared by every room.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sagebuild::text {
+
+std::vector<std::string> split(std::string_view s, char separator);
+std::string join(std::span<const std::string> parts, std::string_view separator);
+std::string_view trim(std::string_view s);
+
+// Levenshtein distance with adjacent transpositions (optimal string alignment), so that
+// "pyton" -> "python" and "stabel" -> "stable" are both one edit.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word`, if it is close enough to be a likely typo: at most one edit
+// for short words, up to a third of the length for longer ones. Ties go to the earlier candidate.
+std::optional<std::string> closest_match(std::string_view word,
+                                         std::span<const std::string> candidates);
+
+// " (did you mean 'x'?)" or "" — appended to error messages.
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
+
+// Quotes a list for messages: 'a', 'b', 'c'.
+std::string quoted_list(std::span<const std::string> items);
+
+}  // namespace sagebuild::text
