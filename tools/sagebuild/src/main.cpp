@@ -3,4 +3,6 @@
 
 #include "cli/app.h"
 
-int main(int argc, char** argv) { return sagebuild::cli::run(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  return sagebuild::cli::run(argc, argv, std::cout, std::cerr);
+}

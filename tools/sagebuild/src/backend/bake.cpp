@@ -14,19 +14,19 @@ nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
   for (const BakeGroup& group : groups) {
     nlohmann::ordered_json names = nlohmann::ordered_json::array();
     for (const matrix::Entry& e : group.entries) {
-      if (e.docker_platform.empty()) continue;
+      if (e.docker_platform.empty())
+        continue;
       names.push_back(e.id);
-      if (!written.insert(e.id).second) continue;
+      if (!written.insert(e.id).second)
+        continue;
       nlohmann::ordered_json target;
       target["context"] = options.context;
       target["dockerfile"] = options.dockerfile;
       target["target"] = options.stage;
       target["platforms"] = {e.docker_platform};
       target["args"] = {
-          {"PYTHON_VERSION", e.python.str()},
-          {"TORCH_VERSION", e.torch.str()},
-          {"CUDA_VERSION", e.cuda_full},
-          {"TORCH_CUDA_ARCH_LIST", e.arch_list()},
+          {"PYTHON_VERSION", e.python.str()}, {"TORCH_VERSION", e.torch.str()},
+          {"CUDA_VERSION", e.cuda_full},      {"TORCH_CUDA_ARCH_LIST", e.arch_list()},
           {"SAGEBUILD_ENTRY", e.id},
       };
       target["labels"] = {

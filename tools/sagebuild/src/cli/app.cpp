@@ -63,11 +63,12 @@ class Commands {
     }
     std::error_code ec;
     const stdfs::path relative = stdfs::relative(path, stdfs::current_path(), ec);
-    const std::string display =
-        (!ec && !relative.empty() && !relative.string().starts_with("..")) ? relative.string()
-                                                                           : path.string();
+    const std::string display = (!ec && !relative.empty() && !relative.string().starts_with(".."))
+                                    ? relative.string()
+                                    : path.string();
     auto text = fs::read_file(path);
-    if (!text) throw CommandError{kConfigError, text.error().message};
+    if (!text)
+      throw CommandError{kConfigError, text.error().message};
 
     matrix::LoadResult result = matrix::load_matrix(*text, display);
     if (!result.matrix) {
@@ -80,9 +81,8 @@ class Commands {
                         ""};
     auto version = matrix::read_package_version(loaded.root, loaded.matrix.package.version);
     if (!version) {
-      report_diagnostics({{display, loaded.matrix.package.version.location,
-                           version.error().message, ""}},
-                         *text);
+      report_diagnostics(
+          {{display, loaded.matrix.package.version.location, version.error().message, ""}}, *text);
       throw CommandError{kConfigError, "cannot determine the package version"};
     }
     loaded.package_version = *version;
@@ -92,7 +92,8 @@ class Commands {
   std::vector<matrix::Entry> expand(const LoadedMatrix& m, const std::string& profile,
                                     const std::string& platform) const {
     auto entries = matrix::expand_profile(m.matrix, profile, {m.package_version, platform});
-    if (!entries) throw CommandError{kUsageError, entries.error().message};
+    if (!entries)
+      throw CommandError{kUsageError, entries.error().message};
     return std::move(*entries);
   }
 
@@ -100,7 +101,8 @@ class Commands {
     const LoadedMatrix m = load();
     const std::vector<matrix::Entry> entries = expand(m, profile, platform);
     nlohmann::ordered_json include = nlohmann::ordered_json::array();
-    for (const auto& e : entries) include.push_back(entry_to_json(e));
+    for (const auto& e : entries)
+      include.push_back(entry_to_json(e));
 
     if (format == "json") {
       nlohmann::ordered_json doc = {{"profile", profile},
@@ -119,11 +121,11 @@ class Commands {
                                        profile, entries.size(), platform, kGithubMaxMatrixJobs)};
       }
       const nlohmann::ordered_json doc = {{"include", include}};
-      for (const auto& [name, value] :
-           {std::pair<std::string, std::string>{"matrix", doc.dump()},
-            {"count", std::to_string(entries.size())}}) {
+      for (const auto& [name, value] : {std::pair<std::string, std::string>{"matrix", doc.dump()},
+                                        {"count", std::to_string(entries.size())}}) {
         auto written = github::set_output(name, value);
-        if (!written) throw CommandError{kUsageError, written.error().message};
+        if (!written)
+          throw CommandError{kUsageError, written.error().message};
       }
       out_ << fmt::format("sagebuild: wrote matrix ({} entr{}) and count to $GITHUB_OUTPUT\n",
                           entries.size(), entries.size() == 1 ? "y" : "ies");
@@ -140,7 +142,8 @@ class Commands {
         profile.empty() ? m.matrix.profile_names() : std::vector<std::string>{profile};
     for (const std::string& name : names) {
       auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, "all"});
-      if (!entries) throw CommandError{kUsageError, entries.error().message};
+      if (!entries)
+        throw CommandError{kUsageError, entries.error().message};
       groups.push_back({name, std::move(*entries)});
     }
     const nlohmann::ordered_json file = backend::make_bake_file(groups, options);
@@ -156,7 +159,8 @@ class Commands {
       out_ << text;
     } else {
       auto written = fs::write_file_atomic(output, text);
-      if (!written) throw CommandError{kUsageError, written.error().message};
+      if (!written)
+        throw CommandError{kUsageError, written.error().message};
       err_ << fmt::format("sagebuild: wrote {} ({} targets)\n", output, file["target"].size());
     }
     return kSuccess;
@@ -169,7 +173,8 @@ class Commands {
     for (const auto& profile : m.matrix.profiles) {
       auto entries = expand(m, profile.name, "all");
       std::map<std::string, int> per_platform;
-      for (const auto& e : entries) per_platform[e.platform]++;
+      for (const auto& e : entries)
+        per_platform[e.platform]++;
       std::vector<std::string> counts;
       nlohmann::ordered_json count_json = nlohmann::ordered_json::object();
       for (const auto& platform : m.matrix.platforms) {
@@ -178,9 +183,8 @@ class Commands {
           count_json[platform.name] = per_platform[platform.name];
         }
       }
-      list.push_back({{"name", profile.name},
-                      {"description", profile.description},
-                      {"entries", count_json}});
+      list.push_back(
+          {{"name", profile.name}, {"description", profile.description}, {"entries", count_json}});
       rows.push_back({profile.name, text::join(counts, ", "), profile.description});
     }
     if (format == "json") {
@@ -195,11 +199,12 @@ class Commands {
     const LoadedMatrix m = load();
     std::set<std::string> ids;
     for (const auto& profile : m.matrix.profiles) {
-      for (const auto& e : expand(m, profile.name, "all")) ids.insert(e.id);
+      for (const auto& e : expand(m, profile.name, "all"))
+        ids.insert(e.id);
     }
     out_ << fmt::format("{}: ok ({} {} {}, {} profiles, {} distinct entries)\n", m.display_name,
-                        m.matrix.package.name, m.package_version,
-                        m.matrix.package.version.file, m.matrix.profiles.size(), ids.size());
+                        m.matrix.package.name, m.package_version, m.matrix.package.version.file,
+                        m.matrix.profiles.size(), ids.size());
     return kSuccess;
   }
 
@@ -229,20 +234,24 @@ class Commands {
   void print_table(const std::vector<std::string>& header,
                    const std::vector<std::vector<std::string>>& rows) {
     std::vector<std::size_t> widths(header.size());
-    for (std::size_t c = 0; c < header.size(); ++c) widths[c] = header[c].size();
+    for (std::size_t c = 0; c < header.size(); ++c)
+      widths[c] = header[c].size();
     for (const auto& row : rows) {
-      for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+      for (std::size_t c = 0; c < row.size(); ++c)
+        widths[c] = std::max(widths[c], row[c].size());
     }
     auto print_row = [&](const std::vector<std::string>& row) {
       std::string line;
       for (std::size_t c = 0; c < row.size(); ++c) {
         line += row[c];
-        if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+        if (c + 1 < row.size())
+          line += std::string(widths[c] - row[c].size() + 2, ' ');
       }
       out_ << line << "\n";
     };
     print_row(header);
-    for (const auto& row : rows) print_row(row);
+    for (const auto& row : rows)
+      print_row(row);
   }
 
   std::ostream& out_;
@@ -251,9 +260,10 @@ class Commands {
 
 int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   Commands commands(out, err);
-  CLI::App app{"sagebuild: builds, verifies and ships the SageAttention CUDA wheels described "
-               "by matrix.yaml",
-               "sagebuild"};
+  CLI::App app{
+      "sagebuild: builds, verifies and ships the SageAttention CUDA wheels described "
+      "by matrix.yaml",
+      "sagebuild"};
   app.set_version_flag("--version", std::string("sagebuild ") + SAGEBUILD_VERSION);
   app.footer(kExitCodeHelp);
   app.require_subcommand(1);
@@ -268,8 +278,9 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   CLI::App* matrix_cmd = app.add_subcommand("matrix", "Expand a profile into build entries");
   matrix_cmd->add_option("--profile", profile, "profile to expand (see `sagebuild profiles`)")
       ->required();
-  matrix_cmd->add_option("--platform", platform,
-                         "a platform of matrix.yaml, an os (linux, windows), or all")
+  matrix_cmd
+      ->add_option("--platform", platform,
+                   "a platform of matrix.yaml, an os (linux, windows), or all")
       ->capture_default_str();
   matrix_cmd
       ->add_option("--format", format,
@@ -302,9 +313,12 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
     return code == 0 ? kSuccess : kUsageError;
   }
 
-  if (matrix_cmd->parsed()) return commands.matrix(profile, platform, format);
-  if (bake_cmd->parsed()) return commands.bake(profile, output, bake_options);
-  if (profiles_cmd->parsed()) return commands.profiles(format);
+  if (matrix_cmd->parsed())
+    return commands.matrix(profile, platform, format);
+  if (bake_cmd->parsed())
+    return commands.bake(profile, output, bake_options);
+  if (profiles_cmd->parsed())
+    return commands.profiles(format);
   return commands.validate();
 }
 

@@ -6,12 +6,12 @@ namespace sagebuild::cli {
 
 enum ExitCode : int {
   kSuccess = 0,
-  kInternalError = 1,       // a bug in sagebuild: please report it
-  kUsageError = 2,          // bad command line (unknown flag, unknown profile, ...)
-  kConfigError = 3,         // matrix.yaml or a file it names is invalid
-  kBuildFailure = 4,        // a build step failed
-  kVerificationFailure = 5, // a wheel failed verification
-  kInterrupted = 130,       // stopped by SIGINT
+  kInternalError = 1,        // a bug in sagebuild: please report it
+  kUsageError = 2,           // bad command line (unknown flag, unknown profile, ...)
+  kConfigError = 3,          // matrix.yaml or a file it names is invalid
+  kBuildFailure = 4,         // a build step failed
+  kVerificationFailure = 5,  // a wheel failed verification
+  kInterrupted = 130,        // stopped by SIGINT
 };
 
 inline constexpr const char* kExitCodeHelp =

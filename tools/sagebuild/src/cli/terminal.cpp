@@ -22,10 +22,17 @@ std::string escape_data(std::string_view s) {
   std::string out;
   for (const char c : s) {
     switch (c) {
-      case '%': out += "%25"; break;
-      case '\r': out += "%0D"; break;
-      case '\n': out += "%0A"; break;
-      default: out += c;
+      case '%':
+        out += "%25";
+        break;
+      case '\r':
+        out += "%0D";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -35,9 +42,14 @@ std::string escape_property(std::string_view s) {
   std::string out;
   for (const char c : escape_data(s)) {
     switch (c) {
-      case ':': out += "%3A"; break;
-      case ',': out += "%2C"; break;
-      default: out += c;
+      case ':':
+        out += "%3A";
+        break;
+      case ',':
+        out += "%2C";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -45,7 +57,9 @@ std::string escape_property(std::string_view s) {
 
 }  // namespace
 
-bool stderr_is_terminal() { return SAGEBUILD_ISATTY(2) != 0; }
+bool stderr_is_terminal() {
+  return SAGEBUILD_ISATTY(2) != 0;
+}
 
 bool running_in_github_actions() {
   const char* value = std::getenv("GITHUB_ACTIONS");
@@ -57,7 +71,8 @@ std::string error_annotation(std::string_view file, int line, int column,
   std::string properties = "file=" + escape_property(file);
   if (line > 0) {
     properties += fmt::format(",line={}", line);
-    if (column > 0) properties += fmt::format(",col={}", column);
+    if (column > 0)
+      properties += fmt::format(",col={}", column);
   }
   return fmt::format("::error {}::{}", properties, escape_data(message));
 }

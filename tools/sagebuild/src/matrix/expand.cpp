@@ -36,10 +36,14 @@ bool same_combination(const Combination& a, const Combination& b) {
 
 std::string axis_value(const Combination& c, Axis axis) {
   switch (axis) {
-    case Axis::torch: return c.torch->version.str();
-    case Axis::cuda: return c.cuda->version.str();
-    case Axis::python: return c.python.str();
-    case Axis::platform: return c.platform->name;
+    case Axis::torch:
+      return c.torch->version.str();
+    case Axis::cuda:
+      return c.cuda->version.str();
+    case Axis::python:
+      return c.python.str();
+    case Axis::platform:
+      return c.platform->name;
   }
   return {};
 }
@@ -49,12 +53,24 @@ std::string describe(const Combination& c) {
                      c.cuda->version.str(), c.python.str());
 }
 
+// The entry_id fields that would separate two combinations whose ids clash.
+std::string distinguishing_fields(const Combination& a, const Combination& b) {
+  if (a.platform != b.platform)
+    return "{platform}";
+  if (a.torch != b.torch)
+    return "{torch_patch}";
+  if (a.cuda != b.cuda)
+    return "{cuda_major}{cuda_minor}";
+  return "{python_major}{python_minor}";
+}
+
 bool matches(const Selector& selector, const Combination& c) {
   for (const Selector::Field& field : selector.fields) {
     const std::string value = axis_value(c, field.axis);
     const bool any = std::any_of(field.patterns.begin(), field.patterns.end(),
                                  [&](const auto& p) { return glob::matches(p.value, value); });
-    if (!any) return false;
+    if (!any)
+      return false;
   }
   return true;
 }
@@ -100,7 +116,8 @@ class Selector_ {
       for (const TorchRelease& torch : m.torch) {
         for (const auto& cuda : torch.cuda) {
           const CudaToolkit* toolkit = m.find_cuda(cuda.value);
-          if (!toolkit) continue;  // reported by the loader
+          if (!toolkit)
+            continue;  // reported by the loader
           for (const auto& python : torch.python) {
             universe_.push_back({p, &m.platforms[p], &torch, toolkit, python.value});
           }
@@ -156,11 +173,13 @@ class Selector_ {
         keep = std::any_of(profile.platforms.begin(), profile.platforms.end(),
                            [&](const auto& p) { return p.value == c.platform->name; });
       }
-      if (keep) kept.push_back(c);
+      if (keep)
+        kept.push_back(c);
     }
     if (diagnostics && profile.include) {
       for (const Selector& rule : *profile.include) {
-        if (std::none_of(base.begin(), base.end(), [&](const auto& c) { return matches(rule, c); })) {
+        if (std::none_of(base.begin(), base.end(),
+                         [&](const auto& c) { return matches(rule, c); })) {
           diagnostics->push_back({"", rule.location, explain_empty_rule(profile, rule)});
         }
       }
@@ -176,27 +195,34 @@ class Selector_ {
     auto group_key = [axis](const Combination& c) {
       std::vector<std::string> key;
       for (Axis other : {Axis::platform, Axis::torch, Axis::cuda, Axis::python}) {
-        if (other != axis) key.push_back(axis_value(c, other));
+        if (other != axis)
+          key.push_back(axis_value(c, other));
       }
       return key;
     };
     auto newer = [axis](const Combination& a, const Combination& b) {
       switch (axis) {
-        case Axis::torch: return a.torch->version > b.torch->version;
-        case Axis::cuda: return a.cuda->version > b.cuda->version;
-        case Axis::python: return a.python > b.python;
-        case Axis::platform: return a.platform_index > b.platform_index;
+        case Axis::torch:
+          return a.torch->version > b.torch->version;
+        case Axis::cuda:
+          return a.cuda->version > b.cuda->version;
+        case Axis::python:
+          return a.python > b.python;
+        case Axis::platform:
+          return a.platform_index > b.platform_index;
       }
       return false;
     };
     std::map<std::vector<std::string>, Combination> best;
     for (const Combination& c : in) {
       auto [it, inserted] = best.emplace(group_key(c), c);
-      if (!inserted && newer(c, it->second)) it->second = c;
+      if (!inserted && newer(c, it->second))
+        it->second = c;
     }
     std::vector<Combination> out;
     for (const Combination& c : in) {
-      if (same_combination(best.at(group_key(c)), c)) out.push_back(c);
+      if (same_combination(best.at(group_key(c)), c))
+        out.push_back(c);
     }
     return out;
   }
@@ -204,17 +230,18 @@ class Selector_ {
   // Why an include rule selects nothing: a torch release not published for the CUDA or Python
   // the rule asks for is the usual reason, and the message says which versions it was built for.
   std::string explain_empty_rule(const Profile& profile, const Selector& rule) const {
-    const bool in_universe =
-        std::any_of(universe_.begin(), universe_.end(), [&](const auto& c) { return matches(rule, c); });
+    const bool in_universe = std::any_of(universe_.begin(), universe_.end(),
+                                         [&](const auto& c) { return matches(rule, c); });
     if (in_universe) {
       return fmt::format("this rule of profile '{}' matches none of the entries of {}",
-                         profile.name, profile.from.size() == 1
-                                           ? "'" + profile.from[0].value + "'"
-                                           : std::string("the profiles it builds on"));
+                         profile.name,
+                         profile.from.size() == 1 ? "'" + profile.from[0].value + "'"
+                                                  : std::string("the profiles it builds on"));
     }
     auto patterns_of = [&](Axis axis) -> const Selector::Field* {
       for (const auto& f : rule.fields) {
-        if (f.axis == axis) return &f;
+        if (f.axis == axis)
+          return &f;
       }
       return nullptr;
     };
@@ -224,10 +251,13 @@ class Selector_ {
     };
     std::vector<std::string> reasons;
     for (const TorchRelease& torch : m_.torch) {
-      if (!any_match(patterns_of(Axis::torch), torch.version.str())) continue;
+      if (!any_match(patterns_of(Axis::torch), torch.version.str()))
+        continue;
       std::vector<std::string> cudas, pythons;
-      for (const auto& c : torch.cuda) cudas.push_back(c.value.str());
-      for (const auto& p : torch.python) pythons.push_back(p.value.str());
+      for (const auto& c : torch.cuda)
+        cudas.push_back(c.value.str());
+      for (const auto& p : torch.python)
+        pythons.push_back(p.value.str());
       const bool cuda_ok = std::any_of(cudas.begin(), cudas.end(), [&](const auto& v) {
         return any_match(patterns_of(Axis::cuda), v);
       });
@@ -238,13 +268,14 @@ class Selector_ {
         reasons.push_back(fmt::format("torch {} was released for CUDA {}", torch.version.str(),
                                       text::join(cudas, ", ")));
       } else if (!python_ok) {
-        reasons.push_back(fmt::format("torch {} was released for Python {}",
-                                      torch.version.str(), text::join(pythons, ", ")));
+        reasons.push_back(fmt::format("torch {} was released for Python {}", torch.version.str(),
+                                      text::join(pythons, ", ")));
       }
     }
     std::string message =
         fmt::format("this rule of profile '{}' matches no valid combination", profile.name);
-    if (!reasons.empty()) message += ": " + text::join(reasons, "; ");
+    if (!reasons.empty())
+      message += ": " + text::join(reasons, "; ");
     return message;
   }
 
@@ -256,25 +287,48 @@ std::vector<std::string> known_values(const Matrix& m, Axis axis) {
   std::set<std::string> seen;
   std::vector<std::string> out;
   auto add = [&](const std::string& v) {
-    if (seen.insert(v).second) out.push_back(v);
+    if (seen.insert(v).second)
+      out.push_back(v);
   };
   switch (axis) {
     case Axis::torch:
-      for (const auto& t : m.torch) add(t.version.str());
+      for (const auto& t : m.torch)
+        add(t.version.str());
       break;
     case Axis::cuda:
-      for (const auto& t : m.cuda) add(t.version.str());
+      for (const auto& t : m.cuda)
+        add(t.version.str());
       break;
     case Axis::python:
       for (const auto& t : m.torch) {
-        for (const auto& p : t.python) add(p.value.str());
+        for (const auto& p : t.python)
+          add(p.value.str());
       }
       break;
     case Axis::platform:
-      for (const auto& p : m.platforms) add(p.name);
+      for (const auto& p : m.platforms)
+        add(p.name);
       break;
   }
   return out;
+}
+
+// "2.8" for "2.8.0" is the likely slip in a version rule: suggest the release, and the glob that
+// takes every release of that series. Otherwise fall back to spelling suggestions.
+std::string suggest_value(const std::string& pattern, const std::vector<std::string>& known) {
+  std::vector<std::string> series;
+  for (const auto& v : known) {
+    if (v.starts_with(pattern + "."))
+      series.push_back(v);
+  }
+  if (series.size() == 1) {
+    return fmt::format(" (did you mean '{}', or '{}.*' for every {} release?)", series[0], pattern,
+                       pattern);
+  }
+  if (!series.empty()) {
+    return fmt::format(" (did you mean '{}.*'?)", pattern);
+  }
+  return text::did_you_mean(pattern, known);
 }
 
 void check_rule_patterns(const Matrix& m, const Selector& rule, Diagnostics& out) {
@@ -287,7 +341,7 @@ void check_rule_patterns(const Matrix& m, const Selector& rule, Diagnostics& out
         out.push_back({"", pattern.location,
                        fmt::format("no {} {} matches '{}'{}", axis_name(field.axis),
                                    field.axis == Axis::platform ? "platform" : "version",
-                                   pattern.value, text::did_you_mean(pattern.value, known)),
+                                   pattern.value, suggest_value(pattern.value, known)),
                        "known: " + text::join(known, ", ")});
       }
     }
@@ -301,10 +355,13 @@ std::vector<std::string> find_cycle(const Matrix& m, const Profile& profile) {
   std::function<bool(const Profile&)> walk = [&](const Profile& current) {
     for (const auto& name : current.from) {
       const Profile* next = m.find_profile(name.value);
-      if (!next) continue;
+      if (!next)
+        continue;
       path.push_back(next->name);
-      if (next->name == profile.name) return true;
-      if (visited.insert(next->name).second && walk(*next)) return true;
+      if (next->name == profile.name)
+        return true;
+      if (visited.insert(next->name).second && walk(*next))
+        return true;
       path.pop_back();
     }
     return false;
@@ -327,31 +384,34 @@ Entry make_entry(const Matrix& m, const Combination& c, const Profile* profile,
   e.python = c.python;
   e.archs = resolve_archs(m, *c.cuda, profile);
   e.build_tag = wheel::build_tag(e.torch, e.cuda);
-  e.wheel = wheel::wheel_filename(m.package.name, package_version, e.build_tag, e.python,
-                                  e.platform_tag);
+  e.wheel =
+      wheel::wheel_filename(m.package.name, package_version, e.build_tag, e.python, e.platform_tag);
   e.torch_requirement = wheel::torch_requirement(e.torch);
   return e;
 }
 
 }  // namespace
 
-std::string Entry::arch_list() const { return text::join(archs, ";"); }
+std::string Entry::arch_list() const {
+  return text::join(archs, ";");
+}
 
 std::optional<std::string> check_entry_id_template(std::string_view id_template) {
   std::string sample;
   try {
     sample = fmt::vformat(id_template, id_fields("linux", *Version::parse("2.8.0"),
-                                                 *Version::parse("12.9"),
-                                                 *Version::parse("3.12")));
+                                                 *Version::parse("12.9"), *Version::parse("3.12")));
   } catch (const fmt::format_error& e) {
-    return fmt::format("package.entry_id is not a valid template ({}); it may use {{field}} with "
-                       "the fields {}",
-                       e.what(), kIdFieldList);
+    return fmt::format(
+        "package.entry_id is not a valid template ({}); it may use {{field}} with "
+        "the fields {}",
+        e.what(), kIdFieldList);
   }
   if (!is_valid_id(sample)) {
-    return fmt::format("package.entry_id gives ids like '{}'; ids may hold only letters, digits, "
-                       "'-' and '_' (use torch_major/torch_minor rather than torch)",
-                       sample);
+    return fmt::format(
+        "package.entry_id gives ids like '{}'; ids may hold only letters, digits, "
+        "'-' and '_' (use torch_major/torch_minor rather than torch)",
+        sample);
   }
   return std::nullopt;
 }
@@ -360,13 +420,16 @@ std::vector<std::string> resolve_archs(const Matrix& m, const CudaToolkit& toolk
                                        const Profile* profile) {
   std::vector<std::string> out;
   if (profile && profile->archs) {
-    for (const auto& a : *profile->archs) out.push_back(a.value);
+    for (const auto& a : *profile->archs)
+      out.push_back(a.value);
   } else if (toolkit.archs) {
-    for (const auto& a : *toolkit.archs) out.push_back(a.value);
+    for (const auto& a : *toolkit.archs)
+      out.push_back(a.value);
   } else {
     for (const auto& a : m.default_archs) {
       const ArchSpec* spec = m.find_arch(a.value);
-      if (spec && spec->cuda.allows(toolkit.version)) out.push_back(a.value);
+      if (spec && spec->cuda.allows(toolkit.version))
+        out.push_back(a.value);
     }
   }
   return out;
@@ -380,43 +443,58 @@ Diagnostics validate_profiles(const Matrix& m) {
     std::string profile;
   };
   std::map<std::string, Owner> ids;
-  for (const Profile& profile : m.profiles) {
+  // A profile is checked after the profiles it builds on; one whose base already has problems
+  // is not checked further, since its own findings would only echo them.
+  std::map<std::string, bool> healthy;
+  std::function<bool(const Profile&)> check = [&](const Profile& profile) -> bool {
+    if (auto it = healthy.find(profile.name); it != healthy.end())
+      return it->second;
+    healthy[profile.name] = false;  // provisional: a cycle back here reads "not healthy"
+    const std::size_t before = out.size();
     if (profile.include) {
-      for (const Selector& rule : *profile.include) check_rule_patterns(m, rule, out);
+      for (const Selector& rule : *profile.include)
+        check_rule_patterns(m, rule, out);
     }
-    for (const Selector& rule : profile.exclude) check_rule_patterns(m, rule, out);
+    for (const Selector& rule : profile.exclude)
+      check_rule_patterns(m, rule, out);
     if (const auto cycle = find_cycle(m, profile); !cycle.empty()) {
       out.push_back({"", profile.location,
                      fmt::format("profile '{}' builds on itself: {}", profile.name,
                                  text::join(cycle, " -> "))});
-      continue;
+      return false;
     }
+    bool bases_healthy = true;
+    for (const auto& name : profile.from) {
+      const Profile* parent = m.find_profile(name.value);
+      bases_healthy = parent && check(*parent) && bases_healthy;
+    }
+    if (out.size() != before || !bases_healthy)
+      return false;
 
-    const std::size_t before = out.size();
     const std::vector<Combination> selected = selector.select(profile, &out);
-    if (out.size() != before) continue;  // the reasons are already reported
+    if (out.size() != before)
+      return false;  // the rules' reasons are already reported
     if (selected.empty()) {
       out.push_back({"", profile.location,
                      fmt::format("profile '{}' selects no build entries", profile.name),
                      "check its include/exclude rules against the torch releases"});
-      continue;
+      return false;
     }
     for (const Combination& c : selected) {
       if (profile.archs) {
         for (const auto& arch : *profile.archs) {
           const ArchSpec* spec = m.find_arch(arch.value);
           if (spec && !spec->cuda.allows(c.cuda->version)) {
-            out.push_back({"", arch.location,
-                           fmt::format("profile '{}' builds with CUDA {}, which cannot target "
-                                       "architecture '{}': it needs CUDA {}",
-                                       profile.name, c.cuda->version.str(), arch.value,
-                                       spec->cuda.str())});
+            out.push_back(
+                {"", arch.location,
+                 fmt::format("profile '{}' builds with CUDA {}, which cannot target "
+                             "architecture '{}': it needs CUDA {}",
+                             profile.name, c.cuda->version.str(), arch.value, spec->cuda.str())});
           }
         }
       }
-      if (m.package.entry_id_template.empty() || check_entry_id_template(m.package.entry_id_template)) {
-        continue;
-      }
+      if (check_entry_id_template(m.package.entry_id_template))
+        continue;  // reported already
       const std::string id = render_id(m, c);
       auto [it, inserted] = ids.emplace(id, Owner{c, profile.name});
       if (!inserted && !same_combination(it->second.combination, c)) {
@@ -425,12 +503,19 @@ Diagnostics validate_profiles(const Matrix& m) {
                                    "and {} (profile '{}')",
                                    id, describe(it->second.combination), it->second.profile,
                                    describe(c), profile.name),
-                       "make package.entry_id more specific, e.g. add {torch_patch}"});
+                       "make package.entry_id tell them apart, e.g. add " +
+                           distinguishing_fields(it->second.combination, c)});
         it->second = Owner{c, profile.name};  // report each clash once
       }
     }
-  }
-  // A profile with an arch problem reports it once per entry: keep the first of each.
+    const bool ok = out.size() == before;
+    healthy[profile.name] = ok;
+    return ok;
+  };
+  for (const Profile& profile : m.profiles)
+    check(profile);
+
+  // An arch problem or an id clash can repeat once per entry: keep the first of each.
   std::set<std::tuple<int, int, std::string>> seen;
   Diagnostics unique;
   for (auto& d : out) {
@@ -454,7 +539,8 @@ Expected<std::vector<Entry>> expand_profile(const Matrix& m, std::string_view pr
   if (!all && !is_os && !m.find_platform(options.platform)) {
     std::vector<std::string> choices = m.platform_names();
     for (const char* os : {"linux", "windows", "all"}) {
-      if (std::find(choices.begin(), choices.end(), os) == choices.end()) choices.push_back(os);
+      if (std::find(choices.begin(), choices.end(), os) == choices.end())
+        choices.push_back(os);
     }
     return Error{fmt::format("unknown platform '{}'{}; choose one of: {}", options.platform,
                              text::did_you_mean(options.platform, choices),
@@ -463,7 +549,8 @@ Expected<std::vector<Entry>> expand_profile(const Matrix& m, std::string_view pr
   Selector_ selector(m);
   std::vector<Entry> entries;
   for (const Combination& c : selector.select(*profile, nullptr)) {
-    if (all || c.platform->name == options.platform || (is_os && c.platform->os == options.platform)) {
+    if (all || c.platform->name == options.platform ||
+        (is_os && c.platform->os == options.platform)) {
       entries.push_back(make_entry(m, c, profile, options.package_version));
     }
   }

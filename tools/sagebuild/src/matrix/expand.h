@@ -55,7 +55,7 @@ std::vector<std::string> resolve_archs(const Matrix& matrix, const CudaToolkit& 
 Diagnostics validate_profiles(const Matrix& matrix);
 
 struct ExpandOptions {
-  std::string package_version;    // for wheel names
+  std::string package_version;   // for wheel names
   std::string platform = "all";  // a platform name, an os ("linux"/"windows"), or "all"
 };
 

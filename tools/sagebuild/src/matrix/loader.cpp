@@ -15,8 +15,8 @@ namespace {
 
 using Strings = std::vector<std::string>;
 
-const Strings kTopKeys = {"schema",        "package", "architectures", "default_archs",
-                          "cuda",          "torch",   "platforms",     "profiles"};
+const Strings kTopKeys = {"schema", "package", "architectures", "default_archs",
+                          "cuda",   "torch",   "platforms",     "profiles"};
 const Strings kTopRequired = {"package", "cuda", "torch", "platforms", "profiles"};
 const Strings kPackageKeys = {"name", "version", "source_dir", "build_command", "entry_id"};
 const Strings kVersionKeys = {"file", "regex"};
@@ -24,25 +24,33 @@ const Strings kCudaKeys = {"version", "archs"};
 const Strings kTorchKeys = {"cuda", "python"};
 const Strings kPlatformKeys = {"tag", "os", "runner", "docker"};
 const Strings kPlatformRequired = {"tag", "os"};
-const Strings kProfileKeys = {"description", "from",  "include", "exclude",
+const Strings kProfileKeys = {"description", "from",   "include", "exclude",
                               "platforms",   "latest", "archs"};
 const Strings kAxisNames = {"torch", "cuda", "python", "platform"};
 const Strings kOsNames = {"linux", "windows"};
 
 const char* kind_name(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Scalar: return "a value";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "nothing";
+    case YAML::NodeType::Scalar:
+      return "a value";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "nothing";
   }
 }
 
 std::optional<Axis> parse_axis(std::string_view name) {
-  if (name == "torch") return Axis::torch;
-  if (name == "cuda") return Axis::cuda;
-  if (name == "python") return Axis::python;
-  if (name == "platform") return Axis::platform;
+  if (name == "torch")
+    return Axis::torch;
+  if (name == "cuda")
+    return Axis::cuda;
+  if (name == "python")
+    return Axis::python;
+  if (name == "platform")
+    return Axis::platform;
   return std::nullopt;
 }
 
@@ -57,7 +65,8 @@ struct Fields {
   SourceLocation location;  // of the mapping itself
   const Field* get(std::string_view key) const {
     for (const Field& f : items) {
-      if (f.key == key) return &f;
+      if (f.key == key)
+        return &f;
     }
     return nullptr;
   }
@@ -71,7 +80,8 @@ class Reader {
 
   SourceLocation where(const YAML::Node& node) const {
     const YAML::Mark mark = node.Mark();
-    if (mark.is_null()) return {};
+    if (mark.is_null())
+      return {};
     int length = 1;
     if (node.IsScalar()) {
       // yaml-cpp tags quoted scalars "!": underline the quotes too.
@@ -81,9 +91,20 @@ class Reader {
     return {mark.line + 1, mark.column + 1, length};
   }
 
+  // An error that leaves a hole in the model (a missing or mistyped value): cross-reference
+  // checks would then report noise, so they are skipped.
   void error(SourceLocation location, std::string message, std::string note = {}) {
+    model_complete_ = false;
     diagnostics_.push_back({file_, location, std::move(message), std::move(note)});
   }
+
+  // An error that leaves the model whole (an unknown or repeated key that was skipped), so that
+  // every other problem of the file can still be reported in the same run.
+  void error_keep_going(SourceLocation location, std::string message, std::string note = {}) {
+    diagnostics_.push_back({file_, location, std::move(message), std::move(note)});
+  }
+
+  bool model_complete() const { return model_complete_; }
 
   // A mapping with string keys: reports unknown keys (with a suggestion), duplicate keys and
   // missing required keys. Returns nothing when `node` is not a mapping at all.
@@ -95,6 +116,7 @@ class Reader {
     }
     Fields result;
     result.location = where(node);
+    std::set<std::string> misspelt;  // required keys that an unknown key probably meant
     for (auto it = node.begin(); it != node.end(); ++it) {
       const YAML::Node key = it->first;
       if (!key.IsScalar()) {
@@ -103,22 +125,30 @@ class Reader {
       }
       const std::string& name = key.Scalar();
       if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-        error(where(key), fmt::format("unknown key '{}' in {}{}", name, what,
-                                      text::did_you_mean(name, allowed)),
-              "allowed keys: " + text::join(allowed, ", "));
+        error_keep_going(
+            where(key),
+            fmt::format("unknown key '{}' in {}{}", name, what, text::did_you_mean(name, allowed)),
+            "allowed keys: " + text::join(allowed, ", "));
+        if (auto meant = text::closest_match(name, allowed))
+          misspelt.insert(*meant);
         continue;
       }
       if (const Field* first = result.get(name)) {
-        error(where(key), fmt::format("duplicate key '{}' in {} (first given on line {})", name,
-                                      what, where(first->key_node).line));
+        error_keep_going(
+            where(key), fmt::format("duplicate key '{}' in {} (first given on line {})", name, what,
+                                    where(first->key_node).line));
         continue;
       }
       result.items.push_back({name, key, it->second});
     }
     for (const std::string& name : required) {
-      if (!result.get(name)) {
-        error(result.location, fmt::format("{} is missing the required key '{}'", what, name));
+      if (result.get(name))
+        continue;
+      if (misspelt.count(name)) {
+        model_complete_ = false;  // already reported as the misspelling it probably is
+        continue;
       }
+      error(result.location, fmt::format("{} is missing the required key '{}'", what, name));
     }
     return result;
   }
@@ -138,8 +168,8 @@ class Reader {
         continue;
       }
       if (const Field* first = result.get(key.Scalar())) {
-        error(where(key), fmt::format("'{}' is given twice in {} (first on line {})",
-                                      key.Scalar(), what, where(first->key_node).line));
+        error_keep_going(where(key), fmt::format("'{}' is given twice in {} (first on line {})",
+                                                 key.Scalar(), what, where(first->key_node).line));
         continue;
       }
       result.items.push_back({key.Scalar(), key, it->second});
@@ -171,14 +201,15 @@ class Reader {
     bool ok = true;
     for (const YAML::Node& item : node) {
       if (!item.IsScalar()) {
-        error(where(item), fmt::format("items of {} must be single values, found {}", what,
-                                       kind_name(item)));
+        error(where(item),
+              fmt::format("items of {} must be single values, found {}", what, kind_name(item)));
         ok = false;
         continue;
       }
       out.push_back({item.Scalar(), where(item)});
     }
-    if (!ok) return std::nullopt;
+    if (!ok)
+      return std::nullopt;
     return out;
   }
 
@@ -195,6 +226,7 @@ class Reader {
  private:
   std::string file_;
   Diagnostics& diagnostics_;
+  bool model_complete_ = true;
 };
 
 class Loader {
@@ -208,17 +240,26 @@ class Loader {
       return;
     }
     auto top = r_.fields(root, "the top level", kTopKeys, kTopRequired);
-    if (!top) return;
-    if (const Field* f = top->get("schema")) read_schema(*f, m);
-    if (const Field* f = top->get("package")) read_package(f->value, m.package);
-    if (const Field* f = top->get("architectures")) read_architectures(f->value, m);
+    if (!top)
+      return;
+    if (const Field* f = top->get("schema"))
+      read_schema(*f, m);
+    if (const Field* f = top->get("package"))
+      read_package(f->value, m.package);
+    if (const Field* f = top->get("architectures"))
+      read_architectures(f->value, m);
     if (const Field* f = top->get("default_archs")) {
-      if (auto list = r_.scalars(f->value, "default_archs")) m.default_archs = *list;
+      if (auto list = r_.scalars(f->value, "default_archs"))
+        m.default_archs = *list;
     }
-    if (const Field* f = top->get("cuda")) read_cuda(f->value, m);
-    if (const Field* f = top->get("torch")) read_torch(f->value, m);
-    if (const Field* f = top->get("platforms")) read_platforms(f->value, m);
-    if (const Field* f = top->get("profiles")) read_profiles(f->value, m);
+    if (const Field* f = top->get("cuda"))
+      read_cuda(f->value, m);
+    if (const Field* f = top->get("torch"))
+      read_torch(f->value, m);
+    if (const Field* f = top->get("platforms"))
+      read_platforms(f->value, m);
+    if (const Field* f = top->get("profiles"))
+      read_profiles(f->value, m);
   }
 
   Reader& reader() { return r_; }
@@ -226,7 +267,8 @@ class Loader {
  private:
   void read_schema(const Field& f, Matrix& m) {
     auto value = r_.scalar(f.value, "schema");
-    if (!value) return;
+    if (!value)
+      return;
     if (*value != "1") {
       r_.error(r_.where(f.value),
                fmt::format("unsupported schema '{}'; this sagebuild reads schema 1", *value));
@@ -237,7 +279,8 @@ class Loader {
 
   void read_package(const YAML::Node& node, PackageSpec& p) {
     auto f = r_.fields(node, "package", kPackageKeys, {"name", "version", "source_dir"});
-    if (!f) return;
+    if (!f)
+      return;
     if (const Field* x = f->get("name")) {
       if (auto v = r_.scalar(x->value, "package.name")) {
         static const std::regex kName("^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$");
@@ -264,7 +307,8 @@ class Loader {
                          "package.version.regex needs a capture group around the version");
               }
             } catch (const std::regex_error& e) {
-              r_.error(r_.where(re->value), fmt::format("invalid regular expression: {}", e.what()));
+              r_.error(r_.where(re->value),
+                       fmt::format("invalid regular expression: {}", e.what()));
             }
           }
         }
@@ -275,11 +319,13 @@ class Loader {
     }
     if (const Field* x = f->get("build_command")) {
       if (auto list = r_.scalars(x->value, "package.build_command")) {
-        for (auto& item : *list) p.build_command.push_back(item.value);
+        for (auto& item : *list)
+          p.build_command.push_back(item.value);
       }
     }
-    p.entry_id_template = "{platform}-pytorch{torch_major}{torch_minor}-cu{cuda_major}{cuda_minor}"
-                          "-python{python_major}{python_minor}";
+    p.entry_id_template =
+        "{platform}-pytorch{torch_major}{torch_minor}-cu{cuda_major}{cuda_minor}"
+        "-python{python_major}{python_minor}";
     if (const Field* x = f->get("entry_id")) {
       p.entry_id_location = r_.where(x->value);
       if (auto v = r_.scalar(x->value, "package.entry_id")) {
@@ -293,18 +339,20 @@ class Loader {
 
   void read_architectures(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "architectures");
-    if (!items) return;
+    if (!items)
+      return;
     static const std::regex kArch("^[0-9]+\\.[0-9]+[af]?$");
     for (const Field& item : items->items) {
       if (!std::regex_match(item.key, kArch)) {
-        r_.error(r_.where(item.key_node),
-                 fmt::format("'{}' is not an architecture name like '8.0', '9.0a' or '12.0'",
-                             item.key));
+        r_.error(
+            r_.where(item.key_node),
+            fmt::format("'{}' is not an architecture name like '8.0', '9.0a' or '12.0'", item.key));
         continue;
       }
-      auto text = r_.scalar(item.value, fmt::format("the CUDA constraint of architecture '{}'",
-                                                    item.key));
-      if (!text) continue;
+      auto text =
+          r_.scalar(item.value, fmt::format("the CUDA constraint of architecture '{}'", item.key));
+      if (!text)
+        continue;
       auto constraint = VersionConstraint::parse(*text);
       if (!constraint) {
         r_.error(r_.where(item.value),
@@ -319,24 +367,27 @@ class Loader {
 
   void read_cuda(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "cuda");
-    if (!items) return;
+    if (!items)
+      return;
     for (const Field& item : items->items) {
       auto version = r_.version(item.key, r_.where(item.key_node), "CUDA version");
-      if (!version) continue;
+      if (!version)
+        continue;
       if (version->size() != 2) {
-        r_.error(r_.where(item.key_node),
-                 fmt::format("CUDA toolkits are named by major.minor ('12.9'), not '{}'",
-                             item.key));
+        r_.error(
+            r_.where(item.key_node),
+            fmt::format("CUDA toolkits are named by major.minor ('12.9'), not '{}'", item.key));
         continue;
       }
       CudaToolkit toolkit{*version, item.key, std::nullopt, r_.where(item.key_node)};
       auto f = r_.fields(item.value, fmt::format("cuda '{}'", item.key), kCudaKeys, {"version"});
-      if (!f) continue;
+      if (!f)
+        continue;
       if (const Field* x = f->get("version")) {
         if (auto full = r_.scalar(x->value, "the full CUDA version")) {
           auto parsed = r_.version(*full, r_.where(x->value), "CUDA version");
-          if (parsed && (parsed->major() != version->major() ||
-                         parsed->minor() != version->minor())) {
+          if (parsed &&
+              (parsed->major() != version->major() || parsed->minor() != version->minor())) {
             r_.error(r_.where(x->value),
                      fmt::format("CUDA {} cannot have the full version '{}'", item.key, *full));
           }
@@ -352,10 +403,12 @@ class Loader {
 
   void read_torch(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "torch");
-    if (!items) return;
+    if (!items)
+      return;
     for (const Field& item : items->items) {
       auto version = r_.version(item.key, r_.where(item.key_node), "torch version");
-      if (!version) continue;
+      if (!version)
+        continue;
       if (version->size() != 3) {
         r_.error(r_.where(item.key_node),
                  fmt::format("torch releases are named by major.minor.patch ('2.8.0'), not '{}'",
@@ -364,7 +417,8 @@ class Loader {
       }
       TorchRelease release{*version, {}, {}, r_.where(item.key_node)};
       auto f = r_.fields(item.value, fmt::format("torch '{}'", item.key), kTorchKeys, kTorchKeys);
-      if (!f) continue;
+      if (!f)
+        continue;
       if (const Field* x = f->get("cuda")) {
         if (auto list = r_.scalars(x->value, "cuda")) {
           for (const auto& v : *list) {
@@ -383,7 +437,8 @@ class Loader {
                        fmt::format("Python versions are major.minor ('3.12'), not '{}'", v.value));
               continue;
             }
-            if (parsed) release.python.push_back({*parsed, v.location});
+            if (parsed)
+              release.python.push_back({*parsed, v.location});
           }
         }
       }
@@ -393,36 +448,38 @@ class Loader {
 
   void read_platforms(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "platforms");
-    if (!items) return;
+    if (!items)
+      return;
     static const std::regex kName("^[a-z0-9]+$");
     static const std::regex kTag("^[a-z0-9_]+$");
     for (const Field& item : items->items) {
       if (!std::regex_match(item.key, kName)) {
-        r_.error(r_.where(item.key_node),
-                 fmt::format("platform names are lower-case letters and digits, not '{}'",
-                             item.key));
+        r_.error(
+            r_.where(item.key_node),
+            fmt::format("platform names are lower-case letters and digits, not '{}'", item.key));
         continue;
       }
       Platform platform{item.key, "", "", "", "", r_.where(item.key_node)};
       auto f = r_.fields(item.value, fmt::format("platform '{}'", item.key), kPlatformKeys,
                          kPlatformRequired);
-      if (!f) continue;
+      if (!f)
+        continue;
       if (const Field* x = f->get("tag")) {
         platform.tag = r_.scalar(x->value, "the platform tag").value_or("");
         if (!platform.tag.empty() && !std::regex_match(platform.tag, kTag)) {
-          r_.error(r_.where(x->value),
-                   fmt::format("'{}' is not a PEP 425 platform tag like 'linux_x86_64'",
-                               platform.tag));
+          r_.error(
+              r_.where(x->value),
+              fmt::format("'{}' is not a PEP 425 platform tag like 'linux_x86_64'", platform.tag));
         }
       }
       if (const Field* x = f->get("os")) {
         platform.os = r_.scalar(x->value, "os").value_or("");
         if (!platform.os.empty() &&
             std::find(kOsNames.begin(), kOsNames.end(), platform.os) == kOsNames.end()) {
-          r_.error(r_.where(x->value),
-                   fmt::format("unknown os '{}'{}; sagebuild builds on: {}", platform.os,
-                               text::did_you_mean(platform.os, kOsNames),
-                               text::join(kOsNames, ", ")));
+          r_.error_keep_going(
+              r_.where(x->value),
+              fmt::format("unknown os '{}'{}; sagebuild builds on: {}", platform.os,
+                          text::did_you_mean(platform.os, kOsNames), text::join(kOsNames, ", ")));
         }
       }
       if (const Field* x = f->get("runner")) {
@@ -444,7 +501,8 @@ class Loader {
     }
     for (const YAML::Node& rule : node) {
       auto f = r_.fields(rule, fmt::format("a rule of {}", what), kAxisNames);
-      if (!f) continue;
+      if (!f)
+        continue;
       Selector selector;
       selector.location = f->location;
       for (const Field& field : f->items) {
@@ -462,21 +520,23 @@ class Loader {
 
   void read_profiles(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "profiles");
-    if (!items) return;
+    if (!items)
+      return;
     static const std::regex kName("^[A-Za-z0-9][A-Za-z0-9._-]*$");
     for (const Field& item : items->items) {
       Profile profile;
       profile.name = item.key;
       profile.location = r_.where(item.key_node);
       if (!std::regex_match(item.key, kName)) {
-        r_.error(profile.location,
-                 fmt::format("profile names are letters, digits, '.', '_' and '-', not '{}'",
-                             item.key));
+        r_.error(
+            profile.location,
+            fmt::format("profile names are letters, digits, '.', '_' and '-', not '{}'", item.key));
         continue;
       }
       const std::string what = fmt::format("profile '{}'", item.key);
       auto f = r_.fields(item.value, what, kProfileKeys);
-      if (!f) continue;
+      if (!f)
+        continue;
       if (const Field* x = f->get("description")) {
         profile.description = r_.scalar(x->value, "description").value_or("");
       }
@@ -498,10 +558,10 @@ class Loader {
              r_.scalars(x->value, "latest").value_or(std::vector<Located<std::string>>{})) {
           auto axis = parse_axis(name.value);
           if (!axis) {
-            r_.error(name.location, fmt::format("unknown axis '{}'{}; latest takes: {}",
-                                                name.value,
-                                                text::did_you_mean(name.value, kAxisNames),
-                                                text::join(kAxisNames, ", ")));
+            r_.error_keep_going(name.location,
+                                fmt::format("unknown axis '{}'{}; latest takes: {}", name.value,
+                                            text::did_you_mean(name.value, kAxisNames),
+                                            text::join(kAxisNames, ", ")));
             continue;
           }
           profile.latest.push_back(Located<Axis>{*axis, name.location});
@@ -533,13 +593,13 @@ class Validator {
  private:
   Strings known_arch_names() const {
     Strings names;
-    for (const ArchSpec& a : m_.architectures) names.push_back(a.name);
+    for (const ArchSpec& a : m_.architectures)
+      names.push_back(a.name);
     return names;
   }
 
   // Reports an arch that is unknown or that `cuda` cannot target. `context` says who asked.
-  void check_arch(const Located<std::string>& arch, const Version* cuda,
-                  std::string_view context) {
+  void check_arch(const Located<std::string>& arch, const Version* cuda, std::string_view context) {
     const ArchSpec* spec = m_.find_arch(arch.value);
     if (!spec) {
       const std::string base = arch.value.substr(0, arch.value.find('+'));
@@ -551,26 +611,26 @@ class Validator {
       return;
     }
     if (cuda && !spec->cuda.allows(*cuda)) {
-      r_.error(arch.location,
-               fmt::format("{} cannot target architecture '{}': it needs CUDA {}", context,
-                           arch.value, spec->cuda.str()));
+      r_.error(arch.location, fmt::format("{} cannot target architecture '{}': it needs CUDA {}",
+                                          context, arch.value, spec->cuda.str()));
     }
   }
 
   void check_archs() {
-    for (const auto& arch : m_.default_archs) check_arch(arch, nullptr, "");
+    for (const auto& arch : m_.default_archs)
+      check_arch(arch, nullptr, "");
     for (const CudaToolkit& toolkit : m_.cuda) {
       const std::string context = fmt::format("CUDA {}", toolkit.version.str());
       if (toolkit.archs) {
-        for (const auto& arch : *toolkit.archs) check_arch(arch, &toolkit.version, context);
+        for (const auto& arch : *toolkit.archs)
+          check_arch(arch, &toolkit.version, context);
         if (toolkit.archs->empty()) {
           r_.error(toolkit.location, fmt::format("{} has an empty arch list", context));
         }
-      } else if (!m_.default_archs.empty() &&
-                 resolve_archs(m_, toolkit, nullptr).empty()) {
-        r_.error(toolkit.location,
-                 fmt::format("{} can target none of default_archs; give it an 'archs' list",
-                             context));
+      } else if (!m_.default_archs.empty() && resolve_archs(m_, toolkit, nullptr).empty()) {
+        r_.error(
+            toolkit.location,
+            fmt::format("{} can target none of default_archs; give it an 'archs' list", context));
       }
     }
     if (m_.default_archs.empty()) {
@@ -586,7 +646,8 @@ class Validator {
 
   void check_torch() {
     Strings cuda_names;
-    for (const CudaToolkit& t : m_.cuda) cuda_names.push_back(t.version.str());
+    for (const CudaToolkit& t : m_.cuda)
+      cuda_names.push_back(t.version.str());
     std::map<std::string, const TorchRelease*> by_digits;
     for (const TorchRelease& release : m_.torch) {
       for (const auto& cuda : release.cuda) {
@@ -648,7 +709,8 @@ class Validator {
         }
       }
       if (profile.archs) {
-        for (const auto& arch : *profile.archs) check_arch(arch, nullptr, "");
+        for (const auto& arch : *profile.archs)
+          check_arch(arch, nullptr, "");
       }
     }
     // Selection problems (unknown versions in rules, cycles, empty profiles, duplicate ids)
@@ -677,13 +739,13 @@ LoadResult load_matrix(std::string_view text, std::string_view file_name) {
     result.diagnostics.push_back({std::string(file_name), location, "YAML syntax error: " + e.msg});
     return result;
   } catch (const std::exception& e) {
-    result.diagnostics.push_back({std::string(file_name), {}, std::string("cannot read: ") + e.what()});
+    result.diagnostics.push_back(
+        {std::string(file_name), {}, std::string("cannot read: ") + e.what()});
     return result;
   }
-  if (!result.diagnostics.empty()) {
-    return result;  // structural errors make cross-reference errors noise
+  if (loader.reader().model_complete()) {
+    Validator(matrix, loader.reader()).run();
   }
-  Validator(matrix, loader.reader()).run();
   if (result.diagnostics.empty()) {
     result.matrix = std::move(matrix);
   }

@@ -4,24 +4,30 @@ namespace sagebuild::matrix {
 
 const char* axis_name(Axis axis) {
   switch (axis) {
-    case Axis::torch: return "torch";
-    case Axis::cuda: return "cuda";
-    case Axis::python: return "python";
-    case Axis::platform: return "platform";
+    case Axis::torch:
+      return "torch";
+    case Axis::cuda:
+      return "cuda";
+    case Axis::python:
+      return "python";
+    case Axis::platform:
+      return "platform";
   }
   return "?";
 }
 
 const Profile* Matrix::find_profile(std::string_view name) const {
   for (const Profile& p : profiles) {
-    if (p.name == name) return &p;
+    if (p.name == name)
+      return &p;
   }
   return nullptr;
 }
 
 const CudaToolkit* Matrix::find_cuda(const Version& version) const {
   for (const CudaToolkit& t : cuda) {
-    if (t.version == version) return &t;
+    if (t.version == version)
+      return &t;
   }
   return nullptr;
 }
@@ -31,27 +37,31 @@ const ArchSpec* Matrix::find_arch(std::string_view name) const {
     name.remove_suffix(4);
   }
   for (const ArchSpec& a : architectures) {
-    if (a.name == name) return &a;
+    if (a.name == name)
+      return &a;
   }
   return nullptr;
 }
 
 const Platform* Matrix::find_platform(std::string_view name) const {
   for (const Platform& p : platforms) {
-    if (p.name == name) return &p;
+    if (p.name == name)
+      return &p;
   }
   return nullptr;
 }
 
 std::vector<std::string> Matrix::profile_names() const {
   std::vector<std::string> names;
-  for (const Profile& p : profiles) names.push_back(p.name);
+  for (const Profile& p : profiles)
+    names.push_back(p.name);
   return names;
 }
 
 std::vector<std::string> Matrix::platform_names() const {
   std::vector<std::string> names;
-  for (const Platform& p : platforms) names.push_back(p.name);
+  for (const Platform& p : platforms)
+    names.push_back(p.name);
   return names;
 }
 

@@ -81,11 +81,11 @@ struct Selector {
 struct Profile {
   std::string name;
   std::string description;
-  std::vector<Located<std::string>> from;            // base selection; empty: every combination
-  std::optional<std::vector<Selector>> include;      // keep entries matching any rule
-  std::vector<Selector> exclude;                     // then drop entries matching any rule
-  std::vector<Located<std::string>> platforms;       // restrict to these platforms
-  std::vector<Located<Axis>> latest;                 // keep only the newest value of each axis
+  std::vector<Located<std::string>> from;        // base selection; empty: every combination
+  std::optional<std::vector<Selector>> include;  // keep entries matching any rule
+  std::vector<Selector> exclude;                 // then drop entries matching any rule
+  std::vector<Located<std::string>> platforms;   // restrict to these platforms
+  std::vector<Located<Axis>> latest;             // keep only the newest value of each axis
   std::optional<std::vector<Located<std::string>>> archs;  // overrides the toolkit's archs
   SourceLocation location;
 };

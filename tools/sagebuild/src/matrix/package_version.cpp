@@ -22,8 +22,8 @@ Expected<std::string> extract_version(std::string_view text, const VersionSource
   try {
     pattern = std::regex(source.regex, std::regex::multiline);
   } catch (const std::regex_error& e) {
-    return Error{fmt::format("package.version.regex is not a valid regular expression: {}",
-                             e.what())};
+    return Error{
+        fmt::format("package.version.regex is not a valid regular expression: {}", e.what())};
   }
   std::match_results<std::string_view::const_iterator> match;
   if (!std::regex_search(text.begin(), text.end(), match, pattern) || match.size() < 2) {

@@ -1,5 +1,6 @@
 #include "matrix/version.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "util/text.h"
@@ -10,7 +11,10 @@ std::optional<Version> Version::parse(std::string_view text) {
   Version version;
   version.text_ = std::string(text);
   for (const std::string& piece : text::split(text, '.')) {
-    if (piece.empty() || piece.size() > 6 || (piece.size() > 1 && piece[0] == '0')) {
+    const bool digits_only =
+        std::all_of(piece.begin(), piece.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits_only || piece.empty() || piece.size() > 6 ||
+        (piece.size() > 1 && piece[0] == '0')) {
       return std::nullopt;
     }
     int value = 0;
@@ -73,12 +77,24 @@ bool VersionConstraint::allows(const Version& version) const {
     const auto c = version <=> clause.version;
     bool ok = false;
     switch (clause.op) {
-      case Op::less: ok = c < 0; break;
-      case Op::less_equal: ok = c <= 0; break;
-      case Op::greater: ok = c > 0; break;
-      case Op::greater_equal: ok = c >= 0; break;
-      case Op::equal: ok = c == 0; break;
-      case Op::not_equal: ok = c != 0; break;
+      case Op::less:
+        ok = c < 0;
+        break;
+      case Op::less_equal:
+        ok = c <= 0;
+        break;
+      case Op::greater:
+        ok = c > 0;
+        break;
+      case Op::greater_equal:
+        ok = c >= 0;
+        break;
+      case Op::equal:
+        ok = c == 0;
+        break;
+      case Op::not_equal:
+        ok = c != 0;
+        break;
     }
     if (!ok) {
       return false;

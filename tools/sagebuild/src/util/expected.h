@@ -15,7 +15,7 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : storage_(std::move(value)) {}  // NOLINT: implicit by design
+  Expected(T value) : storage_(std::move(value)) {}      // NOLINT: implicit by design
   Expected(Error error) : storage_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool has_value() const { return storage_.index() == 0; }

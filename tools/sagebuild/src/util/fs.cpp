@@ -11,7 +11,9 @@
 namespace sagebuild::fs {
 namespace {
 
-std::string describe_errno() { return std::strerror(errno); }
+std::string describe_errno() {
+  return std::strerror(errno);
+}
 
 std::string temp_sibling_name(const std::filesystem::path& path) {
   std::random_device random;
@@ -65,7 +67,8 @@ Expected<Ok> write_file_atomic(const std::filesystem::path& path, std::string_vi
 Expected<Ok> append_file(const std::filesystem::path& path, std::string_view content) {
   std::ofstream out(path, std::ios::binary | std::ios::app);
   if (!out) {
-    return Error{fmt::format("cannot open '{}' for appending: {}", path.string(), describe_errno())};
+    return Error{
+        fmt::format("cannot open '{}' for appending: {}", path.string(), describe_errno())};
   }
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
   out.flush();

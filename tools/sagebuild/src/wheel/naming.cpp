@@ -13,8 +13,8 @@ std::string escape_distribution_name(std::string_view name) {
   std::string out;
   bool in_run = false;
   for (const char c : name) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                      (c >= '0' && c <= '9') || c == '.';
+    const bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.';
     if (keep) {
       out += c;
       in_run = false;

@@ -1,0 +1,123 @@
+#include "cli/app.h"
+
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/exit_codes.h"
+#include "cli/terminal.h"
+#include "github/output.h"
+#include "test_support.h"
+
+namespace sagebuild::cli {
+namespace {
+
+struct Run {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Run sagebuild(std::vector<std::string> args,
+              const std::filesystem::path& matrix = testing::source_dir() / "matrix.yaml") {
+  std::vector<std::string> argv = {"sagebuild", "--matrix", matrix.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<const char*> pointers;
+  for (const auto& a : argv)
+    pointers.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = run(static_cast<int>(pointers.size()), pointers.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST_CASE("matrix --format json lists the seeds' entries (golden)", "[cli]") {
+  const Run r =
+      sagebuild({"matrix", "--profile", "sage2-all", "--platform", "linux", "--format", "json"});
+  REQUIRE(r.code == kSuccess);
+  const std::string difference = testing::compare_golden(
+      testing::testdata_dir() / "golden" / "matrix-sage2-all-linux.json", r.out);
+  INFO(difference);
+  CHECK(difference.empty());
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["count"] == 10);
+}
+
+TEST_CASE("matrix --format github appends to GITHUB_OUTPUT", "[cli]") {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("sagebuild-gh-" + std::to_string(std::random_device{}()));
+  ::setenv("GITHUB_OUTPUT", path.c_str(), 1);
+  const Run r = sagebuild({"matrix", "--profile", "stable", "--format", "github"});
+  ::unsetenv("GITHUB_OUTPUT");
+  REQUIRE(r.code == kSuccess);
+  auto outputs = github::parse_output_file(testing::read_text(path));
+  std::filesystem::remove(path);
+  REQUIRE(outputs);
+  const auto matrix = nlohmann::json::parse(outputs->at("matrix"));
+  CHECK(matrix["include"].size() == 6);
+  CHECK(outputs->at("count") == "6");
+}
+
+TEST_CASE("--format github outside Actions says what to do", "[cli]") {
+  ::unsetenv("GITHUB_OUTPUT");
+  const Run r = sagebuild({"matrix", "--profile", "stable", "--format", "github"});
+  CHECK(r.code == kUsageError);
+  CHECK(r.err.find("GITHUB_OUTPUT is not set") != std::string::npos);
+}
+
+TEST_CASE("exit codes distinguish usage from configuration errors", "[cli]") {
+  CHECK(sagebuild({"matrix"}).code == kUsageError);  // --profile is required
+  CHECK(sagebuild({"matrix", "--profile", "stable", "--format", "xml"}).code == kUsageError);
+  CHECK(sagebuild({"frobnicate"}).code == kUsageError);
+  const Run unknown = sagebuild({"matrix", "--profile", "stabel"});
+  CHECK(unknown.code == kUsageError);
+  CHECK(unknown.err.starts_with(
+      "sagebuild: error: unknown profile 'stabel' (did you mean 'stable'?)"));
+  const Run bad = sagebuild({"validate"}, testing::testdata_dir() / "bad" / "unknown_key.yaml");
+  CHECK(bad.code == kConfigError);
+  CHECK(bad.err.find("unknown key 'pyton'") != std::string::npos);
+  CHECK(bad.err.find("sagebuild: error: ") != std::string::npos);
+  const Run missing = sagebuild({"validate"}, "/nonexistent/matrix.yaml");
+  CHECK(missing.code == kConfigError);
+  CHECK(sagebuild({"--help"}).code == kSuccess);
+  CHECK(sagebuild({"--version"}).code == kSuccess);
+}
+
+TEST_CASE("matrix errors become annotations under GitHub Actions", "[cli]") {
+  ::setenv("GITHUB_ACTIONS", "true", 1);
+  const Run r = sagebuild({"validate"}, testing::testdata_dir() / "bad" / "unknown_key.yaml");
+  ::unsetenv("GITHUB_ACTIONS");
+  CHECK(r.code == kConfigError);
+  CHECK(r.out.find("::error file=") != std::string::npos);
+  CHECK(r.out.find(",line=8,col=5::unknown key 'pyton'") != std::string::npos);
+}
+
+TEST_CASE("annotations are escaped as the Actions toolkit escapes them", "[cli]") {
+  CHECK(error_annotation("a:b,c.yaml", 3, 4, "50% of\nthe line") ==
+        "::error file=a%3Ab%2Cc.yaml,line=3,col=4::50%25 of%0Athe line");
+  CHECK(error_annotation("m.yaml", 0, 0, "whole file") == "::error file=m.yaml::whole file");
+}
+
+TEST_CASE("bake writes a file atomically, or to stdout", "[cli]") {
+  const Run r = sagebuild({"bake", "--profile", "default"});
+  REQUIRE(r.code == kSuccess);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["target"].size() == 1);
+  CHECK(doc["group"]["default"]["targets"][0] == "linux-sage2-pytorch28-cu129-python312");
+  const Run windows_only = sagebuild({"bake", "--profile", "no-such"});
+  CHECK(windows_only.code == kUsageError);
+}
+
+TEST_CASE("profiles and validate", "[cli]") {
+  const Run profiles = sagebuild({"profiles"});
+  CHECK(profiles.code == kSuccess);
+  CHECK(profiles.out.find("sage2-all       linux 10, windows 10") != std::string::npos);
+  const Run validate = sagebuild({"validate"});
+  CHECK(validate.code == kSuccess);
+  CHECK(validate.out.find(": ok (sageattention 2.2.0") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace sagebuild::cli

@@ -1,0 +1,128 @@
+#include "matrix/expand.h"
+
+#include <catch2/catch.hpp>
+
+#include "matrix/loader.h"
+#include "test_support.h"
+
+namespace sagebuild::matrix {
+namespace {
+
+Matrix load(const std::filesystem::path& path) {
+  const LoadResult result = load_matrix(testing::read_text(path), path.filename().string());
+  REQUIRE(result.matrix);
+  return *result.matrix;
+}
+
+const Matrix& repository_matrix() {
+  static const Matrix m = load(testing::source_dir() / "matrix.yaml");
+  return m;
+}
+
+std::vector<Entry> entries(const Matrix& m, std::string_view profile, std::string platform) {
+  auto result = expand_profile(m, profile, {"2.2.0", std::move(platform)});
+  INFO((result ? "" : result.error().message));
+  REQUIRE(result);
+  return *result;
+}
+
+std::vector<std::string> ids(const std::vector<Entry>& list) {
+  std::vector<std::string> out;
+  for (const auto& e : list)
+    out.push_back(e.id);
+  return out;
+}
+
+TEST_CASE("sage2-all lists exactly the seeds' ten Linux entries", "[expand][seeds]") {
+  const auto list = entries(repository_matrix(), "sage2-all", "linux");
+  const std::vector<std::string> expected_ids = {
+      "linux-sage2-pytorch26-cu126-python39",  "linux-sage2-pytorch26-cu126-python310",
+      "linux-sage2-pytorch26-cu126-python311", "linux-sage2-pytorch26-cu126-python312",
+      "linux-sage2-pytorch27-cu128-python310", "linux-sage2-pytorch27-cu128-python311",
+      "linux-sage2-pytorch27-cu128-python312", "linux-sage2-pytorch28-cu129-python310",
+      "linux-sage2-pytorch28-cu129-python311", "linux-sage2-pytorch28-cu129-python312",
+  };
+  CHECK(ids(list) == expected_ids);
+  CHECK(list[0].build_tag == "260.126");
+  CHECK(list[0].wheel == "sageattention-2.2.0-260.126-cp39-cp39-linux_x86_64.whl");
+  CHECK(list[6].wheel == "sageattention-2.2.0-270.128-cp312-cp312-linux_x86_64.whl");
+  CHECK(list[9].build_tag == "280.129");
+  CHECK(list[9].wheel == "sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl");
+  CHECK(list[9].torch_requirement == "torch==2.8.*");
+  CHECK(list[9].cuda_full == "12.9.1");
+  // CUDA 12.6 cannot target sm_120, so the default list loses it there and keeps it for 12.8+.
+  CHECK(list[0].arch_list() == "8.0;8.6;8.9;9.0a");
+  CHECK(list[9].arch_list() == "8.0;8.6;8.9;9.0a;12.0");
+}
+
+TEST_CASE("the seeds' profiles keep their sizes", "[expand][seeds]") {
+  const Matrix& m = repository_matrix();
+  const std::vector<std::pair<std::string, std::size_t>> sizes = {
+      {"sage2-all", 10}, {"stable", 3},    {"default", 1},   {"pytorch26", 4}, {"pytorch27", 3},
+      {"pytorch28", 3},  {"python310", 3}, {"python311", 3}, {"python312", 3},
+  };
+  for (const auto& [profile, size] : sizes) {
+    INFO(profile);
+    CHECK(entries(m, profile, "linux").size() == size);
+    CHECK(entries(m, profile, "windows").size() == size);
+    CHECK(entries(m, profile, "all").size() == 2 * size);
+  }
+  CHECK(ids(entries(m, "stable", "linux")) ==
+        std::vector<std::string>{"linux-sage2-pytorch26-cu126-python312",
+                                 "linux-sage2-pytorch27-cu128-python312",
+                                 "linux-sage2-pytorch28-cu129-python312"});
+  const auto default_entry = entries(m, "default", "windows");
+  CHECK(default_entry[0].wheel == "sageattention-2.2.0-280.129-cp312-cp312-win_amd64.whl");
+  CHECK(ids(entries(m, "python310", "linux"))[0] == "linux-sage2-pytorch26-cu126-python310");
+}
+
+TEST_CASE("the machines' profiles", "[expand]") {
+  const Matrix& m = repository_matrix();
+  const auto native = entries(m, "native-cu130", "all");
+  REQUIRE(native.size() == 4);
+  for (const auto& e : native) {
+    CHECK(e.cuda.str() == "13.0");
+    CHECK(e.torch.str() == "2.11.0");
+    CHECK(e.platform == "linux");
+  }
+  const auto gpu = entries(m, "gpu-h100", "linux");
+  REQUIRE(gpu.size() == 1);
+  CHECK(gpu[0].python.str() == "3.12");
+  CHECK(gpu[0].arch_list() == "9.0a");
+  CHECK(gpu[0].build_tag == "2110.130");
+}
+
+TEST_CASE("latest keeps the newest value among entries equal on the other axes", "[expand]") {
+  const Matrix m = load(testing::testdata_dir() / "small.yaml");
+  // all: linux+windows x (2.6.0/12.6/{3.9,3.10}, 2.7.0/{12.6,12.8}/{3.10,3.11}) = 2 x 6
+  CHECK(entries(m, "all", "all").size() == 12);
+  // newest: latest python, then latest cuda -> 2.6.0/12.6/3.10 and 2.7.0/12.8/3.11 per platform
+  const auto newest = entries(m, "newest", "linux");
+  REQUIRE(newest.size() == 2);
+  CHECK(newest[0].id == "linux-pytorch26-cu126-python310");
+  CHECK(newest[1].id == "linux-pytorch27-cu128-python311");
+}
+
+TEST_CASE("argument errors name the choices", "[expand]") {
+  const Matrix& m = repository_matrix();
+  auto unknown = expand_profile(m, "stabel", {"2.2.0", "all"});
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().message.starts_with("unknown profile 'stabel' (did you mean 'stable'?)"));
+  auto platform = expand_profile(m, "stable", {"2.2.0", "linx"});
+  REQUIRE_FALSE(platform);
+  CHECK(platform.error().message ==
+        "unknown platform 'linx' (did you mean 'linux'?); choose one of: linux, windows, all");
+  auto empty = expand_profile(m, "gpu-h100", {"2.2.0", "windows"});
+  REQUIRE_FALSE(empty);
+  CHECK(empty.error().message == "profile 'gpu-h100' has no entries for platform 'windows'");
+}
+
+TEST_CASE("entry id templates are checked", "[expand]") {
+  CHECK_FALSE(check_entry_id_template("{platform}-{torch_major}"));
+  CHECK(check_entry_id_template("{platfrom}")->starts_with("package.entry_id is not a valid"));
+  CHECK(check_entry_id_template("{torch}")->starts_with("package.entry_id gives ids like '2.8.0'"));
+  CHECK(check_entry_id_template("{"));
+}
+
+}  // namespace
+}  // namespace sagebuild::matrix

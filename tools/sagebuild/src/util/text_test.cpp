@@ -1,0 +1,32 @@
+#include "util/text.h"
+
+#include <catch2/catch.hpp>
+
+namespace sagebuild::text {
+namespace {
+
+TEST_CASE("edit distance counts transpositions as one edit", "[text]") {
+  CHECK(edit_distance("pyton", "python") == 1);
+  CHECK(edit_distance("stabel", "stable") == 1);
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(edit_distance("same", "same") == 0);
+}
+
+TEST_CASE("suggestions only for likely typos", "[text]") {
+  const std::vector<std::string> keys = {"python", "torch", "cuda", "platform"};
+  CHECK(did_you_mean("pyton", keys) == " (did you mean 'python'?)");
+  CHECK(did_you_mean("tourch", keys) == " (did you mean 'torch'?)");
+  CHECK(did_you_mean("zzz", keys).empty());
+  CHECK(did_you_mean("python", keys).empty());  // an exact match is not a typo
+}
+
+TEST_CASE("split, join, trim, quoted_list", "[text]") {
+  CHECK(split("a;b;;c", ';') == std::vector<std::string>{"a", "b", "", "c"});
+  const std::vector<std::string> parts = {"a", "b"};
+  CHECK(join(parts, ", ") == "a, b");
+  CHECK(trim("  x \t\n") == "x");
+  CHECK(quoted_list(parts) == "'a', 'b'");
+}
+
+}  // namespace
+}  // namespace sagebuild::text
