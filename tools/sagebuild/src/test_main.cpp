@@ -27,12 +27,10 @@ std::string compare_golden(const std::filesystem::path& golden, const std::strin
     return golden.string() + " does not exist (run with SAGEBUILD_UPDATE_GOLDEN=1 to create it)";
   }
   const std::string expected = read_text(golden);
-  if (expected == actual)
-    return "";
+  if (expected == actual) return "";
   std::size_t line = 1, i = 0;
   while (i < expected.size() && i < actual.size() && expected[i] == actual[i]) {
-    if (expected[i] == '\n')
-      ++line;
+    if (expected[i] == '\n') ++line;
     ++i;
   }
   return golden.string() + " differs from the output at line " + std::to_string(line) +

@@ -14,11 +14,9 @@ nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
   for (const BakeGroup& group : groups) {
     nlohmann::ordered_json names = nlohmann::ordered_json::array();
     for (const matrix::Entry& e : group.entries) {
-      if (e.docker_platform.empty())
-        continue;
+      if (e.docker_platform.empty()) continue;
       names.push_back(e.id);
-      if (!written.insert(e.id).second)
-        continue;
+      if (!written.insert(e.id).second) continue;
       nlohmann::ordered_json target;
       target["context"] = options.context;
       target["dockerfile"] = options.dockerfile;

@@ -67,8 +67,7 @@ class Commands {
                                     ? relative.string()
                                     : path.string();
     auto text = fs::read_file(path);
-    if (!text)
-      throw CommandError{kConfigError, text.error().message};
+    if (!text) throw CommandError{kConfigError, text.error().message};
 
     matrix::LoadResult result = matrix::load_matrix(*text, display);
     if (!result.matrix) {
@@ -92,8 +91,7 @@ class Commands {
   std::vector<matrix::Entry> expand(const LoadedMatrix& m, const std::string& profile,
                                     const std::string& platform) const {
     auto entries = matrix::expand_profile(m.matrix, profile, {m.package_version, platform});
-    if (!entries)
-      throw CommandError{kUsageError, entries.error().message};
+    if (!entries) throw CommandError{kUsageError, entries.error().message};
     return std::move(*entries);
   }
 
@@ -124,8 +122,7 @@ class Commands {
       for (const auto& [name, value] : {std::pair<std::string, std::string>{"matrix", doc.dump()},
                                         {"count", std::to_string(entries.size())}}) {
         auto written = github::set_output(name, value);
-        if (!written)
-          throw CommandError{kUsageError, written.error().message};
+        if (!written) throw CommandError{kUsageError, written.error().message};
       }
       out_ << fmt::format("sagebuild: wrote matrix ({} entr{}) and count to $GITHUB_OUTPUT\n",
                           entries.size(), entries.size() == 1 ? "y" : "ies");
@@ -142,8 +139,7 @@ class Commands {
         profile.empty() ? m.matrix.profile_names() : std::vector<std::string>{profile};
     for (const std::string& name : names) {
       auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, "all"});
-      if (!entries)
-        throw CommandError{kUsageError, entries.error().message};
+      if (!entries) throw CommandError{kUsageError, entries.error().message};
       groups.push_back({name, std::move(*entries)});
     }
     const nlohmann::ordered_json file = backend::make_bake_file(groups, options);
@@ -159,8 +155,7 @@ class Commands {
       out_ << text;
     } else {
       auto written = fs::write_file_atomic(output, text);
-      if (!written)
-        throw CommandError{kUsageError, written.error().message};
+      if (!written) throw CommandError{kUsageError, written.error().message};
       err_ << fmt::format("sagebuild: wrote {} ({} targets)\n", output, file["target"].size());
     }
     return kSuccess;
@@ -244,8 +239,7 @@ class Commands {
       std::string line;
       for (std::size_t c = 0; c < row.size(); ++c) {
         line += row[c];
-        if (c + 1 < row.size())
-          line += std::string(widths[c] - row[c].size() + 2, ' ');
+        if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
       }
       out_ << line << "\n";
     };
@@ -313,12 +307,9 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
     return code == 0 ? kSuccess : kUsageError;
   }
 
-  if (matrix_cmd->parsed())
-    return commands.matrix(profile, platform, format);
-  if (bake_cmd->parsed())
-    return commands.bake(profile, output, bake_options);
-  if (profiles_cmd->parsed())
-    return commands.profiles(format);
+  if (matrix_cmd->parsed()) return commands.matrix(profile, platform, format);
+  if (bake_cmd->parsed()) return commands.bake(profile, output, bake_options);
+  if (profiles_cmd->parsed()) return commands.profiles(format);
   return commands.validate();
 }
 

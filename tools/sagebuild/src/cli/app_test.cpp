@@ -60,7 +60,7 @@ TEST_CASE("matrix --format github appends to GITHUB_OUTPUT", "[cli]") {
   CHECK(outputs->at("count") == "6");
 }
 
-TEST_CASE("--format github outside Actions says what to do", "[cli]") {
+TEST_CASE("the github format outside Actions says what to do", "[cli]") {
   ::unsetenv("GITHUB_OUTPUT");
   const Run r = sagebuild({"matrix", "--profile", "stable", "--format", "github"});
   CHECK(r.code == kUsageError);

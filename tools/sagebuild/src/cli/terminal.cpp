@@ -71,8 +71,7 @@ std::string error_annotation(std::string_view file, int line, int column,
   std::string properties = "file=" + escape_property(file);
   if (line > 0) {
     properties += fmt::format(",line={}", line);
-    if (column > 0)
-      properties += fmt::format(",col={}", column);
+    if (column > 0) properties += fmt::format(",col={}", column);
   }
   return fmt::format("::error {}::{}", properties, escape_data(message));
 }

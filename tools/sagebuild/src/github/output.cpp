@@ -42,8 +42,7 @@ Expected<Ok> set_output(std::string_view name, std::string_view value) {
         "(use --format json elsewhere)"};
   }
   auto text = format_output(name, value);
-  if (!text)
-    return text.error();
+  if (!text) return text.error();
   return fs::append_file(path, *text);
 }
 
@@ -51,21 +50,17 @@ Expected<std::map<std::string, std::string>> parse_output_file(std::string_view 
   std::map<std::string, std::string> outputs;
   std::size_t pos = 0;
   auto next_line = [&](std::string_view& line) {
-    if (pos >= content.size())
-      return false;
+    if (pos >= content.size()) return false;
     std::size_t end = content.find('\n', pos);
-    if (end == std::string_view::npos)
-      end = content.size();
+    if (end == std::string_view::npos) end = content.size();
     line = content.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r')
-      line.remove_suffix(1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     pos = end + 1;
     return true;
   };
   std::string_view line;
   while (next_line(line)) {
-    if (line.empty())
-      continue;
+    if (line.empty()) continue;
     const std::size_t heredoc = line.find("<<");
     const std::size_t equals = line.find('=');
     if (equals != std::string_view::npos &&
@@ -86,8 +81,7 @@ Expected<std::map<std::string, std::string>> parse_output_file(std::string_view 
         closed = true;
         break;
       }
-      if (!first)
-        value += '\n';
+      if (!first) value += '\n';
       value += line;
       first = false;
     }

@@ -55,12 +55,9 @@ std::string describe(const Combination& c) {
 
 // The entry_id fields that would separate two combinations whose ids clash.
 std::string distinguishing_fields(const Combination& a, const Combination& b) {
-  if (a.platform != b.platform)
-    return "{platform}";
-  if (a.torch != b.torch)
-    return "{torch_patch}";
-  if (a.cuda != b.cuda)
-    return "{cuda_major}{cuda_minor}";
+  if (a.platform != b.platform) return "{platform}";
+  if (a.torch != b.torch) return "{torch_patch}";
+  if (a.cuda != b.cuda) return "{cuda_major}{cuda_minor}";
   return "{python_major}{python_minor}";
 }
 
@@ -69,8 +66,7 @@ bool matches(const Selector& selector, const Combination& c) {
     const std::string value = axis_value(c, field.axis);
     const bool any = std::any_of(field.patterns.begin(), field.patterns.end(),
                                  [&](const auto& p) { return glob::matches(p.value, value); });
-    if (!any)
-      return false;
+    if (!any) return false;
   }
   return true;
 }
@@ -116,8 +112,7 @@ class Selector_ {
       for (const TorchRelease& torch : m.torch) {
         for (const auto& cuda : torch.cuda) {
           const CudaToolkit* toolkit = m.find_cuda(cuda.value);
-          if (!toolkit)
-            continue;  // reported by the loader
+          if (!toolkit) continue;  // reported by the loader
           for (const auto& python : torch.python) {
             universe_.push_back({p, &m.platforms[p], &torch, toolkit, python.value});
           }
@@ -173,8 +168,7 @@ class Selector_ {
         keep = std::any_of(profile.platforms.begin(), profile.platforms.end(),
                            [&](const auto& p) { return p.value == c.platform->name; });
       }
-      if (keep)
-        kept.push_back(c);
+      if (keep) kept.push_back(c);
     }
     if (diagnostics && profile.include) {
       for (const Selector& rule : *profile.include) {
@@ -195,8 +189,7 @@ class Selector_ {
     auto group_key = [axis](const Combination& c) {
       std::vector<std::string> key;
       for (Axis other : {Axis::platform, Axis::torch, Axis::cuda, Axis::python}) {
-        if (other != axis)
-          key.push_back(axis_value(c, other));
+        if (other != axis) key.push_back(axis_value(c, other));
       }
       return key;
     };
@@ -216,13 +209,11 @@ class Selector_ {
     std::map<std::vector<std::string>, Combination> best;
     for (const Combination& c : in) {
       auto [it, inserted] = best.emplace(group_key(c), c);
-      if (!inserted && newer(c, it->second))
-        it->second = c;
+      if (!inserted && newer(c, it->second)) it->second = c;
     }
     std::vector<Combination> out;
     for (const Combination& c : in) {
-      if (same_combination(best.at(group_key(c)), c))
-        out.push_back(c);
+      if (same_combination(best.at(group_key(c)), c)) out.push_back(c);
     }
     return out;
   }
@@ -240,8 +231,7 @@ class Selector_ {
     }
     auto patterns_of = [&](Axis axis) -> const Selector::Field* {
       for (const auto& f : rule.fields) {
-        if (f.axis == axis)
-          return &f;
+        if (f.axis == axis) return &f;
       }
       return nullptr;
     };
@@ -251,8 +241,7 @@ class Selector_ {
     };
     std::vector<std::string> reasons;
     for (const TorchRelease& torch : m_.torch) {
-      if (!any_match(patterns_of(Axis::torch), torch.version.str()))
-        continue;
+      if (!any_match(patterns_of(Axis::torch), torch.version.str())) continue;
       std::vector<std::string> cudas, pythons;
       for (const auto& c : torch.cuda)
         cudas.push_back(c.value.str());
@@ -274,8 +263,7 @@ class Selector_ {
     }
     std::string message =
         fmt::format("this rule of profile '{}' matches no valid combination", profile.name);
-    if (!reasons.empty())
-      message += ": " + text::join(reasons, "; ");
+    if (!reasons.empty()) message += ": " + text::join(reasons, "; ");
     return message;
   }
 
@@ -287,8 +275,7 @@ std::vector<std::string> known_values(const Matrix& m, Axis axis) {
   std::set<std::string> seen;
   std::vector<std::string> out;
   auto add = [&](const std::string& v) {
-    if (seen.insert(v).second)
-      out.push_back(v);
+    if (seen.insert(v).second) out.push_back(v);
   };
   switch (axis) {
     case Axis::torch:
@@ -318,8 +305,7 @@ std::vector<std::string> known_values(const Matrix& m, Axis axis) {
 std::string suggest_value(const std::string& pattern, const std::vector<std::string>& known) {
   std::vector<std::string> series;
   for (const auto& v : known) {
-    if (v.starts_with(pattern + "."))
-      series.push_back(v);
+    if (v.starts_with(pattern + ".")) series.push_back(v);
   }
   if (series.size() == 1) {
     return fmt::format(" (did you mean '{}', or '{}.*' for every {} release?)", series[0], pattern,
@@ -355,13 +341,10 @@ std::vector<std::string> find_cycle(const Matrix& m, const Profile& profile) {
   std::function<bool(const Profile&)> walk = [&](const Profile& current) {
     for (const auto& name : current.from) {
       const Profile* next = m.find_profile(name.value);
-      if (!next)
-        continue;
+      if (!next) continue;
       path.push_back(next->name);
-      if (next->name == profile.name)
-        return true;
-      if (visited.insert(next->name).second && walk(*next))
-        return true;
+      if (next->name == profile.name) return true;
+      if (visited.insert(next->name).second && walk(*next)) return true;
       path.pop_back();
     }
     return false;
@@ -428,8 +411,7 @@ std::vector<std::string> resolve_archs(const Matrix& m, const CudaToolkit& toolk
   } else {
     for (const auto& a : m.default_archs) {
       const ArchSpec* spec = m.find_arch(a.value);
-      if (spec && spec->cuda.allows(toolkit.version))
-        out.push_back(a.value);
+      if (spec && spec->cuda.allows(toolkit.version)) out.push_back(a.value);
     }
   }
   return out;
@@ -447,8 +429,7 @@ Diagnostics validate_profiles(const Matrix& m) {
   // is not checked further, since its own findings would only echo them.
   std::map<std::string, bool> healthy;
   std::function<bool(const Profile&)> check = [&](const Profile& profile) -> bool {
-    if (auto it = healthy.find(profile.name); it != healthy.end())
-      return it->second;
+    if (auto it = healthy.find(profile.name); it != healthy.end()) return it->second;
     healthy[profile.name] = false;  // provisional: a cycle back here reads "not healthy"
     const std::size_t before = out.size();
     if (profile.include) {
@@ -468,12 +449,14 @@ Diagnostics validate_profiles(const Matrix& m) {
       const Profile* parent = m.find_profile(name.value);
       bases_healthy = parent && check(*parent) && bases_healthy;
     }
-    if (out.size() != before || !bases_healthy)
-      return false;
+    // Unknown platforms are reported by the loader; an empty selection would only echo them.
+    const bool platforms_known =
+        std::all_of(profile.platforms.begin(), profile.platforms.end(),
+                    [&](const auto& p) { return m.find_platform(p.value) != nullptr; });
+    if (out.size() != before || !bases_healthy || !platforms_known) return false;
 
     const std::vector<Combination> selected = selector.select(profile, &out);
-    if (out.size() != before)
-      return false;  // the rules' reasons are already reported
+    if (out.size() != before) return false;  // the rules' reasons are already reported
     if (selected.empty()) {
       out.push_back({"", profile.location,
                      fmt::format("profile '{}' selects no build entries", profile.name),
@@ -493,8 +476,7 @@ Diagnostics validate_profiles(const Matrix& m) {
           }
         }
       }
-      if (check_entry_id_template(m.package.entry_id_template))
-        continue;  // reported already
+      if (check_entry_id_template(m.package.entry_id_template)) continue;  // reported already
       const std::string id = render_id(m, c);
       auto [it, inserted] = ids.emplace(id, Owner{c, profile.name});
       if (!inserted && !same_combination(it->second.combination, c)) {
@@ -539,8 +521,7 @@ Expected<std::vector<Entry>> expand_profile(const Matrix& m, std::string_view pr
   if (!all && !is_os && !m.find_platform(options.platform)) {
     std::vector<std::string> choices = m.platform_names();
     for (const char* os : {"linux", "windows", "all"}) {
-      if (std::find(choices.begin(), choices.end(), os) == choices.end())
-        choices.push_back(os);
+      if (std::find(choices.begin(), choices.end(), os) == choices.end()) choices.push_back(os);
     }
     return Error{fmt::format("unknown platform '{}'{}; choose one of: {}", options.platform,
                              text::did_you_mean(options.platform, choices),

@@ -43,14 +43,10 @@ const char* kind_name(const YAML::Node& node) {
 }
 
 std::optional<Axis> parse_axis(std::string_view name) {
-  if (name == "torch")
-    return Axis::torch;
-  if (name == "cuda")
-    return Axis::cuda;
-  if (name == "python")
-    return Axis::python;
-  if (name == "platform")
-    return Axis::platform;
+  if (name == "torch") return Axis::torch;
+  if (name == "cuda") return Axis::cuda;
+  if (name == "python") return Axis::python;
+  if (name == "platform") return Axis::platform;
   return std::nullopt;
 }
 
@@ -65,8 +61,7 @@ struct Fields {
   SourceLocation location;  // of the mapping itself
   const Field* get(std::string_view key) const {
     for (const Field& f : items) {
-      if (f.key == key)
-        return &f;
+      if (f.key == key) return &f;
     }
     return nullptr;
   }
@@ -80,8 +75,7 @@ class Reader {
 
   SourceLocation where(const YAML::Node& node) const {
     const YAML::Mark mark = node.Mark();
-    if (mark.is_null())
-      return {};
+    if (mark.is_null()) return {};
     int length = 1;
     if (node.IsScalar()) {
       // yaml-cpp tags quoted scalars "!": underline the quotes too.
@@ -129,8 +123,7 @@ class Reader {
             where(key),
             fmt::format("unknown key '{}' in {}{}", name, what, text::did_you_mean(name, allowed)),
             "allowed keys: " + text::join(allowed, ", "));
-        if (auto meant = text::closest_match(name, allowed))
-          misspelt.insert(*meant);
+        if (auto meant = text::closest_match(name, allowed)) misspelt.insert(*meant);
         continue;
       }
       if (const Field* first = result.get(name)) {
@@ -142,8 +135,7 @@ class Reader {
       result.items.push_back({name, key, it->second});
     }
     for (const std::string& name : required) {
-      if (result.get(name))
-        continue;
+      if (result.get(name)) continue;
       if (misspelt.count(name)) {
         model_complete_ = false;  // already reported as the misspelling it probably is
         continue;
@@ -208,8 +200,7 @@ class Reader {
       }
       out.push_back({item.Scalar(), where(item)});
     }
-    if (!ok)
-      return std::nullopt;
+    if (!ok) return std::nullopt;
     return out;
   }
 
@@ -240,26 +231,17 @@ class Loader {
       return;
     }
     auto top = r_.fields(root, "the top level", kTopKeys, kTopRequired);
-    if (!top)
-      return;
-    if (const Field* f = top->get("schema"))
-      read_schema(*f, m);
-    if (const Field* f = top->get("package"))
-      read_package(f->value, m.package);
-    if (const Field* f = top->get("architectures"))
-      read_architectures(f->value, m);
+    if (!top) return;
+    if (const Field* f = top->get("schema")) read_schema(*f, m);
+    if (const Field* f = top->get("package")) read_package(f->value, m.package);
+    if (const Field* f = top->get("architectures")) read_architectures(f->value, m);
     if (const Field* f = top->get("default_archs")) {
-      if (auto list = r_.scalars(f->value, "default_archs"))
-        m.default_archs = *list;
+      if (auto list = r_.scalars(f->value, "default_archs")) m.default_archs = *list;
     }
-    if (const Field* f = top->get("cuda"))
-      read_cuda(f->value, m);
-    if (const Field* f = top->get("torch"))
-      read_torch(f->value, m);
-    if (const Field* f = top->get("platforms"))
-      read_platforms(f->value, m);
-    if (const Field* f = top->get("profiles"))
-      read_profiles(f->value, m);
+    if (const Field* f = top->get("cuda")) read_cuda(f->value, m);
+    if (const Field* f = top->get("torch")) read_torch(f->value, m);
+    if (const Field* f = top->get("platforms")) read_platforms(f->value, m);
+    if (const Field* f = top->get("profiles")) read_profiles(f->value, m);
   }
 
   Reader& reader() { return r_; }
@@ -267,8 +249,7 @@ class Loader {
  private:
   void read_schema(const Field& f, Matrix& m) {
     auto value = r_.scalar(f.value, "schema");
-    if (!value)
-      return;
+    if (!value) return;
     if (*value != "1") {
       r_.error(r_.where(f.value),
                fmt::format("unsupported schema '{}'; this sagebuild reads schema 1", *value));
@@ -279,8 +260,7 @@ class Loader {
 
   void read_package(const YAML::Node& node, PackageSpec& p) {
     auto f = r_.fields(node, "package", kPackageKeys, {"name", "version", "source_dir"});
-    if (!f)
-      return;
+    if (!f) return;
     if (const Field* x = f->get("name")) {
       if (auto v = r_.scalar(x->value, "package.name")) {
         static const std::regex kName("^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$");
@@ -339,8 +319,7 @@ class Loader {
 
   void read_architectures(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "architectures");
-    if (!items)
-      return;
+    if (!items) return;
     static const std::regex kArch("^[0-9]+\\.[0-9]+[af]?$");
     for (const Field& item : items->items) {
       if (!std::regex_match(item.key, kArch)) {
@@ -351,8 +330,7 @@ class Loader {
       }
       auto text =
           r_.scalar(item.value, fmt::format("the CUDA constraint of architecture '{}'", item.key));
-      if (!text)
-        continue;
+      if (!text) continue;
       auto constraint = VersionConstraint::parse(*text);
       if (!constraint) {
         r_.error(r_.where(item.value),
@@ -367,12 +345,10 @@ class Loader {
 
   void read_cuda(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "cuda");
-    if (!items)
-      return;
+    if (!items) return;
     for (const Field& item : items->items) {
       auto version = r_.version(item.key, r_.where(item.key_node), "CUDA version");
-      if (!version)
-        continue;
+      if (!version) continue;
       if (version->size() != 2) {
         r_.error(
             r_.where(item.key_node),
@@ -381,8 +357,7 @@ class Loader {
       }
       CudaToolkit toolkit{*version, item.key, std::nullopt, r_.where(item.key_node)};
       auto f = r_.fields(item.value, fmt::format("cuda '{}'", item.key), kCudaKeys, {"version"});
-      if (!f)
-        continue;
+      if (!f) continue;
       if (const Field* x = f->get("version")) {
         if (auto full = r_.scalar(x->value, "the full CUDA version")) {
           auto parsed = r_.version(*full, r_.where(x->value), "CUDA version");
@@ -403,12 +378,10 @@ class Loader {
 
   void read_torch(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "torch");
-    if (!items)
-      return;
+    if (!items) return;
     for (const Field& item : items->items) {
       auto version = r_.version(item.key, r_.where(item.key_node), "torch version");
-      if (!version)
-        continue;
+      if (!version) continue;
       if (version->size() != 3) {
         r_.error(r_.where(item.key_node),
                  fmt::format("torch releases are named by major.minor.patch ('2.8.0'), not '{}'",
@@ -417,8 +390,7 @@ class Loader {
       }
       TorchRelease release{*version, {}, {}, r_.where(item.key_node)};
       auto f = r_.fields(item.value, fmt::format("torch '{}'", item.key), kTorchKeys, kTorchKeys);
-      if (!f)
-        continue;
+      if (!f) continue;
       if (const Field* x = f->get("cuda")) {
         if (auto list = r_.scalars(x->value, "cuda")) {
           for (const auto& v : *list) {
@@ -437,8 +409,7 @@ class Loader {
                        fmt::format("Python versions are major.minor ('3.12'), not '{}'", v.value));
               continue;
             }
-            if (parsed)
-              release.python.push_back({*parsed, v.location});
+            if (parsed) release.python.push_back({*parsed, v.location});
           }
         }
       }
@@ -448,8 +419,7 @@ class Loader {
 
   void read_platforms(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "platforms");
-    if (!items)
-      return;
+    if (!items) return;
     static const std::regex kName("^[a-z0-9]+$");
     static const std::regex kTag("^[a-z0-9_]+$");
     for (const Field& item : items->items) {
@@ -462,8 +432,7 @@ class Loader {
       Platform platform{item.key, "", "", "", "", r_.where(item.key_node)};
       auto f = r_.fields(item.value, fmt::format("platform '{}'", item.key), kPlatformKeys,
                          kPlatformRequired);
-      if (!f)
-        continue;
+      if (!f) continue;
       if (const Field* x = f->get("tag")) {
         platform.tag = r_.scalar(x->value, "the platform tag").value_or("");
         if (!platform.tag.empty() && !std::regex_match(platform.tag, kTag)) {
@@ -501,8 +470,7 @@ class Loader {
     }
     for (const YAML::Node& rule : node) {
       auto f = r_.fields(rule, fmt::format("a rule of {}", what), kAxisNames);
-      if (!f)
-        continue;
+      if (!f) continue;
       Selector selector;
       selector.location = f->location;
       for (const Field& field : f->items) {
@@ -520,8 +488,7 @@ class Loader {
 
   void read_profiles(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "profiles");
-    if (!items)
-      return;
+    if (!items) return;
     static const std::regex kName("^[A-Za-z0-9][A-Za-z0-9._-]*$");
     for (const Field& item : items->items) {
       Profile profile;
@@ -535,8 +502,7 @@ class Loader {
       }
       const std::string what = fmt::format("profile '{}'", item.key);
       auto f = r_.fields(item.value, what, kProfileKeys);
-      if (!f)
-        continue;
+      if (!f) continue;
       if (const Field* x = f->get("description")) {
         profile.description = r_.scalar(x->value, "description").value_or("");
       }

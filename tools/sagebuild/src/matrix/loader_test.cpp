@@ -43,8 +43,7 @@ TEST_CASE("the small test matrix loads", "[loader]") {
 TEST_CASE("bad matrix files give located errors with the exact expected text", "[loader]") {
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(testing::testdata_dir() / "bad")) {
-    if (entry.path().extension() == ".yaml")
-      files.push_back(entry.path());
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   REQUIRE(files.size() >= 12);

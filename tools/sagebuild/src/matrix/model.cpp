@@ -18,16 +18,14 @@ const char* axis_name(Axis axis) {
 
 const Profile* Matrix::find_profile(std::string_view name) const {
   for (const Profile& p : profiles) {
-    if (p.name == name)
-      return &p;
+    if (p.name == name) return &p;
   }
   return nullptr;
 }
 
 const CudaToolkit* Matrix::find_cuda(const Version& version) const {
   for (const CudaToolkit& t : cuda) {
-    if (t.version == version)
-      return &t;
+    if (t.version == version) return &t;
   }
   return nullptr;
 }
@@ -37,16 +35,14 @@ const ArchSpec* Matrix::find_arch(std::string_view name) const {
     name.remove_suffix(4);
   }
   for (const ArchSpec& a : architectures) {
-    if (a.name == name)
-      return &a;
+    if (a.name == name) return &a;
   }
   return nullptr;
 }
 
 const Platform* Matrix::find_platform(std::string_view name) const {
   for (const Platform& p : platforms) {
-    if (p.name == name)
-      return &p;
+    if (p.name == name) return &p;
   }
   return nullptr;
 }
