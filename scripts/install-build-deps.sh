@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building and testing sagebuild needs, from Debian's packages. Idempotent: packages
+# already installed are left alone, and apt is not touched at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config clang-format
+  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev catch2
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-build-deps: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "install-build-deps: all ${#packages[@]} packages present"
+fi
