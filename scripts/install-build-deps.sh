@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
-  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev catch2
+  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev catch2 libssl-dev libdeflate-dev
 )
 
 missing=()

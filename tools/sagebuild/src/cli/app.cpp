@@ -22,6 +22,7 @@
 #include "matrix/package_version.h"
 #include "util/fs.h"
 #include "util/text.h"
+#include "wheel/verify.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -86,6 +87,101 @@ class Commands {
     }
     loaded.package_version = *version;
     return loaded;
+  }
+
+  // The matrix when one is given or found; verify-wheel works without one.
+  std::optional<LoadedMatrix> load_if_present() const {
+    if (matrix_option.empty() && fs::find_upwards(stdfs::current_path(), "matrix.yaml").empty()) {
+      return std::nullopt;
+    }
+    return load();
+  }
+
+  int verify_wheel(const std::vector<std::string>& files, wheel::VerifyOptions options,
+                   const std::string& expect_profile, const std::string& expect_entry, bool json) {
+    for (const std::string& key : options.select)
+      check_known_check(key);
+    for (const std::string& key : options.ignore)
+      check_known_check(key);
+    const std::optional<LoadedMatrix> m = load_if_present();
+    if (!m && (!expect_profile.empty() || !expect_entry.empty())) {
+      throw CommandError{kUsageError,
+                         "--expect-profile and --expect-entry need matrix.yaml "
+                         "(run in the repository or pass --matrix)"};
+    }
+    if (m) {
+      wheel::KnownVersions known;
+      for (const auto& t : m->matrix.torch)
+        known.torch.push_back(t.version);
+      for (const auto& c : m->matrix.cuda)
+        known.cuda.push_back(c.version);
+      options.known = known;
+      std::set<std::string> seen;
+      for (const auto& profile : m->matrix.profiles) {
+        for (const auto& e : expand(*m, profile.name, "all")) {
+          if (seen.insert(e.id).second) options.known_entries.push_back(to_expected(e));
+        }
+      }
+      if (!expect_profile.empty()) {
+        options.expected.emplace();
+        for (const auto& e : expand(*m, expect_profile, "all"))
+          options.expected->push_back(to_expected(e));
+      }
+      if (!expect_entry.empty()) {
+        auto it = std::find_if(options.known_entries.begin(), options.known_entries.end(),
+                               [&](const auto& e) { return e.id == expect_entry; });
+        if (it == options.known_entries.end()) {
+          std::vector<std::string> ids;
+          for (const auto& e : options.known_entries)
+            ids.push_back(e.id);
+          throw CommandError{kUsageError, fmt::format("unknown entry '{}'{}", expect_entry,
+                                                      text::did_you_mean(expect_entry, ids))};
+        }
+        options.expected = std::vector<wheel::ExpectedBuild>{*it};
+      }
+    }
+    for (const std::string& file : files) {
+      std::error_code ec;
+      if (!stdfs::is_regular_file(file, ec)) {
+        throw CommandError{kUsageError, fmt::format("'{}' is not a file", file)};
+      }
+    }
+    nlohmann::ordered_json reports = nlohmann::ordered_json::array();
+    std::size_t failed = 0;
+    const bool annotate = running_in_github_actions();
+    for (const std::string& file : files) {
+      const wheel::WheelReport report = wheel::verify_wheel(file, options);
+      if (!report.ok()) ++failed;
+      if (json) {
+        reports.push_back(wheel::report_to_json(report));
+        continue;
+      }
+      out_ << wheel::format_report(report);
+      if (annotate) {
+        for (const auto& f : report.findings) {
+          out_ << error_annotation(file, 0, 0,
+                                   fmt::format("{} {}{}", f.check,
+                                               f.where.empty() ? "" : f.where + ": ", f.message))
+               << "\n";
+        }
+      }
+    }
+    if (json) out_ << reports.dump(2) << "\n";
+    if (failed) {
+      err_ << fmt::format("sagebuild: {} of {} wheel{} failed verification\n", failed, files.size(),
+                          files.size() == 1 ? "" : "s");
+      return kVerificationFailure;
+    }
+    return kSuccess;
+  }
+
+  int list_checks() {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& c : wheel::check_catalog()) {
+      rows.push_back({std::string(c.id), std::string(c.name), std::string(c.summary)});
+    }
+    print_table({"ID", "NAME", "CHECKS THAT"}, rows);
+    return kSuccess;
   }
 
   std::vector<matrix::Entry> expand(const LoadedMatrix& m, const std::string& profile,
@@ -204,6 +300,21 @@ class Commands {
   }
 
  private:
+  static void check_known_check(const std::string& key) {
+    for (const auto& c : wheel::check_catalog()) {
+      if (std::string_view(c.id).starts_with(key) || c.name == key) return;
+    }
+    std::vector<std::string> names;
+    for (const auto& c : wheel::check_catalog())
+      names.emplace_back(c.name);
+    throw CommandError{kUsageError, fmt::format("unknown check '{}'{}; see --list-checks", key,
+                                                text::did_you_mean(key, names))};
+  }
+
+  static wheel::ExpectedBuild to_expected(const matrix::Entry& e) {
+    return {e.id, e.wheel, e.torch, e.cuda, e.python, e.platform_tag, e.archs};
+  }
+
   void report_diagnostics(const Diagnostics& diagnostics, std::string_view source) const {
     const bool annotate = running_in_github_actions();
     for (const Diagnostic& d : diagnostics) {
@@ -300,6 +411,26 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
 
   app.add_subcommand("validate", "Check matrix.yaml and report every problem");
 
+  std::vector<std::string> wheels;
+  wheel::VerifyOptions verify_options;
+  std::string expect_profile, expect_entry;
+  bool json = false, list = false;
+  CLI::App* verify_cmd = app.add_subcommand(
+      "verify-wheel", "Check wheels before publishing: name, archive, RECORD, metadata, binaries");
+  verify_cmd->add_option("wheels", wheels, "wheel files")->check(CLI::ExistingFile);
+  verify_cmd
+      ->add_option("--select", verify_options.select,
+                   "run only these checks (ids, names or id prefixes like R)")
+      ->delimiter(',');
+  verify_cmd->add_option("--ignore", verify_options.ignore, "skip these checks")->delimiter(',');
+  verify_cmd->add_option("--expect-profile", expect_profile,
+                         "each wheel must be one of this profile's entries");
+  verify_cmd->add_option("--expect-entry", expect_entry, "the wheel must be this matrix entry");
+  verify_cmd->add_flag("--json", json, "print a JSON report");
+  verify_cmd->add_option("--threads", verify_options.threads,
+                         "reader threads (default: all cores)");
+  verify_cmd->add_flag("--list-checks", list, "list the checks and exit");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -310,6 +441,12 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   if (matrix_cmd->parsed()) return commands.matrix(profile, platform, format);
   if (bake_cmd->parsed()) return commands.bake(profile, output, bake_options);
   if (profiles_cmd->parsed()) return commands.profiles(format);
+  if (verify_cmd->parsed()) {
+    if (list) return commands.list_checks();
+    if (wheels.empty())
+      throw CommandError{kUsageError, "verify-wheel needs at least one wheel file"};
+    return commands.verify_wheel(wheels, verify_options, expect_profile, expect_entry, json);
+  }
   return commands.validate();
 }
 

@@ -423,6 +423,7 @@ Diagnostics validate_profiles(const Matrix& m) {
   struct Owner {
     Combination combination;
     std::string profile;
+    std::vector<std::string> archs;
   };
   std::map<std::string, Owner> ids;
   // A profile is checked after the profiles it builds on; one whose base already has problems
@@ -478,8 +479,18 @@ Diagnostics validate_profiles(const Matrix& m) {
       }
       if (check_entry_id_template(m.package.entry_id_template)) continue;  // reported already
       const std::string id = render_id(m, c);
-      auto [it, inserted] = ids.emplace(id, Owner{c, profile.name});
-      if (!inserted && !same_combination(it->second.combination, c)) {
+      const std::vector<std::string> archs = resolve_archs(m, *c.cuda, &profile);
+      auto [it, inserted] = ids.emplace(id, Owner{c, profile.name, archs});
+      if (!inserted && same_combination(it->second.combination, c) && it->second.archs != archs) {
+        out.push_back({"", profile.archs ? profile.archs->front().location : profile.location,
+                       fmt::format("entry '{}' is built for {} in profile '{}' but for {} in "
+                                   "profile '{}'; an id must name one build",
+                                   id, text::join(it->second.archs, ";"), it->second.profile,
+                                   text::join(archs, ";"), profile.name),
+                       "give both profiles the same archs, or tell the entries apart in "
+                       "package.entry_id"});
+        it->second = Owner{c, profile.name, archs};
+      } else if (!inserted && !same_combination(it->second.combination, c)) {
         out.push_back({"", m.package.entry_id_location,
                        fmt::format("entry id '{}' names two different builds: {} (profile '{}') "
                                    "and {} (profile '{}')",
@@ -487,7 +498,7 @@ Diagnostics validate_profiles(const Matrix& m) {
                                    describe(c), profile.name),
                        "make package.entry_id tell them apart, e.g. add " +
                            distinguishing_fields(it->second.combination, c)});
-        it->second = Owner{c, profile.name};  // report each clash once
+        it->second = Owner{c, profile.name, archs};  // report each clash once
       }
     }
     const bool ok = out.size() == before;

@@ -88,7 +88,7 @@ TEST_CASE("the machines' profiles", "[expand]") {
   const auto gpu = entries(m, "gpu-h100", "linux");
   REQUIRE(gpu.size() == 1);
   CHECK(gpu[0].python.str() == "3.12");
-  CHECK(gpu[0].arch_list() == "9.0a");
+  CHECK(gpu[0].arch_list() == "8.0;8.6;8.9;9.0a;12.0");
   CHECK(gpu[0].build_tag == "2110.130");
 }
 

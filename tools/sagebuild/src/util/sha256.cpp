@@ -1,0 +1,48 @@
+#include "util/sha256.h"
+
+#include <openssl/evp.h>
+#include <stdexcept>
+
+namespace sagebuild {
+
+Sha256Digest sha256(std::span<const std::uint8_t> data) {
+  Sha256Digest digest{};
+  unsigned int length = 0;
+  if (EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 ||
+      length != digest.size()) {
+    throw std::runtime_error("OpenSSL SHA-256 failed");
+  }
+  return digest;
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const std::uint8_t b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+std::string base64url_nopad(std::span<const std::uint8_t> bytes) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const std::uint32_t v = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
+    for (int shift = 18; shift >= 0; shift -= 6)
+      out += kAlphabet[(v >> shift) & 63];
+  }
+  if (const std::size_t rest = bytes.size() - i; rest > 0) {
+    std::uint32_t v = bytes[i] << 16;
+    if (rest == 2) v |= bytes[i + 1] << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    if (rest == 2) out += kAlphabet[(v >> 6) & 63];
+  }
+  return out;
+}
+
+}  // namespace sagebuild

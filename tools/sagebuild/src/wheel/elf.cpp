@@ -1,0 +1,203 @@
+#include "wheel/elf.h"
+
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace sagebuild::wheel {
+namespace {
+
+constexpr std::uint32_t kSectionDynamic = 6;
+constexpr std::uint32_t kSectionVerneed = 0x6ffffffe;
+constexpr std::int64_t kDtNeeded = 1;
+constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
+// Fat binary image flags (observed with nvcc 13.0 and cross-checked against cuobjdump).
+constexpr std::uint64_t kFatbinArchSpecific = 0x100000;  // sm_90a
+constexpr std::uint64_t kFatbinFamily = 0x200000;        // sm_100f
+
+class Bytes {
+ public:
+  explicit Bytes(std::span<const std::uint8_t> data) : data_(data) {}
+  bool in_range(std::uint64_t offset, std::uint64_t size) const {
+    return offset <= data_.size() && size <= data_.size() - offset;
+  }
+  template <typename T>
+  T get(std::uint64_t offset) const {
+    T v{};
+    if (in_range(offset, sizeof(T))) std::memcpy(&v, data_.data() + offset, sizeof(T));
+    return v;  // little-endian hosts only: checked by the caller (EI_DATA)
+  }
+  std::optional<std::string> c_string(std::uint64_t offset, std::uint64_t limit) const {
+    if (offset >= limit || limit > data_.size()) return std::nullopt;
+    const auto* start = reinterpret_cast<const char*>(data_.data() + offset);
+    const std::size_t max = static_cast<std::size_t>(limit - offset);
+    const std::size_t length = strnlen(start, max);
+    if (length == max) return std::nullopt;
+    return std::string(start, length);
+  }
+  std::span<const std::uint8_t> slice(std::uint64_t offset, std::uint64_t size) const {
+    return data_.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(size));
+  }
+  std::size_t size() const { return data_.size(); }
+
+ private:
+  std::span<const std::uint8_t> data_;
+};
+
+struct Section {
+  std::uint32_t name, type, link;
+  std::uint64_t offset, size;
+  std::string label;
+};
+
+}  // namespace
+
+std::string FatbinImage::name() const {
+  return fmt::format("{}_{}{}", kind == Kind::sass ? "sm" : "compute", arch, suffix);
+}
+
+std::optional<std::pair<int, std::string>> arch_number(std::string_view arch) {
+  if (arch.ends_with("+PTX")) arch.remove_suffix(4);
+  std::string suffix;
+  if (!arch.empty() && (arch.back() == 'a' || arch.back() == 'f')) {
+    suffix = std::string(1, arch.back());
+    arch.remove_suffix(1);
+  }
+  const std::size_t dot = arch.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 2 != arch.size()) return std::nullopt;
+  int major = 0;
+  for (const char c : arch.substr(0, dot)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    major = major * 10 + (c - '0');
+  }
+  const char minor = arch[dot + 1];
+  if (minor < '0' || minor > '9') return std::nullopt;
+  return std::pair{major * 10 + (minor - '0'), suffix};
+}
+
+Expected<std::vector<FatbinImage>> parse_fatbin(std::span<const std::uint8_t> section) {
+  const Bytes b(section);
+  std::vector<FatbinImage> images;
+  std::uint64_t pos = 0;
+  while (pos + 16 <= b.size()) {
+    if (b.get<std::uint32_t>(pos) != kFatbinMagic) {
+      // Containers are 8-byte aligned; trailing padding is zeros.
+      if (b.get<std::uint64_t>(pos) == 0) {
+        pos += 8;
+        continue;
+      }
+      return Error{fmt::format("fat binary container at offset {} has a bad magic number", pos)};
+    }
+    const std::uint16_t header_size = b.get<std::uint16_t>(pos + 6);
+    const std::uint64_t body_size = b.get<std::uint64_t>(pos + 8);
+    if (header_size < 16 || !b.in_range(pos + header_size, body_size)) {
+      return Error{fmt::format("fat binary container at offset {} overruns the section", pos)};
+    }
+    std::uint64_t entry = pos + header_size;
+    const std::uint64_t end = entry + body_size;
+    while (entry + 64 <= end) {
+      const std::uint16_t kind = b.get<std::uint16_t>(entry);
+      const std::uint32_t entry_header = b.get<std::uint32_t>(entry + 4);
+      const std::uint64_t payload = b.get<std::uint64_t>(entry + 8);
+      if (entry_header < 64 || entry_header > end - entry || payload > end - entry - entry_header) {
+        return Error{fmt::format("fat binary image at offset {} overruns its container", entry)};
+      }
+      if (kind == 1 || kind == 2) {
+        const std::uint64_t flags = b.get<std::uint64_t>(entry + 40);
+        FatbinImage image{kind == 2 ? FatbinImage::Kind::sass : FatbinImage::Kind::ptx,
+                          static_cast<int>(b.get<std::uint32_t>(entry + 28)), ""};
+        if (flags & kFatbinArchSpecific) image.suffix = "a";
+        if (flags & kFatbinFamily) image.suffix = "f";
+        images.push_back(image);
+      }
+      entry += entry_header + payload;
+    }
+    pos = end;
+  }
+  return images;
+}
+
+Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
+  const Bytes b(file);
+  if (b.size() < 64 || std::memcmp(file.data(),
+                                   "\x7f"
+                                   "ELF",
+                                   4) != 0) {
+    return Error{"not an ELF file"};
+  }
+  if (file[4] != 2 || file[5] != 1) {
+    return Error{"not a 64-bit little-endian ELF file"};
+  }
+  ElfInfo info;
+  info.machine = b.get<std::uint16_t>(0x12);
+  const std::uint64_t shoff = b.get<std::uint64_t>(0x28);
+  const std::uint16_t shentsize = b.get<std::uint16_t>(0x3A);
+  const std::uint16_t shnum = b.get<std::uint16_t>(0x3C);
+  const std::uint16_t shstrndx = b.get<std::uint16_t>(0x3E);
+  if (shnum == 0) return info;  // no section table: nothing more to read
+  if (shentsize < 64 || !b.in_range(shoff, std::uint64_t{shentsize} * shnum)) {
+    return Error{"the section header table lies outside the file"};
+  }
+  std::vector<Section> sections;
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    const std::uint64_t at = shoff + std::uint64_t{i} * shentsize;
+    Section s{b.get<std::uint32_t>(at),      b.get<std::uint32_t>(at + 4),
+              b.get<std::uint32_t>(at + 40), b.get<std::uint64_t>(at + 24),
+              b.get<std::uint64_t>(at + 32), ""};
+    if (s.type != 8 /* SHT_NOBITS */ && !b.in_range(s.offset, s.size)) {
+      return Error{fmt::format("section {} lies outside the file", i)};
+    }
+    sections.push_back(s);
+  }
+  if (shstrndx < sections.size()) {
+    const Section& names = sections[shstrndx];
+    for (Section& s : sections) {
+      s.label = b.c_string(names.offset + s.name, names.offset + names.size).value_or("");
+    }
+  }
+  auto string_at = [&](std::uint32_t table, std::uint64_t offset) -> std::optional<std::string> {
+    if (table >= sections.size()) return std::nullopt;
+    const Section& t = sections[table];
+    return b.c_string(t.offset + offset, t.offset + t.size);
+  };
+
+  for (const Section& s : sections) {
+    if (s.type == kSectionDynamic) {
+      for (std::uint64_t at = s.offset; at + 16 <= s.offset + s.size; at += 16) {
+        const auto tag = b.get<std::int64_t>(at);
+        if (tag == 0) break;
+        if (tag == kDtNeeded) {
+          auto name = string_at(s.link, b.get<std::uint64_t>(at + 8));
+          if (!name) return Error{"a DT_NEEDED entry points outside its string table"};
+          info.needed.push_back(*name);
+        }
+      }
+    } else if (s.type == kSectionVerneed) {
+      // Elf64_Verneed records, each with a chain of Elf64_Vernaux records.
+      std::uint64_t need = s.offset;
+      for (int guard = 0; guard < 4096 && need + 16 <= s.offset + s.size; ++guard) {
+        const auto count = b.get<std::uint16_t>(need + 2);
+        auto library = string_at(s.link, b.get<std::uint32_t>(need + 4));
+        std::uint64_t aux = need + b.get<std::uint32_t>(need + 8);
+        for (int k = 0; k < count && aux + 16 <= s.offset + s.size; ++k) {
+          auto version = string_at(s.link, b.get<std::uint32_t>(aux + 8));
+          if (library && version) info.version_needs.emplace_back(*library, *version);
+          const auto next = b.get<std::uint32_t>(aux + 12);
+          if (next == 0) break;
+          aux += next;
+        }
+        const auto next = b.get<std::uint32_t>(need + 12);
+        if (next == 0) break;
+        need += next;
+      }
+    } else if (s.label == ".nv_fatbin") {
+      auto images = parse_fatbin(b.slice(s.offset, s.size));
+      if (!images) return images.error();
+      info.fatbin.insert(info.fatbin.end(), images->begin(), images->end());
+    }
+  }
+  return info;
+}
+
+}  // namespace sagebuild::wheel

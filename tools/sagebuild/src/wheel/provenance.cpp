@@ -1,0 +1,53 @@
+#include "wheel/provenance.h"
+
+#include <fmt/format.h>
+
+namespace sagebuild::wheel {
+
+nlohmann::ordered_json Provenance::to_json() const {
+  return {{"schema", schema},
+          {"sagebuild", sagebuild_version},
+          {"commit", commit},
+          {"dirty", dirty},
+          {"entry", entry},
+          {"package", package},
+          {"version", version},
+          {"torch", torch},
+          {"cuda", cuda},
+          {"python", python},
+          {"platform_tag", platform_tag},
+          {"archs", archs},
+          {"flags", flags}};
+}
+
+Expected<Provenance> Provenance::parse(std::string_view text) {
+  const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Error{std::string(kProvenanceFile) + " is not a JSON object"};
+  }
+  Provenance p;
+  try {
+    p.schema = doc.at("schema").get<int>();
+    if (p.schema != 1) {
+      return Error{fmt::format("{} has schema {}; this sagebuild reads schema 1", kProvenanceFile,
+                               p.schema)};
+    }
+    p.sagebuild_version = doc.at("sagebuild").get<std::string>();
+    p.commit = doc.value("commit", "");
+    p.dirty = doc.value("dirty", false);
+    p.entry = doc.value("entry", "");
+    p.package = doc.at("package").get<std::string>();
+    p.version = doc.at("version").get<std::string>();
+    p.torch = doc.at("torch").get<std::string>();
+    p.cuda = doc.at("cuda").get<std::string>();
+    p.python = doc.at("python").get<std::string>();
+    p.platform_tag = doc.at("platform_tag").get<std::string>();
+    p.archs = doc.at("archs").get<std::vector<std::string>>();
+    p.flags = doc.value("flags", std::vector<std::string>{});
+  } catch (const nlohmann::json::exception& e) {
+    return Error{fmt::format("{} is incomplete: {}", kProvenanceFile, e.what())};
+  }
+  return p;
+}
+
+}  // namespace sagebuild::wheel

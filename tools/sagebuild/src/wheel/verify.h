@@ -1,0 +1,90 @@
+// verify-wheel: every check a release manager needs before publishing a CUDA extension wheel,
+// each with a stable id (selectable with --select/--ignore) and a one-line fix. Reads the wheel
+// entry by entry (never the whole file into memory, nothing extracted to disk).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "matrix/version.h"
+#include "wheel/provenance.h"
+#include "wheel/zip_archive.h"
+
+namespace sagebuild::wheel {
+
+struct CheckInfo {
+  std::string_view id;       // "R002": stable, never reused
+  std::string_view name;     // "record-hash"
+  std::string_view summary;  // what it checks
+  std::string_view fix;      // what to do when it fails
+};
+
+std::span<const CheckInfo> check_catalog();
+const CheckInfo* find_check(std::string_view id_or_name);
+
+// What a wheel is expected to be: one matrix entry, in the terms verification needs.
+struct ExpectedBuild {
+  std::string id;
+  std::string wheel;
+  Version torch;
+  Version cuda;
+  Version python;
+  std::string platform_tag;
+  std::vector<std::string> archs;
+};
+
+// Versions known from matrix.yaml, for decoding build tags without guessing.
+struct KnownVersions {
+  std::vector<Version> torch;
+  std::vector<Version> cuda;
+};
+
+struct VerifyOptions {
+  std::vector<std::string> select;  // ids, names or id prefixes ("R"); empty = all
+  std::vector<std::string> ignore;
+  std::optional<KnownVersions> known;
+  std::vector<ExpectedBuild> known_entries;            // looked up by file name for their archs
+  std::optional<std::vector<ExpectedBuild>> expected;  // the wheel must be one of these
+  ZipLimits limits;
+  unsigned threads = 0;  // 0: one per hardware thread
+};
+
+struct Finding {
+  std::string check;  // id
+  std::string where;  // entry path, or "" for the wheel as a whole
+  std::string message;
+};
+
+struct WheelReport {
+  std::string path;
+  std::string file_name;
+  std::vector<std::string> checks_run;
+  std::vector<Finding> findings;
+  std::optional<Provenance> provenance;
+  std::string torch;  // decoded from the build tag
+  std::string cuda;
+  std::vector<std::string> sass;  // images found in the binaries: "sm_90a"
+  std::vector<std::string> ptx;
+  std::string min_glibc;  // highest GLIBC_ version the binaries need
+  std::uint64_t file_size = 0;
+  std::uint64_t inflated = 0;
+  std::size_t entries = 0;
+  double seconds = 0;
+
+  bool ok() const { return findings.empty(); }
+};
+
+bool is_selected(std::string_view id, const VerifyOptions& options);
+
+WheelReport verify_wheel(const std::filesystem::path& path, const VerifyOptions& options);
+
+nlohmann::ordered_json report_to_json(const WheelReport& report);
+std::string format_report(const WheelReport& report);
+
+}  // namespace sagebuild::wheel

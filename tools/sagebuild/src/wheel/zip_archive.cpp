@@ -1,0 +1,269 @@
+#include "wheel/zip_archive.h"
+
+#include <algorithm>
+#include <cstring>
+#include <libdeflate.h>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace sagebuild::wheel {
+namespace {
+
+constexpr std::uint32_t kEndOfCentralDirectory = 0x06054b50;
+constexpr std::uint32_t kZip64EndLocator = 0x07064b50;
+constexpr std::uint32_t kZip64End = 0x06064b50;
+constexpr std::uint32_t kCentralHeader = 0x02014b50;
+constexpr std::uint32_t kLocalHeader = 0x04034b50;
+constexpr std::uint16_t kZip64ExtraId = 0x0001;
+constexpr std::size_t kEndRecordSize = 22;
+constexpr std::size_t kMaxComment = 0xffff;
+
+// Little-endian field reader over a byte span, bounds-checked.
+class Fields {
+ public:
+  Fields(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+  bool has(std::size_t n) const { return pos_ + n <= size_; }
+  std::uint16_t u16() { return static_cast<std::uint16_t>(get(2)); }
+  std::uint32_t u32() { return static_cast<std::uint32_t>(get(4)); }
+  std::uint64_t u64() { return get(8); }
+  void skip(std::size_t n) { pos_ += n; }
+  std::size_t pos() const { return pos_; }
+
+ private:
+  std::uint64_t get(std::size_t n) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      v |= std::uint64_t{data_[pos_ + i]} << (8 * i);
+    pos_ += n;
+    return v;
+  }
+  const std::uint8_t* data_;
+  std::size_t size_;
+  std::size_t pos_ = 0;
+};
+
+bool read_at(std::ifstream& in, std::uint64_t offset, std::uint8_t* out, std::size_t size) {
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(size));
+  return static_cast<std::size_t>(in.gcount()) == size;
+}
+
+Error structure_error(const std::filesystem::path& path, std::string_view why) {
+  return Error{fmt::format("{} is not a readable ZIP archive: {}", path.filename().string(), why)};
+}
+
+// CRC-32 (ISO-HDLC) via libdeflate, which uses the CPU's carry-less multiply.
+std::uint32_t crc32_of(const std::vector<std::uint8_t>& data) {
+  return libdeflate_crc32(0, data.data(), data.size());
+}
+
+struct DecompressorDeleter {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+
+}  // namespace
+
+Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const ZipLimits& limits) {
+  ZipArchive archive;
+  archive.path_ = path;
+  archive.limits_ = limits;
+  std::error_code ec;
+  archive.file_size_ = std::filesystem::file_size(path, ec);
+  if (ec) return Error{fmt::format("cannot read {}: {}", path.string(), ec.message())};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("cannot open {}", path.string())};
+  if (archive.file_size_ < kEndRecordSize) return structure_error(path, "too short");
+
+  // The end record is within the last 22 + 65535 bytes (its comment may be that long).
+  const std::size_t tail_size = static_cast<std::size_t>(
+      std::min<std::uint64_t>(archive.file_size_, kEndRecordSize + kMaxComment));
+  std::vector<std::uint8_t> tail(tail_size);
+  if (!read_at(in, archive.file_size_ - tail_size, tail.data(), tail_size)) {
+    return structure_error(path, "cannot read its end");
+  }
+  std::optional<std::size_t> end_at;
+  for (std::size_t i = tail_size - kEndRecordSize + 1; i-- > 0;) {
+    if (Fields(&tail[i], 4).u32() == kEndOfCentralDirectory) {
+      const std::size_t comment = Fields(&tail[i + 20], 2).u16();
+      if (i + kEndRecordSize + comment == tail_size) {
+        end_at = i;
+        break;
+      }
+    }
+  }
+  if (!end_at) return structure_error(path, "no end of central directory record");
+  Fields end(&tail[*end_at], kEndRecordSize);
+  end.skip(4);
+  const std::uint16_t disk = end.u16(), cd_disk = end.u16();
+  std::uint64_t entries_on_disk = end.u16(), total_entries = end.u16();
+  std::uint64_t cd_size = end.u32(), cd_offset = end.u32();
+  if (disk != 0 || cd_disk != 0) return structure_error(path, "multi-disk archives are not wheels");
+
+  const std::uint64_t end_offset = archive.file_size_ - tail_size + *end_at;
+  if (total_entries == 0xffff || cd_size == 0xffffffff || cd_offset == 0xffffffff) {
+    // ZIP64: a locator right before the end record points at the ZIP64 end record.
+    std::uint8_t locator[20];
+    if (end_offset < 20 || !read_at(in, end_offset - 20, locator, 20) ||
+        Fields(locator, 20).u32() != kZip64EndLocator) {
+      return structure_error(path, "ZIP64 sizes without a ZIP64 locator");
+    }
+    Fields loc(locator, 20);
+    loc.skip(8);
+    const std::uint64_t record_offset = loc.u64();
+    std::uint8_t record[56];
+    if (record_offset + 56 > end_offset || !read_at(in, record_offset, record, 56) ||
+        Fields(record, 4).u32() != kZip64End) {
+      return structure_error(path, "bad ZIP64 end record");
+    }
+    Fields r(record, 56);
+    r.skip(4 + 8 + 2 + 2 + 4 + 4);
+    entries_on_disk = r.u64();
+    total_entries = r.u64();
+    cd_size = r.u64();
+    cd_offset = r.u64();
+  }
+  if (entries_on_disk != total_entries) return structure_error(path, "inconsistent entry counts");
+  if (total_entries > limits.max_entries) {
+    return structure_error(path, fmt::format("{} entries, more than the limit of {}", total_entries,
+                                             limits.max_entries));
+  }
+  if (cd_offset > end_offset || cd_size > end_offset - cd_offset) {
+    return structure_error(path, "central directory outside the file");
+  }
+  std::vector<std::uint8_t> cd(static_cast<std::size_t>(cd_size));
+  if (!read_at(in, cd_offset, cd.data(), cd.size())) {
+    return structure_error(path, "cannot read the central directory");
+  }
+
+  Fields f(cd.data(), cd.size());
+  for (std::uint64_t i = 0; i < total_entries; ++i) {
+    if (!f.has(46) || f.u32() != kCentralHeader) {
+      return structure_error(path, fmt::format("central directory record {} is damaged", i + 1));
+    }
+    ZipEntry e;
+    e.made_by = f.u16();
+    f.skip(2);  // version needed
+    e.flags = f.u16();
+    e.method = f.u16();
+    f.skip(4);  // time, date
+    e.crc32 = f.u32();
+    e.compressed_size = f.u32();
+    e.size = f.u32();
+    const std::uint16_t name_len = f.u16(), extra_len = f.u16(), comment_len = f.u16();
+    f.skip(2 + 2);  // disk start, internal attributes
+    e.external_attributes = f.u32();
+    e.local_header_offset = f.u32();
+    if (!f.has(std::size_t{name_len} + extra_len + comment_len)) {
+      return structure_error(path, fmt::format("central directory record {} is truncated", i + 1));
+    }
+    const std::size_t name_at = f.pos();
+    e.name.assign(reinterpret_cast<const char*>(cd.data() + name_at), name_len);
+    // ZIP64 extra field: the 64-bit values of the fields that were saturated, in this order.
+    Fields extra(cd.data() + name_at + name_len, extra_len);
+    while (extra.has(4)) {
+      const std::uint16_t id = extra.u16(), size = extra.u16();
+      if (!extra.has(size)) break;
+      if (id == kZip64ExtraId) {
+        Fields z(cd.data() + name_at + name_len + extra.pos(), size);
+        if (e.size == 0xffffffff && z.has(8)) e.size = z.u64();
+        if (e.compressed_size == 0xffffffff && z.has(8)) e.compressed_size = z.u64();
+        if (e.local_header_offset == 0xffffffff && z.has(8)) e.local_header_offset = z.u64();
+      }
+      extra.skip(size);
+    }
+    f.skip(std::size_t{name_len} + extra_len + comment_len);
+    archive.entries_.push_back(std::move(e));
+  }
+  return archive;
+}
+
+std::optional<ZipError> ZipArchive::read(std::ifstream& in, const ZipEntry& e,
+                                         std::vector<std::uint8_t>& out,
+                                         std::vector<std::uint8_t>& scratch) const {
+  if (e.flags & 0x1) return ZipError{ZipErrorKind::unsupported, "entry is encrypted"};
+  if (e.method != 0 && e.method != 8) {
+    return ZipError{ZipErrorKind::unsupported,
+                    fmt::format("compression method {} (wheels use stored or deflate)", e.method)};
+  }
+  // Bounds first, from the declared sizes, before any byte is inflated.
+  if (e.size > limits_.max_entry_size) {
+    return ZipError{ZipErrorKind::size_bounds,
+                    fmt::format("declares {} bytes, more than the limit of {}", e.size,
+                                limits_.max_entry_size)};
+  }
+  if (e.size > (1u << 20) &&
+      e.size / std::max<std::uint64_t>(e.compressed_size, 1) > limits_.max_ratio) {
+    return ZipError{
+        ZipErrorKind::size_bounds,
+        fmt::format("compression ratio {}:1 is above the limit of {}:1 (a zip bomb?)",
+                    e.size / std::max<std::uint64_t>(e.compressed_size, 1), limits_.max_ratio)};
+  }
+  if (e.method == 0 && e.size != e.compressed_size) {
+    return ZipError{ZipErrorKind::size_bounds, "stored entry with different sizes"};
+  }
+  std::uint8_t local[30];
+  if (e.local_header_offset + 30 > file_size_ || !read_at(in, e.local_header_offset, local, 30)) {
+    return ZipError{ZipErrorKind::structure, "local header outside the file"};
+  }
+  Fields h(local, 30);
+  if (h.u32() != kLocalHeader) return ZipError{ZipErrorKind::structure, "no local header"};
+  h.skip(2);
+  const std::uint16_t flags = h.u16(), method = h.u16();
+  h.skip(4 + 4 + 4 + 4);
+  const std::uint16_t name_len = h.u16(), extra_len = h.u16();
+  if (method != e.method || (flags & 0x1) != (e.flags & 0x1)) {
+    return ZipError{ZipErrorKind::structure, "local header disagrees with the central directory"};
+  }
+  std::string local_name(name_len, '\0');
+  if (!read_at(in, e.local_header_offset + 30, reinterpret_cast<std::uint8_t*>(local_name.data()),
+               name_len) ||
+      local_name != e.name) {
+    return ZipError{ZipErrorKind::structure,
+                    "the local header names a different file than the central directory"};
+  }
+  const std::uint64_t data_offset = e.local_header_offset + 30 + name_len + extra_len;
+  if (data_offset > file_size_ || e.compressed_size > file_size_ - data_offset) {
+    return ZipError{ZipErrorKind::structure, "data extends past the end of the file"};
+  }
+
+  out.resize(static_cast<std::size_t>(e.size));
+  if (e.method == 0) {
+    if (!read_at(in, data_offset, out.data(), out.size())) {
+      return ZipError{ZipErrorKind::structure, "cannot read the data"};
+    }
+  } else {
+    scratch.resize(static_cast<std::size_t>(e.compressed_size));
+    if (!read_at(in, data_offset, scratch.data(), scratch.size())) {
+      return ZipError{ZipErrorKind::structure, "cannot read the data"};
+    }
+    thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> decompressor(
+        libdeflate_alloc_decompressor());
+    std::size_t consumed = 0, produced = 0;
+    // The output buffer is exactly the declared size: a stream that inflates further stops
+    // with INSUFFICIENT_SPACE instead of growing memory.
+    const auto status =
+        libdeflate_deflate_decompress_ex(decompressor.get(), scratch.data(), scratch.size(),
+                                         out.data(), out.size(), &consumed, &produced);
+    if (status == LIBDEFLATE_INSUFFICIENT_SPACE) {
+      return ZipError{ZipErrorKind::size_bounds,
+                      fmt::format("inflates past its declared size of {} bytes", e.size)};
+    }
+    if (status == LIBDEFLATE_SHORT_OUTPUT || (status == LIBDEFLATE_SUCCESS && produced != e.size)) {
+      return ZipError{ZipErrorKind::size_bounds,
+                      fmt::format("inflates to {} bytes, not the declared {}", produced, e.size)};
+    }
+    if (status != LIBDEFLATE_SUCCESS) {
+      return ZipError{ZipErrorKind::structure, "the compressed data is corrupt"};
+    }
+  }
+  if (const std::uint32_t crc = crc32_of(out); crc != e.crc32) {
+    return ZipError{ZipErrorKind::crc,
+                    fmt::format("CRC-32 is {:08x}, the archive says {:08x}", crc, e.crc32)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace sagebuild::wheel
