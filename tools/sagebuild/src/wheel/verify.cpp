@@ -679,30 +679,38 @@ class Verifier {
           fail("B002", path,
                fmt::format("needs {}, which is neither allowed nor in the wheel", library));
       }
+      // B003 reports, per binary and symbol family, the newest version over the tag's limit.
+      std::optional<Version> glibc_over, glibcxx_over;
+      int glibcxx_limit = 19;
+      for (const auto& [glibc, glibcxx] : kGlibcxxByGlibc) {
+        if (manylinux && manylinux->second >= glibc) glibcxx_limit = glibcxx;
+      }
       for (const auto& [library, version] : elf.version_needs) {
         if (version.starts_with("GLIBC_")) {
-          if (auto v = Version::parse(version.substr(6)); v && *v > newest_glibc) newest_glibc = *v;
-        }
-        if (!manylinux) continue;
-        if (version.starts_with("GLIBC_")) {
           const auto v = Version::parse(version.substr(6));
-          if (v && (v->major() > manylinux->first ||
-                    (v->major() == manylinux->first && v->minor() > manylinux->second))) {
-            fail("B003", path,
-                 fmt::format("needs {} ({}), newer than {} allows", version, library, platform));
-          }
+          if (!v) continue;
+          if (*v > newest_glibc) newest_glibc = *v;
+          const bool over =
+              manylinux && (v->major() > manylinux->first ||
+                            (v->major() == manylinux->first && v->minor() > manylinux->second));
+          if (over && (!glibc_over || *v > *glibc_over)) glibc_over = v;
         } else if (version.starts_with("GLIBCXX_3.4")) {
-          int limit = 19;
-          for (const auto& [glibc, glibcxx] : kGlibcxxByGlibc) {
-            if (manylinux->second >= glibc) limit = glibcxx;
-          }
           const auto v = Version::parse(version.substr(8));
-          if (v && v->size() >= 3 && v->part(2) > limit) {
-            fail("B003", path,
-                 fmt::format("needs {} ({}); {} allows up to GLIBCXX_3.4.{}", version, library,
-                             platform, limit));
+          if (manylinux && v && v->size() >= 3 && v->part(2) > glibcxx_limit &&
+              (!glibcxx_over || *v > *glibcxx_over)) {
+            glibcxx_over = v;
           }
         }
+      }
+      if (glibc_over) {
+        fail("B003", path,
+             fmt::format("needs GLIBC_{}; {} promises glibc {}.{}", glibc_over->str(), platform,
+                         manylinux->first, manylinux->second));
+      }
+      if (glibcxx_over) {
+        fail("B003", path,
+             fmt::format("needs GLIBCXX_{}; {} allows up to GLIBCXX_3.4.{}", glibcxx_over->str(),
+                         platform, glibcxx_limit));
       }
       for (const FatbinImage& image : elf.fatbin) {
         (image.kind == FatbinImage::Kind::sass ? sass : ptx).insert(image.name());
