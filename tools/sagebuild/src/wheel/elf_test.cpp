@@ -1,0 +1,101 @@
+#include "wheel/elf.h"
+
+#include <cstring>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+namespace sagebuild::wheel {
+namespace {
+
+std::vector<std::uint8_t> fatbin_image(std::uint16_t kind, std::uint32_t arch, std::uint64_t flags,
+                                       std::size_t payload) {
+  std::vector<std::uint8_t> image(64 + payload, 0);
+  auto put = [&](std::size_t at, auto value) { std::memcpy(&image[at], &value, sizeof(value)); };
+  put(0, kind);
+  put(2, std::uint16_t{0x0101});
+  put(4, std::uint32_t{64});
+  put(8, std::uint64_t{payload});
+  put(28, arch);
+  put(40, flags);
+  return image;
+}
+
+std::vector<std::uint8_t> container(const std::vector<std::vector<std::uint8_t>>& images) {
+  std::vector<std::uint8_t> body;
+  for (const auto& i : images)
+    body.insert(body.end(), i.begin(), i.end());
+  std::vector<std::uint8_t> out(16, 0);
+  const std::uint32_t magic = 0xBA55ED50;
+  const std::uint16_t version = 1, header = 16;
+  const std::uint64_t size = body.size();
+  std::memcpy(&out[0], &magic, 4);
+  std::memcpy(&out[4], &version, 2);
+  std::memcpy(&out[6], &header, 2);
+  std::memcpy(&out[8], &size, 8);
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+TEST_CASE("fat binary images: SASS, arch-specific and family variants, PTX", "[fatbin]") {
+  const auto section =
+      container({fatbin_image(2, 80, 0x11, 8), fatbin_image(2, 90, 0x100011, 8),
+                 fatbin_image(2, 100, 0x1200011, 0), fatbin_image(1, 90, 0x8011, 4)});
+  auto images = parse_fatbin(section);
+  REQUIRE(images);
+  REQUIRE(images->size() == 4);
+  CHECK((*images)[0].name() == "sm_80");
+  CHECK((*images)[1].name() == "sm_90a");
+  CHECK((*images)[2].name() == "sm_100f");
+  CHECK((*images)[3].name() == "compute_90");
+}
+
+TEST_CASE("hostile fat binaries are errors, never reads out of bounds", "[fatbin]") {
+  auto section = container({fatbin_image(2, 80, 0x11, 8)});
+  auto lying = section;
+  const std::uint64_t huge = 1ull << 40;
+  std::memcpy(&lying[16 + 8], &huge, 8);  // the image claims a payload past the section
+  CHECK_FALSE(parse_fatbin(lying));
+  auto bad_magic = section;
+  bad_magic[0] ^= 0xff;
+  CHECK_FALSE(parse_fatbin(bad_magic));
+  std::mt19937 random(7);
+  for (int i = 0; i < 2000; ++i) {  // random corruption: an answer each time, no crash
+    auto noisy = section;
+    noisy[random() % noisy.size()] = static_cast<std::uint8_t>(random());
+    (void)parse_fatbin(noisy);
+  }
+}
+
+TEST_CASE("ELF reading refuses what it cannot read", "[elf]") {
+  std::vector<std::uint8_t> not_elf(100, 0);
+  CHECK(read_elf(not_elf).error().message == "not an ELF file");
+  std::vector<std::uint8_t> elf32(100, 0);
+  std::memcpy(elf32.data(),
+              "\x7f"
+              "ELF\x01\x01",
+              6);
+  CHECK(read_elf(elf32).error().message == "not a 64-bit little-endian ELF file");
+  std::vector<std::uint8_t> truncated(64, 0);
+  std::memcpy(truncated.data(),
+              "\x7f"
+              "ELF\x02\x01",
+              6);
+  const std::uint64_t shoff = 1 << 20;
+  const std::uint16_t shentsize = 64, shnum = 3;
+  std::memcpy(&truncated[0x28], &shoff, 8);
+  std::memcpy(&truncated[0x3A], &shentsize, 2);
+  std::memcpy(&truncated[0x3C], &shnum, 2);
+  CHECK(read_elf(truncated).error().message == "the section header table lies outside the file");
+}
+
+TEST_CASE("architecture names as TORCH_CUDA_ARCH_LIST writes them", "[elf]") {
+  CHECK(arch_number("9.0a") == std::pair<int, std::string>{90, "a"});
+  CHECK(arch_number("12.0+PTX") == std::pair<int, std::string>{120, ""});
+  CHECK(arch_number("10.0f") == std::pair<int, std::string>{100, "f"});
+  CHECK_FALSE(arch_number("90"));
+  CHECK_FALSE(arch_number("9.x"));
+}
+
+}  // namespace
+}  // namespace sagebuild::wheel

@@ -1,0 +1,147 @@
+#include "wheel/zip_archive.h"
+
+#include <fstream>
+#include <libdeflate.h>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+namespace sagebuild::wheel {
+namespace {
+
+// Builds small ZIP files byte by byte, so each test can state exactly what is in the archive.
+struct ZipBuilder {
+  struct Item {
+    std::string name, local_name;
+    std::string data;
+    std::uint32_t crc;
+    std::uint32_t declared_size;
+    std::uint16_t method = 0;
+    std::uint32_t compressed_size;
+  };
+  std::vector<Item> items;
+
+  ZipBuilder& add(std::string name, std::string data) {
+    const auto crc = libdeflate_crc32(0, data.data(), data.size());
+    const auto size = static_cast<std::uint32_t>(data.size());
+    items.push_back({name, name, std::move(data), crc, size, 0, size});
+    return *this;
+  }
+
+  static void u16(std::string& s, std::uint16_t v) { s.append({char(v & 255), char(v >> 8)}); }
+  static void u32(std::string& s, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+      s.push_back(char((v >> (8 * i)) & 255));
+  }
+
+  std::string bytes() const {
+    std::string out, central;
+    for (const Item& it : items) {
+      const auto offset = static_cast<std::uint32_t>(out.size());
+      u32(out, 0x04034b50);
+      u16(out, 20), u16(out, 0), u16(out, it.method), u16(out, 0), u16(out, 0);
+      u32(out, it.crc), u32(out, it.compressed_size), u32(out, it.declared_size);
+      u16(out, static_cast<std::uint16_t>(it.local_name.size())), u16(out, 0);
+      out += it.local_name + it.data;
+      u32(central, 0x02014b50);
+      u16(central, 0x031e), u16(central, 20), u16(central, 0), u16(central, it.method);
+      u16(central, 0), u16(central, 0);
+      u32(central, it.crc), u32(central, it.compressed_size), u32(central, it.declared_size);
+      u16(central, static_cast<std::uint16_t>(it.name.size())), u16(central, 0), u16(central, 0);
+      u16(central, 0), u16(central, 0), u32(central, 0100644u << 16), u32(central, offset);
+      central += it.name;
+    }
+    const auto cd_offset = static_cast<std::uint32_t>(out.size());
+    out += central;
+    u32(out, 0x06054b50);
+    u16(out, 0), u16(out, 0);
+    u16(out, static_cast<std::uint16_t>(items.size())),
+        u16(out, static_cast<std::uint16_t>(items.size()));
+    u32(out, static_cast<std::uint32_t>(central.size())), u32(out, cd_offset), u16(out, 0);
+    return out;
+  }
+
+  std::filesystem::path write() const {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("sagebuild-zip-" + std::to_string(std::random_device{}()) + ".zip");
+    std::ofstream(path, std::ios::binary) << bytes();
+    return path;
+  }
+};
+
+std::optional<ZipError> read_first(const std::filesystem::path& path,
+                                   std::string* content = nullptr) {
+  auto archive = ZipArchive::open(path);
+  REQUIRE(archive);
+  auto stream = archive->open_stream();
+  std::vector<std::uint8_t> out, scratch;
+  auto error = archive->read(stream, archive->entries().at(0), out, scratch);
+  if (content) content->assign(out.begin(), out.end());
+  return error;
+}
+
+TEST_CASE("entries are listed and read", "[zip]") {
+  const auto path = ZipBuilder().add("pkg/a.py", "print(1)\n").add("pkg/b.txt", "").write();
+  auto archive = ZipArchive::open(path);
+  REQUIRE(archive);
+  REQUIRE(archive->entries().size() == 2);
+  CHECK(archive->entries()[0].name == "pkg/a.py");
+  CHECK(archive->entries()[0].unix_mode() == 0100644);
+  std::string content;
+  CHECK_FALSE(read_first(path, &content));
+  CHECK(content == "print(1)\n");
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a wrong CRC, a renamed local header and lying sizes are caught", "[zip]") {
+  ZipBuilder crc;
+  crc.add("a", "data");
+  crc.items[0].crc ^= 1;
+  auto path = crc.write();
+  CHECK(read_first(path)->kind == ZipErrorKind::crc);
+  std::filesystem::remove(path);
+
+  ZipBuilder renamed;
+  renamed.add("a", "data");
+  renamed.items[0].local_name = "b";
+  path = renamed.write();
+  CHECK(read_first(path)->kind == ZipErrorKind::structure);
+  std::filesystem::remove(path);
+
+  ZipBuilder bomb;  // deflate entry declaring 2 GiB from 10 bytes: refused before inflating
+  bomb.add("zeros", std::string(10, '\0'));
+  bomb.items[0].method = 8;
+  bomb.items[0].declared_size = 2u << 30;
+  path = bomb.write();
+  CHECK(read_first(path)->kind == ZipErrorKind::size_bounds);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("files that are not ZIP archives are refused, never read out of bounds", "[zip]") {
+  const std::string good = ZipBuilder().add("a", "data").bytes();
+  std::mt19937 random(11);
+  int refused = 0;
+  for (int i = 0; i < 500; ++i) {
+    std::string noisy = good;
+    for (int k = 0; k < 3; ++k)
+      noisy[random() % noisy.size()] = static_cast<char>(random());
+    if (i % 5 == 0) noisy.resize(random() % noisy.size());
+    const auto path = std::filesystem::temp_directory_path() / "sagebuild-zip-noise.zip";
+    std::ofstream(path, std::ios::binary) << noisy;
+    auto archive = ZipArchive::open(path);
+    if (!archive) {
+      ++refused;
+      continue;
+    }
+    auto stream = archive->open_stream();
+    std::vector<std::uint8_t> out, scratch;
+    for (const auto& e : archive->entries())
+      (void)archive->read(stream, e, out, scratch);
+  }
+  CHECK(refused > 0);
+  auto empty = ZipArchive::open("/nonexistent.whl");
+  CHECK_FALSE(empty);
+}
+
+}  // namespace
+}  // namespace sagebuild::wheel
