@@ -1,8 +1,8 @@
 #include "cli/app.h"
 
 #include <algorithm>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
@@ -101,6 +101,15 @@ class Commands {
 
   int verify_wheel(const std::vector<std::string>& files, wheel::VerifyOptions options,
                    const std::string& expect_profile, const std::string& expect_entry, bool json) {
+    for (auto* list : {&options.select, &options.ignore}) {
+      std::vector<std::string> keys;
+      for (const std::string& value : *list) {
+        for (const std::string& key : text::split(value, ',')) {
+          if (!key.empty()) keys.push_back(key);
+        }
+      }
+      *list = std::move(keys);
+    }
     for (const std::string& key : options.select)
       check_known_check(key);
     for (const std::string& key : options.ignore)
@@ -186,12 +195,14 @@ class Commands {
       nlohmann::ordered_json row = {{"input", line}, {"ok", parsed.has_value()}};
       if (parsed) {
         nlohmann::ordered_json tags = nlohmann::ordered_json::array();
-        for (const auto& t : parsed->tags) tags.push_back(t.str());
+        for (const auto& t : parsed->tags)
+          tags.push_back(t.str());
         row["name"] = parsed->canonical_name;
         row["version"] = parsed->version.normalized;
-        row["build"] = parsed->build ? nlohmann::ordered_json::array({parsed->build->number,
-                                                                      parsed->build->suffix})
-                                     : nlohmann::ordered_json::array();
+        row["build"] =
+            parsed->build
+                ? nlohmann::ordered_json::array({parsed->build->number, parsed->build->suffix})
+                : nlohmann::ordered_json::array();
         row["tags"] = tags;
       } else {
         row["error"] = parsed.error().message;
@@ -445,11 +456,16 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   CLI::App* verify_cmd = app.add_subcommand(
       "verify-wheel", "Check wheels before publishing: name, archive, RECORD, metadata, binaries");
   verify_cmd->add_option("wheels", wheels, "wheel files")->check(CLI::ExistingFile);
+  // One value per occurrence, so that a wheel path after the option is never taken for a check;
+  // the value is a comma-separated list ("--select A,R --select B004").
   verify_cmd
       ->add_option("--select", verify_options.select,
-                   "run only these checks (ids, names or id prefixes like R)")
-      ->delimiter(',');
-  verify_cmd->add_option("--ignore", verify_options.ignore, "skip these checks")->delimiter(',');
+                   "run only these checks: ids, names or id prefixes like R, comma-separated")
+      ->expected(1)
+      ->allow_extra_args(false);
+  verify_cmd->add_option("--ignore", verify_options.ignore, "skip these checks (comma-separated)")
+      ->expected(1)
+      ->allow_extra_args(false);
   verify_cmd->add_option("--expect-profile", expect_profile,
                          "each wheel must be one of this profile's entries");
   verify_cmd->add_option("--expect-entry", expect_entry, "the wheel must be this matrix entry");
