@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/bake.h"
+#include "backend/import_test.h"
 #include "cli/entry_json.h"
 #include "cli/exit_codes.h"
 #include "cli/terminal.h"
@@ -470,6 +471,14 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                          "each wheel must be one of this profile's entries");
   verify_cmd->add_option("--expect-entry", expect_entry, "the wheel must be this matrix entry");
   verify_cmd->add_flag("--json", json, "print a JSON report");
+  bool import_test = false;
+  backend::ImportTestOptions import_options;
+  verify_cmd->add_flag("--import-test", import_test,
+                       "install each wheel into a fresh venv of its Python with its torch, and "
+                       "import it (I001)");
+  verify_cmd->add_option("--import-python", import_options.python,
+                         "for --import-test: an interpreter that already has torch; the venv "
+                         "uses its site-packages and installs only the wheel");
   verify_cmd->add_option("--threads", verify_options.threads,
                          "reader threads (default: all cores)");
   verify_cmd->add_flag("--list-checks", list, "list the checks and exit");
@@ -493,6 +502,12 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
     if (list) return commands.list_checks();
     if (wheels.empty())
       throw CommandError{kUsageError, "verify-wheel needs at least one wheel file"};
+    if (import_test || !import_options.python.empty()) {
+      verify_options.import_tester = [import_options](const std::filesystem::path& wheel,
+                                                      const wheel::ImportRequest& request) {
+        return backend::run_import_test(wheel, request, import_options);
+      };
+    }
     return commands.verify_wheel(wheels, verify_options, expect_profile, expect_entry, json);
   }
   return commands.validate();

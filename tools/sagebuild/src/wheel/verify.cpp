@@ -76,6 +76,8 @@ constexpr CheckInfo kChecks[] = {
    "build the wheel with sagebuild build"},
   {"P002", "provenance-consistent", "the recorded provenance agrees with the name and metadata",
    "rebuild; the wheel was renamed or edited after it was built"},
+  {"I001", "import", "the wheel installs into a fresh venv with its torch and imports (--import-test)",
+   "read the import error; usually a missing library or a torch ABI mismatch"},
 };
 // clang-format on
 
@@ -159,6 +161,7 @@ class Verifier {
     check_build_tag();
     check_expected();
     check_binaries(*archive);
+    check_import();
   }
 
  private:
@@ -763,6 +766,41 @@ class Verifier {
     }
   }
 
+  // ---- I001: install and import, only for wheels that passed everything else ----
+  void check_import() {
+    if (!options_.import_tester || !is_selected("I001", options_) || !name_) return;
+    if (!report_.findings.empty()) {
+      report_.import_test = "skipped: the wheel failed other checks";
+      return;
+    }
+    ImportRequest request;
+    for (const Tag& t : name_->tags) {
+      if (t.interpreter.starts_with("cp") && t.interpreter.size() >= 4) {
+        request.python = t.interpreter.substr(2, 1) + "." + t.interpreter.substr(3);
+      }
+    }
+    if (!report_.torch.empty()) {
+      request.torch_requirement = torch_requirement(*Version::parse(report_.torch));
+    }
+    request.module = escape_distribution_name(name_->name_part);
+    if (request.python.empty()) {
+      report_.import_test = "skipped: the wheel names no CPython version";
+      return;
+    }
+    const ImportOutcome outcome = options_.import_tester(path_, request);
+    switch (outcome.status) {
+      case ImportOutcome::Status::passed:
+        report_.import_test = "passed: " + outcome.detail;
+        break;
+      case ImportOutcome::Status::skipped:
+        report_.import_test = "skipped: " + outcome.detail;
+        break;
+      case ImportOutcome::Status::failed:
+        fail("I001", "", outcome.detail);
+        break;
+    }
+  }
+
   // A CPython extension named for one interpreter ("*.cpython-312-*.so") must match the cp tag.
   void check_extension_suffix(const std::string& path) {
     const std::size_t at = path.find(".cpython-");
@@ -865,6 +903,7 @@ std::string format_report(const WheelReport& r) {
                        r.ptx.empty() ? "" : ", PTX " + text::join(r.ptx, " "));
   }
   if (!r.min_glibc.empty()) out += fmt::format("      needs glibc >= {}\n", r.min_glibc);
+  if (!r.import_test.empty()) out += fmt::format("      import test {}\n", r.import_test);
   if (r.provenance) {
     const Provenance& p = *r.provenance;
     out += fmt::format("      built by sagebuild {} from {}{}{}\n", p.sagebuild_version,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -45,6 +46,22 @@ struct KnownVersions {
   std::vector<Version> cuda;
 };
 
+// --import-test: what to install and import, and what came of it. The work is done by a
+// function the caller provides (backend/import_test.h), so this room runs no processes.
+struct ImportRequest {
+  std::string python;             // "3.12"
+  std::string torch_requirement;  // "torch==2.8.*", or "" when the wheel pins none
+  std::string module;             // "sageattention"
+};
+
+struct ImportOutcome {
+  enum class Status { passed, failed, skipped } status;
+  std::string detail;
+};
+
+using ImportTester =
+    std::function<ImportOutcome(const std::filesystem::path& wheel, const ImportRequest&)>;
+
 struct VerifyOptions {
   std::vector<std::string> select;  // ids, names or id prefixes ("R"); empty = all
   std::vector<std::string> ignore;
@@ -52,7 +69,8 @@ struct VerifyOptions {
   std::vector<ExpectedBuild> known_entries;            // looked up by file name for their archs
   std::optional<std::vector<ExpectedBuild>> expected;  // the wheel must be one of these
   ZipLimits limits;
-  unsigned threads = 0;  // 0: one per hardware thread
+  unsigned threads = 0;        // 0: one per hardware thread
+  ImportTester import_tester;  // set: run I001 (--import-test)
 };
 
 struct Finding {
@@ -71,7 +89,8 @@ struct WheelReport {
   std::string cuda;
   std::vector<std::string> sass;  // images found in the binaries: "sm_90a"
   std::vector<std::string> ptx;
-  std::string min_glibc;  // highest GLIBC_ version the binaries need
+  std::string min_glibc;    // highest GLIBC_ version the binaries need
+  std::string import_test;  // "", "passed: <module path>", "skipped: <why>"
   std::uint64_t file_size = 0;
   std::uint64_t inflated = 0;
   std::size_t entries = 0;

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""verify-wheel --import-test without downloading torch: each way it can be skipped says why, and
+a wheel is never reported as imported when it was not.
+
+- an interpreter of another Python version: "skipped: ... is Python 3.11, the wheel is for 3.12"
+- an environment without torch: "skipped: ... has no importable torch"
+
+(The full path, torch installed from the index and the wheel imported, is exercised on the GPU
+machine with the real sageattention wheel: see docs/verify-wheel.md.)
+
+Usage: check_import_test.py SAGEBUILD CORPUS_DIR MATRIX
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+
+def pyenv_python(version):
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found = sorted(glob.glob(os.path.join(root, "versions", f"{version}.*", "bin", f"python{version}")))
+    return found[-1] if found else None
+
+
+def import_result(sagebuild, matrix, wheel, python):
+    done = subprocess.run([sagebuild, "--matrix", matrix, "verify-wheel", "--json",
+                           "--import-python", python, wheel], capture_output=True, text=True)
+    return json.loads(done.stdout)[0]["import_test"]
+
+
+def main():
+    sagebuild, corpus, matrix = sys.argv[1:4]
+    good = glob.glob(os.path.join(corpus, "good", "*.whl"))[0]
+    failures = 0
+    other = pyenv_python("3.11") or "/usr/bin/python3"
+    result = import_result(sagebuild, matrix, good, other)
+    ok = result.startswith("skipped: ") and "the wheel is for Python 3.12" in result
+    failures += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} other Python: {result}")
+    same = pyenv_python("3.12")
+    if same:
+        result = import_result(sagebuild, matrix, good, same)
+        ok = result.startswith("skipped: ") and "has no importable torch" in result
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} no torch: {result}")
+    else:
+        print("no pyenv Python 3.12 here: the no-torch case was not run")
+    print(f"{2 - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+#include "backend/import_test.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "platform/process.h"
+
+namespace sagebuild::backend {
+namespace {
+
+using wheel::ImportOutcome;
+namespace stdfs = std::filesystem;
+
+// A temporary directory removed when it goes out of scope, whatever happened.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device random;
+    path_ = stdfs::temp_directory_path() / fmt::format("sagebuild-import-{:08x}", random());
+    stdfs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    stdfs::remove_all(path_, ignored);
+  }
+  const stdfs::path& path() const { return path_; }
+
+ private:
+  stdfs::path path_;
+};
+
+std::optional<std::string> python_version(const stdfs::path& python) {
+  auto r = platform::run_process(
+      {python.string(), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"},
+      {.timeout = std::chrono::seconds(60)});
+  if (!r || !r->ok()) return std::nullopt;
+  return r->last_line();
+}
+
+ImportOutcome skipped(std::string why) {
+  return {ImportOutcome::Status::skipped, std::move(why)};
+}
+ImportOutcome failed(std::string why) {
+  return {ImportOutcome::Status::failed, std::move(why)};
+}
+
+}  // namespace
+
+std::optional<stdfs::path> find_python(std::string_view version) {
+  // pyenv's installations first: its shims on PATH only run the version that is active.
+  const char* root_env = std::getenv("PYENV_ROOT");
+  const char* home = std::getenv("HOME");
+  const stdfs::path root =
+      root_env ? stdfs::path(root_env) : (home ? stdfs::path(home) / ".pyenv" : stdfs::path());
+  std::error_code ec;
+  std::vector<stdfs::path> candidates;
+  if (!root.empty() && stdfs::is_directory(root / "versions", ec)) {
+    for (const auto& dir : stdfs::directory_iterator(root / "versions", ec)) {
+      const std::string name = dir.path().filename().string();
+      const auto python = dir.path() / "bin" / fmt::format("python{}", version);
+      if (name.starts_with(std::string(version) + ".") && stdfs::exists(python, ec)) {
+        candidates.push_back(python);
+      }
+    }
+  }
+  if (!candidates.empty()) {
+    std::sort(candidates.begin(), candidates.end());
+    return candidates.back();
+  }
+  auto on_path = platform::find_in_path(fmt::format("python{}", version));
+  if (on_path && on_path->parent_path().filename() != "shims") return on_path;
+  return std::nullopt;
+}
+
+ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::ImportRequest& request,
+                              const ImportTestOptions& options) {
+  stdfs::path base = options.python;
+  const bool existing_environment = !base.empty();
+  if (!existing_environment) {
+    auto found = find_python(request.python);
+    if (!found) {
+      return skipped(fmt::format("no Python {} here (looked for python{} in PATH and in pyenv)",
+                                 request.python, request.python));
+    }
+    base = *found;
+  }
+  const auto version = python_version(base);
+  if (!version) return skipped(fmt::format("cannot run {}", base.string()));
+  if (*version != request.python) {
+    return skipped(fmt::format("{} is Python {}, the wheel is for Python {}", base.string(),
+                               *version, request.python));
+  }
+
+  TempDir dir;
+  const stdfs::path venv = dir.path() / "venv";
+  std::vector<std::string> make_venv = {base.string(), "-m", "venv"};
+  if (existing_environment) make_venv.push_back("--system-site-packages");
+  make_venv.push_back(venv.string());
+  auto made = platform::run_process(make_venv, {.timeout = std::chrono::minutes(5)});
+  if (!made || !made->ok()) {
+    return skipped(fmt::format("cannot make a virtual environment with {}: {}", base.string(),
+                               made ? made->last_line() : made.error().message));
+  }
+  const std::string python = (venv / "bin" / "python").string();
+  const platform::ProcessOptions pip_options{
+      .environment = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}},
+      .timeout = options.install_timeout};
+
+  if (existing_environment) {
+    auto torch = platform::run_process(
+        {python, "-c", "import torch; print(torch.__version__.split('+')[0])"}, pip_options);
+    if (!torch || !torch->ok()) {
+      return skipped(fmt::format("{} has no importable torch", base.string()));
+    }
+    // "torch==2.8.*": the environment's torch must be of that minor release.
+    const std::string series = request.torch_requirement.substr(
+        request.torch_requirement.find("==") + 2,
+        request.torch_requirement.size() - request.torch_requirement.find("==") - 3);
+    if (!request.torch_requirement.empty() && !torch->last_line().starts_with(series)) {
+      return skipped(fmt::format("{} has torch {}, the wheel needs {}", base.string(),
+                                 torch->last_line(), request.torch_requirement));
+    }
+  } else if (!request.torch_requirement.empty()) {
+    auto torch = platform::run_process(
+        {python, "-m", "pip", "install", "--quiet", request.torch_requirement}, pip_options);
+    if (!torch || !torch->ok()) {
+      return skipped(fmt::format("{} cannot be installed here: {}", request.torch_requirement,
+                                 torch ? torch->last_line() : torch.error().message));
+    }
+  }
+  auto install = platform::run_process(
+      {python, "-m", "pip", "install", "--quiet", "--no-deps", wheel_path.string()}, pip_options);
+  if (!install || !install->ok()) {
+    return failed(fmt::format("pip cannot install the wheel: {}",
+                              install ? install->last_line() : install.error().message));
+  }
+  // Import from outside any source tree, so that the installed package is the one imported.
+  auto imported = platform::run_process(
+      {python, "-c", fmt::format("import {0}; print({0}.__file__)", request.module)},
+      {.working_directory = dir.path(), .timeout = std::chrono::minutes(5)});
+  if (!imported || !imported->ok()) {
+    return failed(fmt::format("import {} failed: {}", request.module,
+                              imported ? imported->last_line() : imported.error().message));
+  }
+  return {ImportOutcome::Status::passed, imported->last_line()};
+}
+
+}  // namespace sagebuild::backend

@@ -1,0 +1,32 @@
+// verify-wheel --import-test: install a wheel into a fresh virtual environment of its Python,
+// with the torch its pin names, and import it. "Skipped" (with the reason) when that Python or
+// that torch cannot be had on this machine; "failed" when the wheel itself does not install or
+// import.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wheel/verify.h"
+
+namespace sagebuild::backend {
+
+struct ImportTestOptions {
+  // An interpreter that already has torch (an existing environment): the venv sees its
+  // site-packages and only the wheel is installed. Empty: find the wheel's Python and install
+  // torch from pip's configured index.
+  std::filesystem::path python;
+  std::chrono::minutes install_timeout{30};
+};
+
+wheel::ImportOutcome run_import_test(const std::filesystem::path& wheel_path,
+                                     const wheel::ImportRequest& request,
+                                     const ImportTestOptions& options);
+
+// pythonX.Y from PATH, else the newest pyenv installation of X.Y ($PYENV_ROOT or ~/.pyenv).
+std::optional<std::filesystem::path> find_python(std::string_view version);
+
+}  // namespace sagebuild::backend

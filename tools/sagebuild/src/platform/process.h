@@ -1,0 +1,46 @@
+// Running child processes. One header; the implementation is chosen by CMake
+// (process_posix.cpp here; a Win32 one joins it with the MSVC backend). Nothing else in the tree
+// spawns processes or says #ifdef _WIN32 about it.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace sagebuild::platform {
+
+struct ProcessOptions {
+  std::filesystem::path working_directory = {};  // empty: inherit
+  // Variables to set (or, with an empty value and unset = true, remove) on top of ours.
+  std::vector<std::pair<std::string, std::string>> environment = {};
+  std::vector<std::string> unset = {};
+  std::chrono::milliseconds timeout{0};  // 0: no limit
+  std::size_t keep_output = 64 * 1024;   // the last bytes of stdout+stderr kept in the result
+};
+
+struct ProcessResult {
+  int exit_code = -1;      // when the child exited
+  int signal = 0;          // when a signal ended it
+  bool timed_out = false;  // stopped by us at the timeout
+  std::string output;      // stdout and stderr interleaved (the tail: keep_output bytes)
+
+  bool ok() const { return exit_code == 0 && signal == 0 && !timed_out; }
+  std::string describe() const;  // "exit code 1", "killed by signal 9", "timed out"
+  std::string last_line() const;
+};
+
+// Runs argv[0] (looked up in PATH) in its own process group with stdin from the null device and
+// stdout+stderr captured. Errors are for failures to start it ("cannot run 'x': No such file").
+Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
+                                    const ProcessOptions& options = {});
+
+// The first executable named `program` in PATH.
+std::optional<std::filesystem::path> find_in_path(std::string_view program);
+
+}  // namespace sagebuild::platform
