@@ -870,12 +870,21 @@ nlohmann::ordered_json report_to_json(const WheelReport& r) {
                         {"message", f.message},
                         {"fix", check ? check->fix : ""}});
   }
-  nlohmann::ordered_json doc = {
-      {"wheel", r.file_name},     {"path", r.path},       {"ok", r.ok()},
-      {"checks", r.checks_run},   {"findings", findings}, {"torch", r.torch},
-      {"cuda", r.cuda},           {"sass", r.sass},       {"ptx", r.ptx},
-      {"min_glibc", r.min_glibc}, {"entries", r.entries}, {"size", r.file_size},
-      {"inflated", r.inflated},   {"seconds", r.seconds}};
+  nlohmann::ordered_json doc = {{"wheel", r.file_name},
+                                {"path", r.path},
+                                {"ok", r.ok()},
+                                {"checks", r.checks_run},
+                                {"findings", findings},
+                                {"torch", r.torch},
+                                {"cuda", r.cuda},
+                                {"sass", r.sass},
+                                {"ptx", r.ptx},
+                                {"min_glibc", r.min_glibc},
+                                {"import_test", r.import_test},
+                                {"entries", r.entries},
+                                {"size", r.file_size},
+                                {"inflated", r.inflated},
+                                {"seconds", r.seconds}};
   doc["provenance"] =
       r.provenance ? nlohmann::ordered_json(r.provenance->to_json()) : nlohmann::ordered_json();
   return doc;
