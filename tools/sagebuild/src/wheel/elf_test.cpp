@@ -23,7 +23,8 @@ std::vector<std::uint8_t> fatbin_image(std::uint16_t kind, std::uint32_t arch, s
 
 std::vector<std::uint8_t> container(const std::vector<std::vector<std::uint8_t>>& images) {
   std::size_t body = 0;
-  for (const auto& i : images) body += i.size();
+  for (const auto& i : images)
+    body += i.size();
   // Sized once and filled with memcpy (GCC 12 misreads vector::insert here: -Warray-bounds).
   std::vector<std::uint8_t> out(16 + body, 0);
   const std::uint32_t magic = 0xBA55ED50;
