@@ -1,0 +1,84 @@
+// SageAttention kernels: the plain C++ boundary. No torch and no Python headers: a parameter
+// struct of device pointers, shapes and strides, and functions that take a cudaStream_t and
+// return a Status. Compiled once per (CUDA version, arch list, source) and linked into every
+// wheel of that CUDA version.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sageattn {
+
+enum class DType { f16, bf16 };
+
+// Which mma.sync path computes P·V. QK is always INT8 (m16n8k32, int32 accumulation).
+//   fp16: P and V in the input's 16-bit type (sm80 and later).
+//   fp8:  P and V in FP8 e4m3 with a per-channel V scale and two-level FP32 accumulation
+//         (sm89 and later: Ada, Hopper, Blackwell).
+enum class PvPath { fp16, fp8 };
+
+// Rows that share one INT8 scale: per_block = 64 rows (one CTA tile), per_warp = 16 rows.
+enum class Granularity { per_block, per_warp };
+
+// A [batch, heads, seq, head_dim] view with arbitrary batch/head/sequence strides (in
+// elements); the head_dim axis must be contiguous. HND and NHD layouts are both such views.
+struct TensorView {
+  const void* data = nullptr;
+  std::int64_t stride_batch = 0;
+  std::int64_t stride_head = 0;
+  std::int64_t stride_seq = 0;
+};
+
+struct Params {
+  DType dtype = DType::f16;  // of q, k, v and o
+  int batch = 0;
+  int heads_q = 0;
+  int heads_kv = 0;  // heads_q must be a multiple (GQA/MQA)
+  int qo_len = 0;
+  int kv_len = 0;
+  int head_dim = 0;  // 64 or 128 (smaller head dims are padded up by the caller)
+  TensorView q, k, v;
+  TensorView o;       // written; o.data must be writable
+  float* lse = nullptr;  // optional [batch, heads_q, qo_len] natural-log sum-exp, contiguous
+  bool causal = false;   // bottom-right aligned: query i sees keys j <= i + kv_len - qo_len
+  float sm_scale = 0.f;  // 0: 1/sqrt(head_dim)
+  PvPath pv_path = PvPath::fp8;
+  Granularity q_granularity = Granularity::per_warp;
+  Granularity k_granularity = Granularity::per_block;
+  bool smooth_k = true;  // subtract K's per-head mean over the sequence before quantizing
+};
+
+struct Status {
+  bool ok = true;
+  std::string message;  // "sageattn: head_dim 96 not supported; supported: 64, 128"
+  static Status success() { return {}; }
+  static Status error(std::string text) { return {false, std::move(text)}; }
+};
+
+// Checks shapes, strides, pointers and the GPU's capability; the message says what to change.
+Status validate(const Params& params);
+
+// Device memory the quantized copies of Q, K, V and their scales need.
+std::size_t workspace_bytes(const Params& params);
+
+// Quantizes Q, K, V into `workspace` and runs attention, all on `stream`.
+Status forward(const Params& params, void* workspace, std::size_t workspace_size,
+               cudaStream_t stream);
+
+// The two halves of forward(), for callers that time or reuse them separately: quantize()
+// fills the workspace, attention() reads it (same params, same workspace).
+Status quantize(const Params& params, void* workspace, std::size_t workspace_size,
+                cudaStream_t stream);
+Status attention(const Params& params, void* workspace, std::size_t workspace_size,
+                 cudaStream_t stream);
+
+// The path sageattn picks for a compute capability: fp8 from sm89 on, fp16 before.
+PvPath default_pv_path(int major, int minor);
+
+// The CUDA architectures this library was compiled for, as "80 89 90a".
+const char* compiled_architectures();
+
+}  // namespace sageattn

@@ -1,0 +1,32 @@
+// Host references in float64: plain attention, and exactly the quantized algorithm the kernels
+// run (same scales, same 64-key blocks of the online softmax, the same FP8/16-bit rounding of
+// P and V), so that GPU results can be checked against both: the first for accuracy, the
+// second "to rounding".
+#pragma once
+
+#include "sageattn/sageattn.h"
+
+namespace sageattn::reference {
+
+// Inputs contiguous [batch, heads, len, head_dim] (K and V with heads_kv heads), outputs
+// [batch, heads_q, qo_len, head_dim] and [batch, heads_q, qo_len] (lse may be null).
+struct Problem {
+  int batch, heads_q, heads_kv, qo_len, kv_len, head_dim;
+  bool causal;     // bottom-right aligned, as the kernels
+  double sm_scale;  // already resolved (not 0)
+  const double* q;
+  const double* k;
+  const double* v;
+};
+
+void plain_attention(const Problem& p, double* out, double* lse);
+
+void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity q_granularity,
+                         Granularity k_granularity, bool smooth_k, double* out, double* lse);
+
+// Nearest e4m3 value (round to nearest even, saturating at 448), and the 16-bit types.
+double round_e4m3(double x);
+double round_half(double x);
+double round_bfloat16(double x);
+
+}  // namespace sageattn::reference

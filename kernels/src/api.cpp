@@ -1,0 +1,185 @@
+// The host side of the kernel library: validation with messages a user can act on, the
+// workspace size, and dispatch to the quantization kernels and the attention instantiation.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <string>
+
+#include "attention_launch.h"
+#include "quantize.h"
+#include "sageattn/sageattn.h"
+#include "workspace.h"
+
+namespace sageattn {
+namespace {
+
+std::string describe(const char* what, const TensorView& t) {
+  return std::string(what) + " (strides " + std::to_string(t.stride_batch) + ", " +
+         std::to_string(t.stride_head) + ", " + std::to_string(t.stride_seq) + ")";
+}
+
+Status check_view(const char* name, const TensorView& t) {
+  if (t.data == nullptr) return Status::error(std::string("sageattn: ") + name + " is null");
+  if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0) {
+    return Status::error(std::string("sageattn: ") + name +
+                         " must be 16-byte aligned (pass a contiguous tensor)");
+  }
+  // 16-byte vector loads of rows: every row must start on a 16-byte boundary.
+  if (t.stride_batch % 8 || t.stride_head % 8 || t.stride_seq % 8) {
+    return Status::error("sageattn: " + describe(name, t) +
+                         " must be multiples of 8 elements; make the tensor contiguous");
+  }
+  return Status::success();
+}
+
+Status check_device(const Params& p) {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    return Status::error("sageattn: no usable CUDA device");
+  }
+  if (major < 8) {
+    return Status::error("sageattn: compute capability " + std::to_string(major) + "." +
+                         std::to_string(minor) + " is not supported; sageattn needs 8.0 or newer");
+  }
+  if (p.pv_path == PvPath::fp8 && major * 10 + minor < 89) {
+    return Status::error("sageattn: the fp8 P·V path needs compute capability 8.9 or newer; this GPU is " +
+                         std::to_string(major) + "." + std::to_string(minor) + " (use the fp16 path)");
+  }
+  return Status::success();
+}
+
+template <int D, PvPath PATH>
+cudaError_t launch_for(const detail::AttentionArgs& args, const Params& p, cudaStream_t s) {
+  if (PATH == PvPath::fp8 || p.dtype == DType::f16) {
+    return detail::launch_attention<D, PATH, half>(args, p.batch, s);
+  }
+  return detail::launch_attention<D, PATH, __nv_bfloat16>(args, p.batch, s);
+}
+
+}  // namespace
+
+Status validate(const Params& p) {
+  if (p.head_dim != 64 && p.head_dim != 128) {
+    return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
+                         " not supported; supported: 64, 128 (pad smaller head dims up)");
+  }
+  if (p.batch < 1 || p.heads_q < 1 || p.heads_kv < 1 || p.qo_len < 1 || p.kv_len < 1) {
+    return Status::error("sageattn: batch, heads and sequence lengths must be at least 1 (got batch " +
+                         std::to_string(p.batch) + ", heads " + std::to_string(p.heads_q) + "/" +
+                         std::to_string(p.heads_kv) + ", lengths " + std::to_string(p.qo_len) + "/" +
+                         std::to_string(p.kv_len) + ")");
+  }
+  if (p.heads_q % p.heads_kv != 0) {
+    return Status::error("sageattn: query heads (" + std::to_string(p.heads_q) +
+                         ") must be a multiple of key/value heads (" + std::to_string(p.heads_kv) + ")");
+  }
+  for (const auto& [name, view] : {std::pair{"q", p.q}, std::pair{"k", p.k}, std::pair{"v", p.v},
+                                   std::pair{"o", p.o}}) {
+    if (Status s = check_view(name, view); !s.ok) return s;
+  }
+  if (!(p.sm_scale >= 0.f) || !std::isfinite(p.sm_scale)) {
+    return Status::error("sageattn: sm_scale must be a finite non-negative number (0 = 1/sqrt(head_dim))");
+  }
+  return check_device(p);
+}
+
+std::size_t workspace_bytes(const Params& p) { return detail::layout_workspace(p, nullptr).total; }
+
+namespace {
+
+struct Prepared {
+  Status status;
+  detail::Workspace workspace;
+  float sm_scale = 0.f;
+};
+
+Prepared prepare(const Params& p, void* workspace, std::size_t workspace_size) {
+  Prepared r;
+  r.status = validate(p);
+  if (!r.status.ok) return r;
+  r.workspace = detail::layout_workspace(p, workspace);
+  if (workspace == nullptr || workspace_size < r.workspace.total) {
+    r.status = Status::error("sageattn: workspace of " + std::to_string(workspace_size) +
+                             " bytes; " + std::to_string(r.workspace.total) +
+                             " needed (workspace_bytes())");
+  }
+  r.sm_scale = p.sm_scale > 0.f ? p.sm_scale : 1.f / std::sqrt(static_cast<float>(p.head_dim));
+  return r;
+}
+
+}  // namespace
+
+Status quantize(const Params& p, void* workspace, std::size_t workspace_size, cudaStream_t stream) {
+  const Prepared r = prepare(p, workspace, workspace_size);
+  if (!r.status.ok) return r.status;
+  if (cudaError_t e = detail::quantize_inputs(p, r.workspace, r.sm_scale, stream)) {
+    return Status::error(std::string("sageattn: quantization kernels failed: ") + cudaGetErrorString(e));
+  }
+  return Status::success();
+}
+
+Status attention(const Params& p, void* workspace, std::size_t workspace_size, cudaStream_t stream) {
+  const Prepared r = prepare(p, workspace, workspace_size);
+  if (!r.status.ok) return r.status;
+  const detail::Workspace& w = r.workspace;
+  detail::AttentionArgs a{};
+  a.q = w.q;
+  a.q_scale = w.q_scale;
+  a.q_km = p.smooth_k && p.lse ? w.q_km : nullptr;
+  a.k = w.k;
+  a.k_scale = w.k_scale;
+  a.v_fp8 = w.v;
+  a.v_amax = w.v_amax;
+  a.v = p.v.data;
+  a.v_sb = p.v.stride_batch;
+  a.v_sh = p.v.stride_head;
+  a.v_ss = p.v.stride_seq;
+  a.o = const_cast<void*>(p.o.data);
+  a.o_sb = p.o.stride_batch;
+  a.o_sh = p.o.stride_head;
+  a.o_ss = p.o.stride_seq;
+  a.o_bf16 = p.dtype == DType::bf16;
+  a.lse = p.lse;
+  a.heads_q = p.heads_q;
+  a.heads_kv = p.heads_kv;
+  a.qo_len = p.qo_len;
+  a.kv_len = p.kv_len;
+  a.q_pad = w.q_pad;
+  a.kv_pad = w.kv_pad;
+  a.q_rows = w.q_rows;
+  a.k_rows = w.k_rows;
+  a.causal = p.causal;
+  cudaError_t e;
+  if (p.pv_path == PvPath::fp8) {
+    e = p.head_dim == 64 ? launch_for<64, PvPath::fp8>(a, p, stream)
+                         : launch_for<128, PvPath::fp8>(a, p, stream);
+  } else {
+    e = p.head_dim == 64 ? launch_for<64, PvPath::fp16>(a, p, stream)
+                         : launch_for<128, PvPath::fp16>(a, p, stream);
+  }
+  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {
+    return Status::error(std::string("sageattn: this library has no kernel for this GPU; it was built for ") +
+                         compiled_architectures());
+  }
+  if (e != cudaSuccess) {
+    return Status::error(std::string("sageattn: attention kernel launch failed: ") + cudaGetErrorString(e));
+  }
+  return Status::success();
+}
+
+Status forward(const Params& p, void* workspace, std::size_t workspace_size, cudaStream_t stream) {
+  if (Status s = quantize(p, workspace, workspace_size, stream); !s.ok) return s;
+  return attention(p, workspace, workspace_size, stream);
+}
+
+PvPath default_pv_path(int major, int minor) {
+  return major * 10 + minor >= 89 ? PvPath::fp8 : PvPath::fp16;
+}
+
+const char* compiled_architectures() { return SAGEATTN_ARCHITECTURES; }
+
+}  // namespace sageattn

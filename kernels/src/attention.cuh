@@ -1,0 +1,317 @@
+// The attention main loop, one template for both P·V paths (mma.sync on sm80..sm120).
+//
+// Tile: a CTA of 4 warps owns kBlockM = 64 query rows (16 per warp) of one (batch, head) and
+// walks the keys in blocks of kBlockN = 64, double-buffered with cp.async:
+//   S = Q·K^T      INT8 m16n8k32, int32 accumulation; Q's fragments stay in registers
+//   dequantize     S·q_scale·k_scale (q_scale holds sm_scale·log2 e: exp2 domain)
+//   online softmax running row max m and sum l; O rescaled when m grows
+//   P·V            fp8 path: P·448 and V/v_scale to e4m3, m16n8k32 into a fresh accumulator per
+//                  key block that is then added to O in FP32 (two-level accumulation: the FP8
+//                  mma's accumulator keeps fewer bits than FP32);
+//                  fp16 path: P in the input's 16-bit type, m16n8k16, FP32 accumulation.
+// Why these sizes: 16 rows per warp keep O (D/8·4 floats), S (32 ints) and Q (D/8 words) in
+// registers without spilling at D = 128; 64-key blocks make one fp8 mma k-step pair per d-tile.
+#pragma once
+
+#include <cstdint>
+
+#include "attention_launch.h"
+#include "device_primitives.cuh"
+#include "sageattn/sageattn.h"
+#include "workspace.h"
+
+namespace sageattn::detail {
+
+template <int D, PvPath PATH, typename VT>
+struct AttentionConfig {
+  static_assert(D == 64 || D == 128, "head dims 64 and 128");
+  static constexpr int kThreads = 128;
+  static constexpr int kDTiles = D / 8;       // n8 tiles of the output
+  static constexpr int kNTiles = kBlockN / 8;  // n8 tiles of S
+  static constexpr int kQBytes = kBlockM * D;
+  static constexpr int kKBytes = kBlockN * D;
+  static constexpr int kVRowBytes = PATH == PvPath::fp8 ? kBlockN : D * 2;
+  static constexpr int kVBytes = PATH == PvPath::fp8 ? D * kBlockN : kBlockN * D * 2;
+  static constexpr int kSmemBytes = kQBytes + 2 * kKBytes + 2 * kVBytes;
+  static_assert(kBlockM == 4 * kWarpRows, "4 warps of 16 rows");
+};
+
+template <int D, PvPath PATH, typename VT>
+__global__ void __launch_bounds__(128) attention_kernel(const AttentionArgs a) {
+  using Cfg = AttentionConfig<D, PATH, VT>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* s_q = smem;
+  unsigned char* s_k = smem + Cfg::kQBytes;
+  unsigned char* s_v = s_k + 2 * Cfg::kKBytes;
+
+  // Longest rows first under causal masking: they have the most key blocks.
+  const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int head = blockIdx.y, batch = blockIdx.z;
+  const int kv_head = head / (a.heads_q / a.heads_kv);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int m0 = m_block * kBlockM;
+  const int causal_offset = a.kv_len - a.qo_len;  // bottom-right alignment
+
+  int n_blocks = a.kv_pad / kBlockN;
+  if (a.causal) {
+    const int last_key = m0 + kBlockM - 1 + causal_offset;
+    n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
+  }
+
+  const std::int64_t q_head = static_cast<std::int64_t>(batch) * a.heads_q + head;
+  const std::int64_t k_head = static_cast<std::int64_t>(batch) * a.heads_kv + kv_head;
+  const std::int8_t* q_tile = a.q + (q_head * a.q_pad + m0) * D;
+  const std::int8_t* k_base = a.k + k_head * a.kv_pad * D;
+
+  // ---- asynchronous tile loads (16-byte chunks, swizzled) ----
+  auto load_q = [&]() {
+    for (int i = tid; i < Cfg::kQBytes / 16; i += Cfg::kThreads) {
+      const int row = i / (D / 16), chunk = i % (D / 16);
+      device::cp_async_16(s_q + device::swizzled_offset<D>(row, chunk), q_tile + row * D + chunk * 16, true);
+    }
+  };
+  auto load_kv = [&](int block, int stage) {
+    const int n0 = block * kBlockN;
+    unsigned char* sk = s_k + stage * Cfg::kKBytes;
+    for (int i = tid; i < Cfg::kKBytes / 16; i += Cfg::kThreads) {
+      const int row = i / (D / 16), chunk = i % (D / 16);
+      device::cp_async_16(sk + device::swizzled_offset<D>(row, chunk),
+                          k_base + static_cast<std::int64_t>(n0 + row) * D + chunk * 16, true);
+    }
+    unsigned char* sv = s_v + stage * Cfg::kVBytes;
+    if constexpr (PATH == PvPath::fp8) {
+      const std::uint8_t* v_base = a.v_fp8 + k_head * D * a.kv_pad + n0;
+      for (int i = tid; i < Cfg::kVBytes / 16; i += Cfg::kThreads) {
+        const int row = i / (kBlockN / 16), chunk = i % (kBlockN / 16);
+        device::cp_async_16(sv + device::swizzled_offset<kBlockN>(row, chunk),
+                            v_base + static_cast<std::int64_t>(row) * a.kv_pad + chunk * 16, true);
+      }
+    } else {
+      const VT* v_base = static_cast<const VT*>(a.v) + batch * a.v_sb + kv_head * a.v_sh;
+      for (int i = tid; i < Cfg::kVBytes / 16; i += Cfg::kThreads) {
+        const int row = i / (D * 2 / 16), chunk = i % (D * 2 / 16);
+        const int key = n0 + row;
+        const bool valid = key < a.kv_len;
+        const VT* src = v_base + static_cast<std::int64_t>(valid ? key : 0) * a.v_ss + chunk * 8;
+        device::cp_async_16(sv + device::swizzled_offset<D * 2>(row, chunk), src, valid);
+      }
+    }
+  };
+
+  load_q();
+  if (n_blocks > 0) load_kv(0, 0);
+  device::cp_async_commit();
+
+  float o[Cfg::kDTiles][4];
+#pragma unroll
+  for (int i = 0; i < Cfg::kDTiles; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+  float row_max[2] = {-INFINITY, -INFINITY};
+  float row_sum[2] = {0.f, 0.f};
+
+  const float q_scale = a.q_scale[q_head * (a.q_pad / a.q_rows) + (m0 + warp * kWarpRows) / a.q_rows];
+  const float* k_scales = a.k_scale + k_head * (a.kv_pad / a.k_rows);
+  unsigned qa[D / 32][4];
+
+  for (int nb = 0; nb < n_blocks; ++nb) {
+    const int stage = nb & 1;
+    if (nb + 1 < n_blocks) load_kv(nb + 1, stage ^ 1);
+    device::cp_async_commit();
+    device::cp_async_wait<1>();
+    __syncthreads();
+
+    if (nb == 0) {
+#pragma unroll
+      for (int ks = 0; ks < D / 32; ++ks) {
+        const int mi = lane / 8, r = lane % 8;
+        const int row = warp * kWarpRows + (mi & 1) * 8 + r;
+        device::ldmatrix_x4(qa[ks], s_q + device::swizzled_offset<D>(row, ks * 2 + (mi >> 1)));
+      }
+    }
+
+    // ---- S = Q K^T ----
+    int s[Cfg::kNTiles][4];
+#pragma unroll
+    for (int j = 0; j < Cfg::kNTiles; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0;
+    const unsigned char* sk = s_k + stage * Cfg::kKBytes;
+#pragma unroll
+    for (int ks = 0; ks < D / 32; ++ks) {
+#pragma unroll
+      for (int jp = 0; jp < Cfg::kNTiles / 2; ++jp) {
+        const int mi = lane / 8, r = lane % 8;
+        const int key = (2 * jp + (mi >> 1)) * 8 + r;
+        unsigned b[4];
+        device::ldmatrix_x4(b, sk + device::swizzled_offset<D>(key, ks * 2 + (mi & 1)));
+        device::mma_s8(s[2 * jp], qa[ks], b[0], b[1]);
+        device::mma_s8(s[2 * jp + 1], qa[ks], b[2], b[3]);
+      }
+    }
+
+    // ---- dequantize, mask, online softmax (exp2 domain) ----
+    const int n0 = nb * kBlockN;
+    float x[Cfg::kNTiles][4];
+#pragma unroll
+    for (int j = 0; j < Cfg::kNTiles; ++j) {
+      const float scale = q_scale * k_scales[(n0 + j * 8) / a.k_rows];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[j][e] = device::small_int_to_float(s[j][e]) * scale;
+    }
+    const bool partial = n0 + kBlockN > a.kv_len;
+    const bool diagonal = a.causal && n0 + kBlockN - 1 > m0 + causal_offset;
+    if (partial || diagonal) {
+#pragma unroll
+      for (int j = 0; j < Cfg::kNTiles; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = n0 + j * 8 + 2 * t + (e & 1);
+          const int row = m0 + warp * kWarpRows + g + (e >> 1) * 8;
+          if (key >= a.kv_len || (a.causal && key > row + causal_offset)) x[j][e] = -INFINITY;
+        }
+      }
+    }
+    float scale_old[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float m = row_max[r];
+#pragma unroll
+      for (int j = 0; j < Cfg::kNTiles; ++j) m = fmaxf(m, fmaxf(x[j][2 * r], x[j][2 * r + 1]));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+      // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
+      const float m_use = m == -INFINITY ? 0.f : m;
+      scale_old[r] = device::fast_exp2(row_max[r] - m_use);
+      row_max[r] = m;
+      float sum = 0.f;
+#pragma unroll
+      for (int j = 0; j < Cfg::kNTiles; ++j) {
+        x[j][2 * r] = device::fast_exp2(x[j][2 * r] - m_use);
+        x[j][2 * r + 1] = device::fast_exp2(x[j][2 * r + 1] - m_use);
+        sum += x[j][2 * r] + x[j][2 * r + 1];
+      }
+      row_sum[r] = row_sum[r] * scale_old[r] + sum;
+    }
+#pragma unroll
+    for (int i = 0; i < Cfg::kDTiles; ++i) {
+      o[i][0] *= scale_old[0];
+      o[i][1] *= scale_old[0];
+      o[i][2] *= scale_old[1];
+      o[i][3] *= scale_old[1];
+    }
+
+    // ---- O += P V ----
+    const unsigned char* sv = s_v + stage * Cfg::kVBytes;
+    if constexpr (PATH == PvPath::fp8) {
+      // P's C fragment becomes the A fragment of 32-key chunks directly; V's keys were permuted
+      // to match when it was quantized (quantize.cu, permuted_key).
+      unsigned pa[kBlockN / 32][4];
+#pragma unroll
+      for (int c = 0; c < kBlockN / 32; ++c) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int j = 4 * c + 2 * half;
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const unsigned lo = device::pack_e4m3x2(x[j][2 * r] * kFp8Max, x[j][2 * r + 1] * kFp8Max);
+            const unsigned hi =
+                device::pack_e4m3x2(x[j + 1][2 * r] * kFp8Max, x[j + 1][2 * r + 1] * kFp8Max);
+            pa[c][2 * half + r] = lo | (hi << 16);
+          }
+        }
+      }
+#pragma unroll
+      for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
+        unsigned b[4];
+        const int mi = lane / 8, r = lane % 8;
+        device::ldmatrix_x4(b, sv + device::swizzled_offset<kBlockN>(dt * 8 + r, mi));
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        device::mma_e4m3(acc, pa[0], b[0], b[1]);
+        device::mma_e4m3(acc, pa[1], b[2], b[3]);
+        o[dt][0] += acc[0];
+        o[dt][1] += acc[1];
+        o[dt][2] += acc[2];
+        o[dt][3] += acc[3];
+      }
+    } else {
+      unsigned pa[kBlockN / 16][4];
+#pragma unroll
+      for (int c = 0; c < kBlockN / 16; ++c) {
+        pa[c][0] = device::pack_16bit_x2<VT>(x[2 * c][0], x[2 * c][1]);
+        pa[c][1] = device::pack_16bit_x2<VT>(x[2 * c][2], x[2 * c][3]);
+        pa[c][2] = device::pack_16bit_x2<VT>(x[2 * c + 1][0], x[2 * c + 1][1]);
+        pa[c][3] = device::pack_16bit_x2<VT>(x[2 * c + 1][2], x[2 * c + 1][3]);
+      }
+#pragma unroll
+      for (int c = 0; c < kBlockN / 16; ++c) {
+#pragma unroll
+        for (int dp = 0; dp < Cfg::kDTiles / 2; ++dp) {
+          unsigned b[4];
+          const int mi = lane / 8, r = lane % 8;
+          const int key = c * 16 + (mi & 1) * 8 + r;
+          device::ldmatrix_x4_trans(b, sv + device::swizzled_offset<D * 2>(key, 2 * dp + (mi >> 1)));
+          device::mma_16bit<VT>(o[2 * dp], pa[c], b[0], b[1]);
+          device::mma_16bit<VT>(o[2 * dp + 1], pa[c], b[2], b[3]);
+        }
+      }
+    }
+    __syncthreads();  // every warp is done with this stage before it is refilled
+  }
+  device::cp_async_wait<0>();
+
+  // ---- epilogue: normalise, write O (and the LSE) ----
+  float inv[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+    inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
+  }
+  const float* v_amax = PATH == PvPath::fp8 ? a.v_amax + k_head * D : nullptr;
+#pragma unroll
+  for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
+    const int d = dt * 8 + 2 * t;
+    float cs0 = 1.f, cs1 = 1.f;
+    if constexpr (PATH == PvPath::fp8) {
+      // P was scaled by 448 and V by 448 / amax: undo both.
+      cs0 = v_amax[d] / (kFp8Max * kFp8Max);
+      cs1 = v_amax[d + 1] / (kFp8Max * kFp8Max);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = m0 + warp * kWarpRows + g + r * 8;
+      if (row >= a.qo_len) continue;
+      const float v0 = o[dt][2 * r] * cs0 * inv[r], v1 = o[dt][2 * r + 1] * cs1 * inv[r];
+      const std::int64_t at = batch * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(row) * a.o_ss + d;
+      unsigned packed = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
+                                 : device::pack_16bit_x2<half>(v0, v1);
+      *reinterpret_cast<unsigned*>(static_cast<std::uint16_t*>(a.o) + at) = packed;
+    }
+  }
+  if (a.lse != nullptr && t == 0) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = m0 + warp * kWarpRows + g + r * 8;
+      if (row >= a.qo_len) continue;
+      constexpr float kLn2 = 0.6931471805599453f;
+      float value = -INFINITY;
+      if (row_sum[r] > 0.f) {
+        value = (row_max[r] + __log2f(row_sum[r])) * kLn2;
+        if (a.q_km != nullptr) value += a.q_km[q_head * a.q_pad + row];
+      }
+      a.lse[q_head * a.qo_len + row] = value;
+    }
+  }
+}
+
+template <int D, PvPath PATH, typename VT>
+cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream) {
+  using Cfg = AttentionConfig<D, PATH, VT>;
+  auto kernel = attention_kernel<D, PATH, VT>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           Cfg::kSmemBytes)) {
+    return e;
+  }
+  const dim3 grid(args.q_pad / kBlockM, args.heads_q, batch);
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
+  return cudaGetLastError();
+}
+
+}  // namespace sageattn::detail

@@ -1,0 +1,35 @@
+// What the host passes to the attention kernel, and the launcher that each generated
+// instantiation file (instantiations/*.cu) defines for one (head dim, P·V path, V type).
+// Host code includes this, never attention.cuh.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "sageattn/sageattn.h"
+
+namespace sageattn::detail {
+
+struct AttentionArgs {
+  const std::int8_t* q;
+  const float* q_scale;
+  const float* q_km;  // null unless LSE with smoothing
+  const std::int8_t* k;
+  const float* k_scale;
+  const std::uint8_t* v_fp8;  // fp8 path
+  const float* v_amax;        // fp8 path
+  const void* v;              // fp16 path: the caller's V
+  std::int64_t v_sb, v_sh, v_ss;
+  void* o;
+  std::int64_t o_sb, o_sh, o_ss;
+  bool o_bf16;
+  float* lse;
+  int heads_q, heads_kv, qo_len, kv_len, q_pad, kv_pad, q_rows, k_rows;
+  bool causal;
+};
+
+template <int D, PvPath PATH, typename VT>
+cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream);
+
+}  // namespace sageattn::detail

@@ -1,0 +1,134 @@
+// PTX wrappers the kernels are built from: asynchronous copies, ldmatrix, the mma.sync shapes
+// we use, FP8 conversion, and the shared-memory swizzle. Each says which PTX ISA section it
+// follows; nothing here knows attention.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace sageattn::device {
+
+// ---- cp.async (PTX ISA: cp.async): 16-byte global -> shared copies, zero-filled when
+// `valid` is false (src-size 0), so tiles past the end of a sequence read as zeros. ----
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool valid) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// ---- ldmatrix (PTX ISA: ldmatrix): four 8x8 b16 matrices (8 rows of 16 bytes each);
+// lane i gives the address of row i%8 of matrix i/8 and receives word (lane%4) of row lane/4
+// of each matrix. ----
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* smem) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void* smem) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+// ---- mma.sync (PTX ISA: warp-level matrix multiply, m16n8k32 / m16n8k16). Fragments:
+// A (16xK, row): a0 row g, a1 row g+8, a2 row g (upper k half), a3 row g+8 (upper k half);
+// B (Kx8, col): b0 k lower half, b1 k upper half, column g; C (16x8): c0,c1 row g,
+// columns 2t,2t+1; c2,c3 row g+8. (g = lane/4, t = lane%4) ----
+__device__ __forceinline__ void mma_s8(int (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                       unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void mma_e4m3(float (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                         unsigned b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  __trap();  // the fp8 path is only launched on sm89+ (checked on the host)
+#endif
+}
+
+template <typename T>
+__device__ __forceinline__ void mma_16bit(float (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                          unsigned b1) {
+  if constexpr (std::is_same_v<T, half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// ---- conversions ----
+// Two floats to two e4m3 bytes, round to nearest even, saturating: byte 0 = lo, byte 1 = hi.
+__device__ __forceinline__ unsigned short pack_e4m3x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned short r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  __trap();
+  return 0;
+#endif
+}
+
+template <typename T>
+__device__ __forceinline__ unsigned pack_16bit_x2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, half>) {
+    const half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&h);
+  }
+}
+
+// int32 -> float for |x| < 2^22 without the (quarter-rate) I2F unit: add the bit pattern of
+// 1.5 * 2^23 and subtract it back as a float.
+__device__ __forceinline__ float small_int_to_float(int x) {
+  return __int_as_float(x + 0x4B400000) - 12582912.0f;
+}
+
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// ---- shared-memory swizzle: tiles of rows of ROW_BYTES, addressed in 16-byte chunks. The
+// chunk index is XORed with a function of the row so that the 8 rows one ldmatrix reads at the
+// same logical chunk land in 8 different bank groups (no conflicts). ----
+template <int ROW_BYTES>
+__device__ __forceinline__ int swizzled_offset(int row, int chunk) {
+  static_assert(ROW_BYTES == 64 || ROW_BYTES % 128 == 0, "rows of 64 bytes or multiples of 128");
+  constexpr int kChunks = ROW_BYTES / 16;
+  const int x = kChunks >= 8 ? (row & 7) : ((row >> 1) & 3);
+  return row * ROW_BYTES + ((chunk ^ x) * 16);
+}
+
+}  // namespace sageattn::device

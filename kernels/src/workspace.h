@@ -1,0 +1,63 @@
+// Where the quantized copies of Q, K and V and their scales live inside the caller's workspace.
+// One layout, computed on the host, shared by the quantization and attention kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "sageattn/sageattn.h"
+
+namespace sageattn::detail {
+
+inline constexpr int kBlockM = 64;  // query rows per attention CTA (4 warps x 16 rows)
+inline constexpr int kBlockN = 64;  // keys per attention main-loop iteration
+inline constexpr int kWarpRows = 16;
+inline constexpr float kFp8Max = 448.f;  // e4m3's largest finite value
+
+inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
+inline int granularity_rows(Granularity g) { return g == Granularity::per_block ? kBlockM : kWarpRows; }
+
+struct Workspace {
+  std::int8_t* q = nullptr;      // [B, Hq, q_pad, D]
+  float* q_scale = nullptr;      // [B, Hq, q_pad / q_rows], includes sm_scale * log2(e)
+  float* q_km = nullptr;         // [B, Hq, q_pad]: sm_scale * (q . mean(K)), for the LSE
+  std::int8_t* k = nullptr;      // [B, Hkv, kv_pad, D]
+  float* k_scale = nullptr;      // [B, Hkv, kv_pad / k_rows]
+  float* k_sum = nullptr;        // [B, Hkv, D]: column sums of K (its mean times kv_len)
+  std::uint8_t* v = nullptr;     // fp8 path: [B, Hkv, D, kv_pad], keys permuted in groups of 32
+  float* v_amax = nullptr;       // fp8 path: [B, Hkv, D]: max |V| per channel
+  int q_pad = 0, kv_pad = 0, q_rows = 0, k_rows = 0;
+  std::size_t stats_bytes = 0;   // k_sum and v_amax are contiguous and zeroed per call
+  std::size_t total = 0;
+};
+
+// With base == nullptr, only the sizes are computed.
+inline Workspace layout_workspace(const Params& p, void* base) {
+  Workspace w;
+  w.q_pad = round_up(p.qo_len, kBlockM);
+  w.kv_pad = round_up(p.kv_len, kBlockN);
+  w.q_rows = granularity_rows(p.q_granularity);
+  w.k_rows = granularity_rows(p.k_granularity);
+  const std::size_t bq = static_cast<std::size_t>(p.batch) * p.heads_q;
+  const std::size_t bk = static_cast<std::size_t>(p.batch) * p.heads_kv;
+  const std::size_t d = p.head_dim;
+  std::size_t at = 0;
+  auto take = [&](std::size_t bytes) {
+    const std::size_t offset = at;
+    at += (bytes + 255) / 256 * 256;
+    return base ? static_cast<char*>(base) + offset : nullptr;
+  };
+  w.k_sum = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
+  w.v_amax = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
+  w.stats_bytes = at;
+  w.q = reinterpret_cast<std::int8_t*>(take(bq * w.q_pad * d));
+  w.q_scale = reinterpret_cast<float*>(take(bq * (w.q_pad / w.q_rows) * sizeof(float)));
+  w.q_km = reinterpret_cast<float*>(take(bq * w.q_pad * sizeof(float)));
+  w.k = reinterpret_cast<std::int8_t*>(take(bk * w.kv_pad * d));
+  w.k_scale = reinterpret_cast<float*>(take(bk * (w.kv_pad / w.k_rows) * sizeof(float)));
+  w.v = reinterpret_cast<std::uint8_t*>(take(p.pv_path == PvPath::fp8 ? bk * d * w.kv_pad : 0));
+  w.total = at;
+  return w;
+}
+
+}  // namespace sageattn::detail
