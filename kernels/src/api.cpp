@@ -177,7 +177,12 @@ Status forward(const Params& p, void* workspace, std::size_t workspace_size, cud
 }
 
 PvPath default_pv_path(int major, int minor) {
-  return major * 10 + minor >= 89 ? PvPath::fp8 : PvPath::fp16;
+  // FP8 where mma.sync has native e4m3 tensor instructions (QMMA: Ada sm89, Blackwell sm120).
+  // On Hopper (sm90) nvcc 13.0 lowers e4m3 mma.sync to an f16 unpack plus HMMA (SASS:
+  // F2FP.F16.E4M3.UNPACK_B, HMMA.16816), so there the 16-bit path is faster and more accurate;
+  // Hopper's FP8 speed needs wgmma. sm80 has no FP8 at all.
+  const int cc = major * 10 + minor;
+  return (cc == 89 || cc >= 100) ? PvPath::fp8 : PvPath::fp16;
 }
 
 const char* compiled_architectures() { return SAGEATTN_ARCHITECTURES; }

@@ -271,8 +271,9 @@ __global__ void __launch_bounds__(128) attention_kernel(const AttentionArgs a) {
     float cs0 = 1.f, cs1 = 1.f;
     if constexpr (PATH == PvPath::fp8) {
       // P was scaled by 448 and V by 448 / amax: undo both.
-      cs0 = v_amax[d] / (kFp8Max * kFp8Max);
-      cs1 = v_amax[d + 1] / (kFp8Max * kFp8Max);
+      constexpr float kUnscale = 1.f / (kFp8Max * kFp8Max);  // a product: no division in SASS
+      cs0 = v_amax[d] * kUnscale;
+      cs1 = v_amax[d + 1] * kUnscale;
     }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {

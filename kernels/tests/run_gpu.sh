@@ -20,4 +20,10 @@ cuobjdump --dump-sass -arch sm_90a build/kernels/kernels/libsageattn.a 2>/dev/nu
   grep -oE "\b(IMMA|QMMA|HMMA|LDSM|LDGSTS|STL|LDL)[A-Z0-9._]*" | sort | uniq -c | tee "$out/sass.txt"
 export SAGEATTN_CAPI=build/kernels/kernels/libsageattn_capi.so
 PYTHONUNBUFFERED=1 python3 kernels/tests/test_kernels.py --json "$out/test.json" ${TEST_ARGS:-} 2>&1 | tee "$out/test.log"
+if [[ -n ${SANITIZE:-} ]]; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --print-limit 5 python3 kernels/tests/test_kernels.py --tiny 2>&1 | \
+      tail -4 | sed "s/^/$tool: /" | tee -a "$out/sanitizer.log"
+  done
+fi
 PYTHONUNBUFFERED=1 python3 kernels/tests/bench_kernels.py --json "$out/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"

@@ -75,7 +75,8 @@ Status quantize(const Params& params, void* workspace, std::size_t workspace_siz
 Status attention(const Params& params, void* workspace, std::size_t workspace_size,
                  cudaStream_t stream);
 
-// The path sageattn picks for a compute capability: fp8 from sm89 on, fp16 before.
+// The path sageattn picks for a compute capability: fp8 where the GPU has native FP8 mma.sync
+// (sm89, sm100+), fp16 on sm80 and on sm90 (where mma.sync FP8 is emulated; see api.cpp).
 PvPath default_pv_path(int major, int minor);
 
 // The CUDA architectures this library was compiled for, as "80 89 90a".
