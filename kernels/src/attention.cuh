@@ -36,8 +36,14 @@ struct AttentionConfig {
   static_assert(kBlockM == 4 * kWarpRows, "4 warps of 16 rows");
 };
 
+// CTAs per SM the register allocation aims for (128 threads each): 1 lets the compiler use up
+// to 255 registers; 3 caps them at 168 so that 12 warps share an SM (kernels/NOTES.md).
+#ifndef SAGEATTN_MIN_CTAS_PER_SM
+#define SAGEATTN_MIN_CTAS_PER_SM 1
+#endif
+
 template <int D, PvPath PATH, typename VT>
-__global__ void __launch_bounds__(128) attention_kernel(const AttentionArgs a) {
+__global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kernel(const AttentionArgs a) {
   using Cfg = AttentionConfig<D, PATH, VT>;
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char* s_q = smem;

@@ -157,8 +157,10 @@ def main():
         _, gpu_vs_quant = metrics(o.cpu(), qref)
         _, quant_vs_plain = metrics(qref, pref)
         # "To rounding": the GPU differs from the quantized reference far less than the
-        # quantized algorithm differs from plain attention.
-        ok = gpu_vs_quant <= max(0.1 * quant_vs_plain, 2e-3)
+        # quantized algorithm differs from plain attention. The GPU's exp2 is float and
+        # approximate, the reference's double: where that flips an e4m3 rounding of P (a 6% step)
+        # the outputs differ by more than for 16-bit P, hence the wider factor for fp8.
+        ok = gpu_vs_quant <= max((0.2 if path == "fp8" else 0.1) * quant_vs_plain, 2e-3)
         passed += ok
         failed += not ok
         quant_rows.append((d, path, str(dtype)[6:], causal, lq, lk, gpu_vs_quant, quant_vs_plain))
