@@ -10,7 +10,7 @@ cmake --preset ci >/dev/null
 cmake --build --preset ci
 
 # clang-format is enforced: the tree must already be formatted.
-files=$(git ls-files 'tools/*.cpp' 'tools/*.h' 2>/dev/null || find tools -name '*.cpp' -o -name '*.h')
+files=$(git ls-files 'tools/*.cpp' 'tools/*.h' 'kernels/*.cpp' 'kernels/*.h' 'kernels/*.cu' 'kernels/*.cuh')
 clang-format --dry-run --Werror $files
 build/pytools/bin/hadolint docker/Dockerfile.linux
 

@@ -47,8 +47,10 @@ sageattn::Params convert(const SageCapiParams& c) {
   p.causal = c.causal != 0;
   p.sm_scale = c.sm_scale;
   p.pv_path = c.pv_path == 0 ? sageattn::PvPath::fp16 : sageattn::PvPath::fp8;
-  p.q_granularity = c.q_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
-  p.k_granularity = c.k_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
+  p.q_granularity =
+      c.q_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
+  p.k_granularity =
+      c.k_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
   p.smooth_k = c.smooth_k != 0;
   return p;
 }
@@ -70,14 +72,17 @@ size_t sageattn_capi_workspace_bytes(const SageCapiParams* c) {
 }
 
 // which: 0 forward, 1 quantize only, 2 attention only
-int sageattn_capi_run(const SageCapiParams* c, int which, void* workspace, size_t bytes, void* stream,
-                      char* err, int err_len) {
+int sageattn_capi_run(const SageCapiParams* c, int which, void* workspace, size_t bytes,
+                      void* stream, char* err, int err_len) {
   const sageattn::Params p = convert(*c);
   const auto s = static_cast<cudaStream_t>(stream);
   switch (which) {
-    case 1: return report(sageattn::quantize(p, workspace, bytes, s), err, err_len);
-    case 2: return report(sageattn::attention(p, workspace, bytes, s), err, err_len);
-    default: return report(sageattn::forward(p, workspace, bytes, s), err, err_len);
+    case 1:
+      return report(sageattn::quantize(p, workspace, bytes, s), err, err_len);
+    case 2:
+      return report(sageattn::attention(p, workspace, bytes, s), err, err_len);
+    default:
+      return report(sageattn::forward(p, workspace, bytes, s), err, err_len);
   }
 }
 
@@ -85,9 +90,10 @@ int sageattn_capi_run(const SageCapiParams* c, int which, void* workspace, size_
 void sageattn_capi_reference(const SageCapiParams* c, int quantized, const double* q,
                              const double* k, const double* v, double* out, double* lse) {
   const sageattn::Params p = convert(*c);
-  const double sm_scale = c->sm_scale > 0 ? c->sm_scale : 1.0 / std::sqrt(static_cast<double>(c->head_dim));
-  const sageattn::reference::Problem problem{p.batch, p.heads_q, p.heads_kv, p.qo_len, p.kv_len,
-                                             p.head_dim, p.causal, sm_scale, q, k, v};
+  const double sm_scale =
+      c->sm_scale > 0 ? c->sm_scale : 1.0 / std::sqrt(static_cast<double>(c->head_dim));
+  const sageattn::reference::Problem problem{
+      p.batch, p.heads_q, p.heads_kv, p.qo_len, p.kv_len, p.head_dim, p.causal, sm_scale, q, k, v};
   if (quantized) {
     sageattn::reference::quantized_attention(problem, p.pv_path, p.dtype, p.q_granularity,
                                              p.k_granularity, p.smooth_k, out, lse);
@@ -96,6 +102,8 @@ void sageattn_capi_reference(const SageCapiParams* c, int quantized, const doubl
   }
 }
 
-const char* sageattn_capi_architectures() { return sageattn::compiled_architectures(); }
+const char* sageattn_capi_architectures() {
+  return sageattn::compiled_architectures();
+}
 
 }  // extern "C"

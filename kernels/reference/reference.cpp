@@ -40,7 +40,8 @@ std::vector<double> quantize_int8(const std::vector<double>& x, int len, int dim
   for (int g0 = 0; g0 < padded; g0 += group) {
     double amax = 0;
     for (int r = g0; r < std::min(g0 + group, len); ++r) {
-      for (int d = 0; d < dim; ++d) amax = std::max(amax, std::fabs(x[static_cast<std::size_t>(r) * dim + d]));
+      for (int d = 0; d < dim; ++d)
+        amax = std::max(amax, std::fabs(x[static_cast<std::size_t>(r) * dim + d]));
     }
     const double scale = amax / 127.0;
     scales[g0 / group] = scale;
@@ -56,9 +57,15 @@ std::vector<double> quantize_int8(const std::vector<double>& x, int len, int dim
 
 }  // namespace
 
-double round_e4m3(double x) { return round_float(x, 3, -6, 448.0); }
-double round_half(double x) { return round_float(x, 10, -14, 65504.0); }
-double round_bfloat16(double x) { return round_float(x, 7, -126, 3.38953139e38); }
+double round_e4m3(double x) {
+  return round_float(x, 3, -6, 448.0);
+}
+double round_half(double x) {
+  return round_float(x, 10, -14, 65504.0);
+}
+double round_bfloat16(double x) {
+  return round_float(x, 7, -126, 3.38953139e38);
+}
 
 void plain_attention(const Problem& p, double* out, double* lse) {
   const int group = p.heads_q / p.heads_kv, D = p.head_dim;
@@ -71,7 +78,8 @@ void plain_attention(const Problem& p, double* out, double* lse) {
         for (int j = 0; j < p.kv_len; ++j) {
           double dot = 0;
           for (int d = 0; d < D; ++d) {
-            dot += p.q[at(b, h, i, d, p.heads_q, p.qo_len, D)] * p.k[at(b, hk, j, d, p.heads_kv, p.kv_len, D)];
+            dot += p.q[at(b, h, i, d, p.heads_q, p.qo_len, D)] *
+                   p.k[at(b, hk, j, d, p.heads_kv, p.kv_len, D)];
           }
           s[j] = visible(p, i, j) ? dot * p.sm_scale : -std::numeric_limits<double>::infinity();
           m = std::max(m, s[j]);
@@ -82,10 +90,12 @@ void plain_attention(const Problem& p, double* out, double* lse) {
           for (int j = 0; j < p.kv_len; ++j) {
             const double w = std::exp(s[j] - m);
             l += w;
-            for (int d = 0; d < D; ++d) o[d] += w * p.v[at(b, hk, j, d, p.heads_kv, p.kv_len, D)];
+            for (int d = 0; d < D; ++d)
+              o[d] += w * p.v[at(b, hk, j, d, p.heads_kv, p.kv_len, D)];
           }
         }
-        for (int d = 0; d < D; ++d) out[at(b, h, i, d, p.heads_q, p.qo_len, D)] = l > 0 ? o[d] / l : 0.0;
+        for (int d = 0; d < D; ++d)
+          out[at(b, h, i, d, p.heads_q, p.qo_len, D)] = l > 0 ? o[d] / l : 0.0;
         if (lse) {
           lse[(static_cast<std::size_t>(b) * p.heads_q + h) * p.qo_len + i] =
               l > 0 ? m + std::log(l) : -std::numeric_limits<double>::infinity();
@@ -112,7 +122,8 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
         }
       }
       for (int j = 0; j < p.kv_len; ++j) {
-        for (int d = 0; d < D; ++d) k[static_cast<std::size_t>(j) * D + d] -= mean[d];
+        for (int d = 0; d < D; ++d)
+          k[static_cast<std::size_t>(j) * D + d] -= mean[d];
       }
       std::vector<double> k_scale;
       const std::vector<double> k8 = quantize_int8(k, p.kv_len, D, k_rows, k_scale);
@@ -136,7 +147,8 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
       for (int hq = hk * group; hq < (hk + 1) * group; ++hq) {
         std::vector<double> q(static_cast<std::size_t>(p.qo_len) * D);
         for (int i = 0; i < p.qo_len; ++i) {
-          for (int d = 0; d < D; ++d) q[static_cast<std::size_t>(i) * D + d] = p.q[at(b, hq, i, d, p.heads_q, p.qo_len, D)];
+          for (int d = 0; d < D; ++d)
+            q[static_cast<std::size_t>(i) * D + d] = p.q[at(b, hq, i, d, p.heads_q, p.qo_len, D)];
         }
         std::vector<double> q_scale;
         const std::vector<double> q8 = quantize_int8(q, p.qo_len, D, q_rows, q_scale);
@@ -149,7 +161,9 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
             double block_max = -inf;
             for (int j = n0; j < n1; ++j) {
               double dot = 0;
-              for (int d = 0; d < D; ++d) dot += q8[static_cast<std::size_t>(i) * D + d] * k8[static_cast<std::size_t>(j) * D + d];
+              for (int d = 0; d < D; ++d)
+                dot += q8[static_cast<std::size_t>(i) * D + d] *
+                       k8[static_cast<std::size_t>(j) * D + d];
               const double scale = q_scale[i / q_rows] * p.sm_scale * kLog2e * k_scale[j / k_rows];
               x[j - n0] = visible(p, i, j) ? dot * scale : -inf;
               block_max = std::max(block_max, x[j - n0]);
@@ -162,18 +176,21 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
             for (int j = n0; j < n1; ++j) {
               const double pj = std::exp2(x[j - n0] - m_use);
               sum += pj;
-              const double pq = path == PvPath::fp8 ? round_e4m3(pj * 448.0)
+              const double pq = path == PvPath::fp8   ? round_e4m3(pj * 448.0)
                                 : dtype == DType::f16 ? round_half(pj)
                                                       : round_bfloat16(pj);
-              for (int d = 0; d < D; ++d) block[d] += pq * v[static_cast<std::size_t>(j) * D + d];
+              for (int d = 0; d < D; ++d)
+                block[d] += pq * v[static_cast<std::size_t>(j) * D + d];
             }
             l = l * correction + sum;
-            for (int d = 0; d < D; ++d) o[d] = o[d] * correction + block[d];
+            for (int d = 0; d < D; ++d)
+              o[d] = o[d] * correction + block[d];
             m = m_new;
           }
           double km = 0;
           if (smooth_k) {
-            for (int d = 0; d < D; ++d) km += q[static_cast<std::size_t>(i) * D + d] * mean[d];
+            for (int d = 0; d < D; ++d)
+              km += q[static_cast<std::size_t>(i) * D + d] * mean[d];
           }
           for (int d = 0; d < D; ++d) {
             const double unscale = path == PvPath::fp8 ? amax[d] / (448.0 * 448.0) : 1.0;

@@ -12,7 +12,7 @@ namespace sageattn::reference {
 // [batch, heads_q, qo_len, head_dim] and [batch, heads_q, qo_len] (lse may be null).
 struct Problem {
   int batch, heads_q, heads_kv, qo_len, kv_len, head_dim;
-  bool causal;     // bottom-right aligned, as the kernels
+  bool causal;      // bottom-right aligned, as the kernels
   double sm_scale;  // already resolved (not 0)
   const double* q;
   const double* k;

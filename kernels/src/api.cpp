@@ -1,10 +1,9 @@
 // The host side of the kernel library: validation with messages a user can act on, the
 // workspace size, and dispatch to the quantization kernels and the attention instantiation.
+#include <cmath>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
-
-#include <cmath>
 #include <string>
 
 #include "attention_launch.h"
@@ -46,8 +45,9 @@ Status check_device(const Params& p) {
                          std::to_string(minor) + " is not supported; sageattn needs 8.0 or newer");
   }
   if (p.pv_path == PvPath::fp8 && major * 10 + minor < 89) {
-    return Status::error("sageattn: the fp8 P·V path needs compute capability 8.9 or newer; this GPU is " +
-                         std::to_string(major) + "." + std::to_string(minor) + " (use the fp16 path)");
+    return Status::error(
+        "sageattn: the fp8 P·V path needs compute capability 8.9 or newer; this GPU is " +
+        std::to_string(major) + "." + std::to_string(minor) + " (use the fp16 path)");
   }
   return Status::success();
 }
@@ -68,26 +68,31 @@ Status validate(const Params& p) {
                          " not supported; supported: 64, 128 (pad smaller head dims up)");
   }
   if (p.batch < 1 || p.heads_q < 1 || p.heads_kv < 1 || p.qo_len < 1 || p.kv_len < 1) {
-    return Status::error("sageattn: batch, heads and sequence lengths must be at least 1 (got batch " +
-                         std::to_string(p.batch) + ", heads " + std::to_string(p.heads_q) + "/" +
-                         std::to_string(p.heads_kv) + ", lengths " + std::to_string(p.qo_len) + "/" +
-                         std::to_string(p.kv_len) + ")");
+    return Status::error(
+        "sageattn: batch, heads and sequence lengths must be at least 1 (got batch " +
+        std::to_string(p.batch) + ", heads " + std::to_string(p.heads_q) + "/" +
+        std::to_string(p.heads_kv) + ", lengths " + std::to_string(p.qo_len) + "/" +
+        std::to_string(p.kv_len) + ")");
   }
   if (p.heads_q % p.heads_kv != 0) {
     return Status::error("sageattn: query heads (" + std::to_string(p.heads_q) +
-                         ") must be a multiple of key/value heads (" + std::to_string(p.heads_kv) + ")");
+                         ") must be a multiple of key/value heads (" + std::to_string(p.heads_kv) +
+                         ")");
   }
-  for (const auto& [name, view] : {std::pair{"q", p.q}, std::pair{"k", p.k}, std::pair{"v", p.v},
-                                   std::pair{"o", p.o}}) {
+  for (const auto& [name, view] :
+       {std::pair{"q", p.q}, std::pair{"k", p.k}, std::pair{"v", p.v}, std::pair{"o", p.o}}) {
     if (Status s = check_view(name, view); !s.ok) return s;
   }
   if (!(p.sm_scale >= 0.f) || !std::isfinite(p.sm_scale)) {
-    return Status::error("sageattn: sm_scale must be a finite non-negative number (0 = 1/sqrt(head_dim))");
+    return Status::error(
+        "sageattn: sm_scale must be a finite non-negative number (0 = 1/sqrt(head_dim))");
   }
   return check_device(p);
 }
 
-std::size_t workspace_bytes(const Params& p) { return detail::layout_workspace(p, nullptr).total; }
+std::size_t workspace_bytes(const Params& p) {
+  return detail::layout_workspace(p, nullptr).total;
+}
 
 namespace {
 
@@ -103,9 +108,9 @@ Prepared prepare(const Params& p, void* workspace, std::size_t workspace_size) {
   if (!r.status.ok) return r;
   r.workspace = detail::layout_workspace(p, workspace);
   if (workspace == nullptr || workspace_size < r.workspace.total) {
-    r.status = Status::error("sageattn: workspace of " + std::to_string(workspace_size) +
-                             " bytes; " + std::to_string(r.workspace.total) +
-                             " needed (workspace_bytes())");
+    r.status =
+        Status::error("sageattn: workspace of " + std::to_string(workspace_size) + " bytes; " +
+                      std::to_string(r.workspace.total) + " needed (workspace_bytes())");
   }
   r.sm_scale = p.sm_scale > 0.f ? p.sm_scale : 1.f / std::sqrt(static_cast<float>(p.head_dim));
   return r;
@@ -117,12 +122,14 @@ Status quantize(const Params& p, void* workspace, std::size_t workspace_size, cu
   const Prepared r = prepare(p, workspace, workspace_size);
   if (!r.status.ok) return r.status;
   if (cudaError_t e = detail::quantize_inputs(p, r.workspace, r.sm_scale, stream)) {
-    return Status::error(std::string("sageattn: quantization kernels failed: ") + cudaGetErrorString(e));
+    return Status::error(std::string("sageattn: quantization kernels failed: ") +
+                         cudaGetErrorString(e));
   }
   return Status::success();
 }
 
-Status attention(const Params& p, void* workspace, std::size_t workspace_size, cudaStream_t stream) {
+Status attention(const Params& p, void* workspace, std::size_t workspace_size,
+                 cudaStream_t stream) {
   const Prepared r = prepare(p, workspace, workspace_size);
   if (!r.status.ok) return r.status;
   const detail::Workspace& w = r.workspace;
@@ -162,11 +169,13 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size, c
                          : launch_for<128, PvPath::fp16>(a, p, stream);
   }
   if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {
-    return Status::error(std::string("sageattn: this library has no kernel for this GPU; it was built for ") +
-                         compiled_architectures());
+    return Status::error(
+        std::string("sageattn: this library has no kernel for this GPU; it was built for ") +
+        compiled_architectures());
   }
   if (e != cudaSuccess) {
-    return Status::error(std::string("sageattn: attention kernel launch failed: ") + cudaGetErrorString(e));
+    return Status::error(std::string("sageattn: attention kernel launch failed: ") +
+                         cudaGetErrorString(e));
   }
   return Status::success();
 }
@@ -185,6 +194,8 @@ PvPath default_pv_path(int major, int minor) {
   return (cc == 89 || cc >= 100) ? PvPath::fp8 : PvPath::fp16;
 }
 
-const char* compiled_architectures() { return SAGEATTN_ARCHITECTURES; }
+const char* compiled_architectures() {
+  return SAGEATTN_ARCHITECTURES;
+}
 
 }  // namespace sageattn

@@ -26,7 +26,7 @@ template <int D, PvPath PATH, typename VT>
 struct AttentionConfig {
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
   static constexpr int kThreads = 128;
-  static constexpr int kDTiles = D / 8;       // n8 tiles of the output
+  static constexpr int kDTiles = D / 8;        // n8 tiles of the output
   static constexpr int kNTiles = kBlockN / 8;  // n8 tiles of S
   static constexpr int kQBytes = kBlockM * D;
   static constexpr int kKBytes = kBlockN * D;
@@ -36,14 +36,20 @@ struct AttentionConfig {
   static_assert(kBlockM == 4 * kWarpRows, "4 warps of 16 rows");
 };
 
-// CTAs per SM the register allocation aims for (128 threads each): 1 lets the compiler use up
-// to 255 registers; 3 caps them at 168 so that 12 warps share an SM (kernels/NOTES.md).
+// CTAs per SM the register allocation aims for (128 threads each). 0, the default, gives ptxas
+// no minimum (an explicit 1 is not the same: it lets the FP8 d128 kernel grow to 255 registers
+// and spill); 3 caps registers at 168 so that 12 warps share an SM (kernels/NOTES.md, v4).
 #ifndef SAGEATTN_MIN_CTAS_PER_SM
-#define SAGEATTN_MIN_CTAS_PER_SM 1
+#define SAGEATTN_MIN_CTAS_PER_SM 0
+#endif
+#if SAGEATTN_MIN_CTAS_PER_SM > 0
+#define SAGEATTN_ATTENTION_BOUNDS __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM)
+#else
+#define SAGEATTN_ATTENTION_BOUNDS __launch_bounds__(128)
 #endif
 
 template <int D, PvPath PATH, typename VT>
-__global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kernel(const AttentionArgs a) {
+__global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a) {
   using Cfg = AttentionConfig<D, PATH, VT>;
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char* s_q = smem;
@@ -73,7 +79,8 @@ __global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kerne
   auto load_q = [&]() {
     for (int i = tid; i < Cfg::kQBytes / 16; i += Cfg::kThreads) {
       const int row = i / (D / 16), chunk = i % (D / 16);
-      device::cp_async_16(s_q + device::swizzled_offset<D>(row, chunk), q_tile + row * D + chunk * 16, true);
+      device::cp_async_16(s_q + device::swizzled_offset<D>(row, chunk),
+                          q_tile + row * D + chunk * 16, true);
     }
   };
   auto load_kv = [&](int block, int stage) {
@@ -110,11 +117,13 @@ __global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kerne
 
   float o[Cfg::kDTiles][4];
 #pragma unroll
-  for (int i = 0; i < Cfg::kDTiles; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+  for (int i = 0; i < Cfg::kDTiles; ++i)
+    o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
   float row_max[2] = {-INFINITY, -INFINITY};
   float row_sum[2] = {0.f, 0.f};
 
-  const float q_scale = a.q_scale[q_head * (a.q_pad / a.q_rows) + (m0 + warp * kWarpRows) / a.q_rows];
+  const float q_scale =
+      a.q_scale[q_head * (a.q_pad / a.q_rows) + (m0 + warp * kWarpRows) / a.q_rows];
   const float* k_scales = a.k_scale + k_head * (a.kv_pad / a.k_rows);
   unsigned qa[D / 32][4];
 
@@ -137,7 +146,8 @@ __global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kerne
     // ---- S = Q K^T ----
     int s[Cfg::kNTiles][4];
 #pragma unroll
-    for (int j = 0; j < Cfg::kNTiles; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0;
+    for (int j = 0; j < Cfg::kNTiles; ++j)
+      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0;
     const unsigned char* sk = s_k + stage * Cfg::kKBytes;
 #pragma unroll
     for (int ks = 0; ks < D / 32; ++ks) {
@@ -159,7 +169,8 @@ __global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kerne
     for (int j = 0; j < Cfg::kNTiles; ++j) {
       const float scale = q_scale * k_scales[(n0 + j * 8) / a.k_rows];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) x[j][e] = device::small_int_to_float(s[j][e]) * scale;
+      for (int e = 0; e < 4; ++e)
+        x[j][e] = device::small_int_to_float(s[j][e]) * scale;
     }
     const bool partial = n0 + kBlockN > a.kv_len;
     const bool diagonal = a.causal && n0 + kBlockN - 1 > m0 + causal_offset;
@@ -179,7 +190,8 @@ __global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kerne
     for (int r = 0; r < 2; ++r) {
       float m = row_max[r];
 #pragma unroll
-      for (int j = 0; j < Cfg::kNTiles; ++j) m = fmaxf(m, fmaxf(x[j][2 * r], x[j][2 * r + 1]));
+      for (int j = 0; j < Cfg::kNTiles; ++j)
+        m = fmaxf(m, fmaxf(x[j][2 * r], x[j][2 * r + 1]));
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
       // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
@@ -216,7 +228,8 @@ __global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kerne
           const int j = 4 * c + 2 * half;
 #pragma unroll
           for (int r = 0; r < 2; ++r) {
-            const unsigned lo = device::pack_e4m3x2(x[j][2 * r] * kFp8Max, x[j][2 * r + 1] * kFp8Max);
+            const unsigned lo =
+                device::pack_e4m3x2(x[j][2 * r] * kFp8Max, x[j][2 * r + 1] * kFp8Max);
             const unsigned hi =
                 device::pack_e4m3x2(x[j + 1][2 * r] * kFp8Max, x[j + 1][2 * r + 1] * kFp8Max);
             pa[c][2 * half + r] = lo | (hi << 16);
@@ -252,7 +265,8 @@ __global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kerne
           unsigned b[4];
           const int mi = lane / 8, r = lane % 8;
           const int key = c * 16 + (mi & 1) * 8 + r;
-          device::ldmatrix_x4_trans(b, sv + device::swizzled_offset<D * 2>(key, 2 * dp + (mi >> 1)));
+          device::ldmatrix_x4_trans(b,
+                                    sv + device::swizzled_offset<D * 2>(key, 2 * dp + (mi >> 1)));
           device::mma_16bit<VT>(o[2 * dp], pa[c], b[0], b[1]);
           device::mma_16bit<VT>(o[2 * dp + 1], pa[c], b[2], b[3]);
         }
@@ -286,7 +300,8 @@ __global__ void __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM) attention_kerne
       const int row = m0 + warp * kWarpRows + g + r * 8;
       if (row >= a.qo_len) continue;
       const float v0 = o[dt][2 * r] * cs0 * inv[r], v1 = o[dt][2 * r + 1] * cs1 * inv[r];
-      const std::int64_t at = batch * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(row) * a.o_ss + d;
+      const std::int64_t at =
+          batch * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(row) * a.o_ss + d;
       unsigned packed = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
                                  : device::pack_16bit_x2<half>(v0, v1);
       *reinterpret_cast<unsigned*>(static_cast<std::uint16_t*>(a.o) + at) = packed;

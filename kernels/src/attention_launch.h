@@ -3,9 +3,8 @@
 // Host code includes this, never attention.cuh.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <cstdint>
+#include <cuda_runtime_api.h>
 
 #include "sageattn/sageattn.h"
 

@@ -2,11 +2,10 @@
 // loads and writes its output once. K's mean and V's channel maxima need a reduction over the
 // whole sequence before quantizing, so each of those is one extra read pass (statistics with
 // atomics into the zeroed stats region), then the quantizing pass.
+#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
-
-#include <cstdint>
 
 #include "quantize.h"
 
@@ -22,7 +21,8 @@ __device__ __forceinline__ void load8(const T* src, float (&x)[8]) {
   const uint4 raw = *reinterpret_cast<const uint4*>(src);
   const T* v = reinterpret_cast<const T*>(&raw);
 #pragma unroll
-  for (int i = 0; i < 8; ++i) x[i] = static_cast<float>(v[i]);
+  for (int i = 0; i < 8; ++i)
+    x[i] = static_cast<float>(v[i]);
 }
 
 struct InputView {
@@ -32,7 +32,8 @@ struct InputView {
 
 template <typename T>
 __device__ __forceinline__ const T* row_ptr(const InputView& in, int b, int h, int s) {
-  return static_cast<const T*>(in.data) + b * in.sb + h * in.sh + static_cast<std::int64_t>(s) * in.ss;
+  return static_cast<const T*>(in.data) + b * in.sb + h * in.sh +
+         static_cast<std::int64_t>(s) * in.ss;
 }
 
 // Column sums (mode 0: K's sum for its mean) or column max |x| (mode 1: V's amax). One thread
@@ -64,8 +65,9 @@ __global__ void column_stats_kernel(InputView in, int len, int heads, int d, flo
 template <typename T, int D>
 __global__ void quantize_rows_kernel(InputView in, int len, int len_pad, int heads, int rows,
                                      std::int8_t* out, float* scales, float scale_mult,
-                                     const float* k_sum, int k_sum_heads, int group, float inv_kv_len,
-                                     bool subtract_mean, float* q_km, float sm_scale) {
+                                     const float* k_sum, int k_sum_heads, int group,
+                                     float inv_kv_len, bool subtract_mean, float* q_km,
+                                     float sm_scale) {
   constexpr int kThreadsPerRow = D / 8;
   constexpr int kRowsPerPass = kThreads / kThreadsPerRow;
   const int b = blockIdx.z, h = blockIdx.y;
@@ -77,7 +79,8 @@ __global__ void quantize_rows_kernel(InputView in, int len, int len_pad, int hea
       k_sum ? k_sum + (static_cast<std::int64_t>(b) * k_sum_heads + h / group) * D + col : nullptr;
   float mean[8];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) mean[i] = mean_sum ? mean_sum[i] * inv_kv_len : 0.f;
+  for (int i = 0; i < 8; ++i)
+    mean[i] = mean_sum ? mean_sum[i] * inv_kv_len : 0.f;
 
   constexpr int kMaxPasses = 64 / kRowsPerPass;
   const int passes = rows / kRowsPerPass;
@@ -91,7 +94,8 @@ __global__ void quantize_rows_kernel(InputView in, int len, int len_pad, int hea
       load8(row_ptr<T>(in, b, h, s) + col, x[p]);
     } else {
 #pragma unroll
-      for (int i = 0; i < 8; ++i) x[p][i] = 0.f;
+      for (int i = 0; i < 8; ++i)
+        x[p][i] = 0.f;
     }
     float dot = 0.f;
 #pragma unroll
@@ -102,25 +106,30 @@ __global__ void quantize_rows_kernel(InputView in, int len, int len_pad, int hea
     }
     if (q_km) {
 #pragma unroll
-      for (int o = kThreadsPerRow / 2; o > 0; o /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+      for (int o = kThreadsPerRow / 2; o > 0; o /= 2)
+        dot += __shfl_xor_sync(0xffffffffu, dot, o);
       if (tid % kThreadsPerRow == 0) {
-        q_km[(static_cast<std::int64_t>(b) * heads + h) * len_pad + s] = s < len ? dot * sm_scale : 0.f;
+        q_km[(static_cast<std::int64_t>(b) * heads + h) * len_pad + s] =
+            s < len ? dot * sm_scale : 0.f;
       }
     }
   }
   // Block-wide max: warps, then across warps through shared memory.
 #pragma unroll
-  for (int o = 16; o > 0; o /= 2) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  for (int o = 16; o > 0; o /= 2)
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
   __shared__ float warp_max[kThreads / 32];
   if (tid % 32 == 0) warp_max[tid / 32] = amax;
   __syncthreads();
   amax = warp_max[0];
 #pragma unroll
-  for (int i = 1; i < kThreads / 32; ++i) amax = fmaxf(amax, warp_max[i]);
+  for (int i = 1; i < kThreads / 32; ++i)
+    amax = fmaxf(amax, warp_max[i]);
   const float scale = amax / 127.f;
   const float inv = amax > 0.f ? 127.f / amax : 0.f;
   if (tid == 0) {
-    scales[(static_cast<std::int64_t>(b) * heads + h) * (len_pad / rows) + blockIdx.x] = scale * scale_mult;
+    scales[(static_cast<std::int64_t>(b) * heads + h) * (len_pad / rows) + blockIdx.x] =
+        scale * scale_mult;
   }
 #pragma unroll
   for (int p = 0; p < kMaxPasses; ++p) {
@@ -128,9 +137,10 @@ __global__ void quantize_rows_kernel(InputView in, int len, int len_pad, int hea
     const int s = row0 + p * kRowsPerPass + sub;
     std::int8_t q[8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) q[i] = static_cast<std::int8_t>(__float2int_rn(x[p][i] * inv));
-    *reinterpret_cast<uint2*>(out + ((static_cast<std::int64_t>(b) * heads + h) * len_pad + s) * D + col) =
-        *reinterpret_cast<const uint2*>(q);
+    for (int i = 0; i < 8; ++i)
+      q[i] = static_cast<std::int8_t>(__float2int_rn(x[p][i] * inv));
+    *reinterpret_cast<uint2*>(out + ((static_cast<std::int64_t>(b) * heads + h) * len_pad + s) * D +
+                              col) = *reinterpret_cast<const uint2*>(q);
   }
 }
 
@@ -154,7 +164,8 @@ __global__ void quantize_v_kernel(InputView in, int len, int len_pad, int heads,
     float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (key0 + r < len) load8(row_ptr<T>(in, b, h, key0 + r) + c, x);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) tile[r][c + k] = x[k];
+    for (int k = 0; k < 8; ++k)
+      tile[r][c + k] = x[k];
   }
   __syncthreads();
   const float* channel_max = amax + (static_cast<std::int64_t>(b) * heads + h) * D;
@@ -177,7 +188,8 @@ __global__ void quantize_v_kernel(InputView in, int len, int len_pad, int heads,
 }
 
 template <typename T, int D>
-cudaError_t quantize_typed(const Params& p, const Workspace& w, float sm_scale, cudaStream_t stream) {
+cudaError_t quantize_typed(const Params& p, const Workspace& w, float sm_scale,
+                           cudaStream_t stream) {
   const InputView q{p.q.data, p.q.stride_batch, p.q.stride_head, p.q.stride_seq};
   const InputView k{p.k.data, p.k.stride_batch, p.k.stride_head, p.k.stride_seq};
   const InputView v{p.v.data, p.v.stride_batch, p.v.stride_head, p.v.stride_seq};
@@ -192,14 +204,15 @@ cudaError_t quantize_typed(const Params& p, const Workspace& w, float sm_scale, 
   }
   const int group = p.heads_q / p.heads_kv;
   const float inv_kv_len = 1.f / static_cast<float>(p.kv_len);
-  quantize_rows_kernel<T, D><<<dim3(w.kv_pad / w.k_rows, p.heads_kv, p.batch), kThreads, 0, stream>>>(
-      k, p.kv_len, w.kv_pad, p.heads_kv, w.k_rows, w.k, w.k_scale, 1.f,
-      p.smooth_k ? w.k_sum : nullptr, p.heads_kv, 1, inv_kv_len, p.smooth_k, nullptr, 0.f);
+  quantize_rows_kernel<T, D>
+      <<<dim3(w.kv_pad / w.k_rows, p.heads_kv, p.batch), kThreads, 0, stream>>>(
+          k, p.kv_len, w.kv_pad, p.heads_kv, w.k_rows, w.k, w.k_scale, 1.f,
+          p.smooth_k ? w.k_sum : nullptr, p.heads_kv, 1, inv_kv_len, p.smooth_k, nullptr, 0.f);
   const bool want_km = p.smooth_k && p.lse != nullptr;
   quantize_rows_kernel<T, D><<<dim3(w.q_pad / w.q_rows, p.heads_q, p.batch), kThreads, 0, stream>>>(
       q, p.qo_len, w.q_pad, p.heads_q, w.q_rows, w.q, w.q_scale, sm_scale * kLog2e,
-      want_km ? w.k_sum : nullptr, p.heads_kv, group, inv_kv_len, false,
-      want_km ? w.q_km : nullptr, sm_scale);
+      want_km ? w.k_sum : nullptr, p.heads_kv, group, inv_kv_len, false, want_km ? w.q_km : nullptr,
+      sm_scale);
   if (fp8) {
     quantize_v_kernel<T, D><<<dim3(w.kv_pad / kBlockN, p.heads_kv, p.batch), 256, 0, stream>>>(
         v, p.kv_len, w.kv_pad, p.heads_kv, w.v_amax, w.v);
@@ -209,7 +222,8 @@ cudaError_t quantize_typed(const Params& p, const Workspace& w, float sm_scale, 
 
 }  // namespace
 
-cudaError_t quantize_inputs(const Params& p, const Workspace& w, float sm_scale, cudaStream_t stream) {
+cudaError_t quantize_inputs(const Params& p, const Workspace& w, float sm_scale,
+                            cudaStream_t stream) {
   const bool f16 = p.dtype == DType::f16;
   if (p.head_dim == 64) {
     return f16 ? quantize_typed<half, 64>(p, w, sm_scale, stream)

@@ -14,20 +14,24 @@ inline constexpr int kBlockN = 64;  // keys per attention main-loop iteration
 inline constexpr int kWarpRows = 16;
 inline constexpr float kFp8Max = 448.f;  // e4m3's largest finite value
 
-inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
-inline int granularity_rows(Granularity g) { return g == Granularity::per_block ? kBlockM : kWarpRows; }
+inline int round_up(int x, int m) {
+  return (x + m - 1) / m * m;
+}
+inline int granularity_rows(Granularity g) {
+  return g == Granularity::per_block ? kBlockM : kWarpRows;
+}
 
 struct Workspace {
-  std::int8_t* q = nullptr;      // [B, Hq, q_pad, D]
-  float* q_scale = nullptr;      // [B, Hq, q_pad / q_rows], includes sm_scale * log2(e)
-  float* q_km = nullptr;         // [B, Hq, q_pad]: sm_scale * (q . mean(K)), for the LSE
-  std::int8_t* k = nullptr;      // [B, Hkv, kv_pad, D]
-  float* k_scale = nullptr;      // [B, Hkv, kv_pad / k_rows]
-  float* k_sum = nullptr;        // [B, Hkv, D]: column sums of K (its mean times kv_len)
-  std::uint8_t* v = nullptr;     // fp8 path: [B, Hkv, D, kv_pad], keys permuted in groups of 32
-  float* v_amax = nullptr;       // fp8 path: [B, Hkv, D]: max |V| per channel
+  std::int8_t* q = nullptr;   // [B, Hq, q_pad, D]
+  float* q_scale = nullptr;   // [B, Hq, q_pad / q_rows], includes sm_scale * log2(e)
+  float* q_km = nullptr;      // [B, Hq, q_pad]: sm_scale * (q . mean(K)), for the LSE
+  std::int8_t* k = nullptr;   // [B, Hkv, kv_pad, D]
+  float* k_scale = nullptr;   // [B, Hkv, kv_pad / k_rows]
+  float* k_sum = nullptr;     // [B, Hkv, D]: column sums of K (its mean times kv_len)
+  std::uint8_t* v = nullptr;  // fp8 path: [B, Hkv, D, kv_pad], keys permuted in groups of 32
+  float* v_amax = nullptr;    // fp8 path: [B, Hkv, D]: max |V| per channel
   int q_pad = 0, kv_pad = 0, q_rows = 0, k_rows = 0;
-  std::size_t stats_bytes = 0;   // k_sum and v_amax are contiguous and zeroed per call
+  std::size_t stats_bytes = 0;  // k_sum and v_amax are contiguous and zeroed per call
   std::size_t total = 0;
 };
 

@@ -4,10 +4,9 @@
 // wheel of that CUDA version.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
+#include <cuda_runtime_api.h>
 #include <string>
 
 namespace sageattn {
@@ -41,7 +40,7 @@ struct Params {
   int kv_len = 0;
   int head_dim = 0;  // 64 or 128 (smaller head dims are padded up by the caller)
   TensorView q, k, v;
-  TensorView o;       // written; o.data must be writable
+  TensorView o;          // written; o.data must be writable
   float* lse = nullptr;  // optional [batch, heads_q, qo_len] natural-log sum-exp, contiguous
   bool causal = false;   // bottom-right aligned: query i sees keys j <= i + kv_len - qo_len
   float sm_scale = 0.f;  // 0: 1/sqrt(head_dim)
