@@ -87,6 +87,8 @@ def main():
     for name, mine in zip(names, ours):
         ref = reference(name)
         mine = {k: mine[k] for k in ("ok", "name", "version", "build", "tags") if k in mine}
+        if "tags" in mine:  # a set: compare in one order (sagebuild sorts by component)
+            mine["tags"] = sorted(mine["tags"])
         if mine == ref:
             agree += 1
         elif not name.isascii() and ref["ok"] and not mine["ok"]:

@@ -81,6 +81,14 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
   return "";
 }
 
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 std::string quoted_list(std::span<const std::string> items) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {

@@ -25,6 +25,9 @@ std::optional<std::string> closest_match(std::string_view word,
 // " (did you mean 'x'?)" or "" — appended to error messages.
 std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
 
+// ASCII-only lower case (names and tags in packaging metadata are ASCII; locale-free).
+std::string ascii_lower(std::string_view s);
+
 // Quotes a list for messages: 'a', 'b', 'c'.
 std::string quoted_list(std::span<const std::string> items);
 

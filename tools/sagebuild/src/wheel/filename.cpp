@@ -18,14 +18,6 @@ bool is_identifier(std::string_view s) {
   return std::all_of(s.begin(), s.end(), is_ascii_word);
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 Error invalid(std::string_view why, std::string_view filename) {
   return Error{fmt::format("invalid wheel filename ({}): '{}'", why, filename)};
 }
@@ -111,7 +103,7 @@ Expected<WheelFilename> parse_wheel_filename(std::string_view filename) {
   for (const auto& i : components[0]) {
     for (const auto& a : components[1]) {
       for (const auto& p : components[2])
-        result.tags.push_back({lower(i), lower(a), lower(p)});
+        result.tags.push_back({text::ascii_lower(i), text::ascii_lower(a), text::ascii_lower(p)});
     }
   }
   std::sort(result.tags.begin(), result.tags.end());

@@ -27,13 +27,6 @@ std::string strip_zeros(const std::string& digits) {
   return first == std::string::npos ? "0" : digits.substr(first);
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
-
 bool is_ascii_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -56,7 +49,7 @@ std::optional<Pep440Version> parse_pep440(std::string_view text) {
     release.push_back(strip_zeros(part));
   out += text::join(release, ".");
   if (m[3].matched) {
-    const std::string letter = lower(m[3].str());
+    const std::string letter = text::ascii_lower(m[3].str());
     const std::string canonical = letter == "alpha"  ? "a"
                                   : letter == "beta" ? "b"
                                   : letter == "c" || letter == "pre" || letter == "preview"
@@ -82,7 +75,7 @@ std::optional<Pep440Version> parse_pep440(std::string_view text) {
       if (c == '.' || c == '_' || c == '-') {
         const bool numeric = part.find_first_not_of("0123456789") == std::string::npos;
         if (!local.empty()) local += '.';
-        local += numeric ? strip_zeros(part) : lower(part);
+        local += numeric ? strip_zeros(part) : text::ascii_lower(part);
         part.clear();
       } else {
         part += c;

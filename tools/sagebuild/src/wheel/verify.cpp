@@ -476,12 +476,7 @@ class Verifier {
 
   // Requires-Python must admit the Python the cp tag names; each clause checked against X.Y.
   void check_requires_python(const std::string& path, const std::string& spec) {
-    std::optional<Version> python;
-    for (const Tag& t : name_->tags) {
-      if (t.interpreter.starts_with("cp") && t.interpreter.size() >= 4) {
-        python = Version::parse(t.interpreter.substr(2, 1) + "." + t.interpreter.substr(3));
-      }
-    }
+    const std::optional<Version> python = Version::parse(cpython_version());
     if (!python) return;
     for (const std::string& raw : text::split(spec, ',')) {
       std::string clause(text::trim(raw));
@@ -766,6 +761,16 @@ class Verifier {
     }
   }
 
+  // "3.12" from a cp312 tag of the file name, or "" when it names no CPython.
+  std::string cpython_version() const {
+    for (const Tag& t : name_->tags) {
+      if (t.interpreter.starts_with("cp") && t.interpreter.size() >= 4) {
+        return t.interpreter.substr(2, 1) + "." + t.interpreter.substr(3);
+      }
+    }
+    return "";
+  }
+
   // ---- I001: install and import, only for wheels that passed everything else ----
   void check_import() {
     if (!options_.import_tester || !is_selected("I001", options_) || !name_) return;
@@ -774,11 +779,7 @@ class Verifier {
       return;
     }
     ImportRequest request;
-    for (const Tag& t : name_->tags) {
-      if (t.interpreter.starts_with("cp") && t.interpreter.size() >= 4) {
-        request.python = t.interpreter.substr(2, 1) + "." + t.interpreter.substr(3);
-      }
-    }
+    request.python = cpython_version();
     if (!report_.torch.empty()) {
       request.torch_requirement = torch_requirement(*Version::parse(report_.torch));
     }
