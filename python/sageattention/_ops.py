@@ -1,0 +1,33 @@
+"""Loads the compiled operator library and registers its fake implementation.
+
+Importing this never fails for want of a GPU: the library links the CUDA runtime that torch
+brings, and it is only called when a CUDA tensor arrives. `LOAD_ERROR` says why it could not be
+loaded (a torch that does not match the one the wheel was built for, usually)."""
+import os
+
+import torch
+
+LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernels.so")
+LOAD_ERROR = None
+
+try:
+    torch.ops.load_library(LIBRARY)
+except (OSError, RuntimeError) as e:  # pragma: no cover - depends on the installation
+    LOAD_ERROR = f"{LIBRARY}: {e}"
+
+
+def available():
+    return LOAD_ERROR is None
+
+
+if LOAD_ERROR is None:
+
+    @torch.library.register_fake("sageattention::attention")
+    def _attention_fake(q, k, v, layout, causal, sm_scale, pv_path, q_granularity,
+                        k_granularity, smooth_k, return_lse):
+        # Same shapes, strides and dtypes as the CUDA implementation: torch.compile traces this.
+        hnd = layout == 0
+        heads_q, qo_len = (q.shape[1], q.shape[2]) if hnd else (q.shape[2], q.shape[1])
+        o = torch.empty_like(q)
+        lse = q.new_empty((q.shape[0], heads_q, qo_len) if return_lse else (0,), dtype=torch.float32)
+        return o, lse

@@ -1,0 +1,216 @@
+"""sageattn and the per-path functions: validation with messages a user can act on, dispatch by
+compute capability, and the fallback to torch's scaled_dot_product_attention for what the
+kernels do not cover (one warning per cause; an error instead in strict mode)."""
+import math
+import os
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+from . import _ops
+
+SUPPORTED_HEAD_DIMS = (64, 128)
+_LAYOUTS = {"HND": 0, "NHD": 1}
+_PATHS = {"fp16": 0, "fp8": 1}
+_GRANULARITY = {"per_block": 0, "per_warp": 1}
+_warned = set()
+
+
+class SageAttentionError(ValueError):
+    """Raised for inputs sageattn cannot take, or in strict mode for what it would fall back on."""
+
+
+def _strict(strict):
+    if strict is not None:
+        return bool(strict)
+    return os.environ.get("SAGEATTENTION_STRICT", "0") not in ("", "0", "false", "False")
+
+
+def path_for_capability(major, minor):
+    """The P·V path sageattn uses on a GPU, or None when it has no kernel for it.
+
+    sm80: 16-bit P·V; sm89 (Ada) and sm100+ (Blackwell): FP8 P·V, native there; sm90 (Hopper):
+    16-bit P·V, because FP8 mma.sync is emulated through f16 on Hopper (docs/kernels.md).
+    """
+    cc = major * 10 + minor
+    if cc < 80:
+        return None
+    if cc == 89 or cc >= 100:
+        return "fp8"
+    return "fp16"
+
+
+def _validate(q, k, v, tensor_layout):
+    if tensor_layout not in _LAYOUTS:
+        raise SageAttentionError(f"sageattn: tensor_layout must be 'HND' or 'NHD', not {tensor_layout!r}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise SageAttentionError(f"sageattn: {name} must be a torch.Tensor, not {type(t).__name__}")
+        if t.dim() != 4:
+            shape = "[batch, heads, seq, head_dim]" if tensor_layout == "HND" else "[batch, seq, heads, head_dim]"
+            raise SageAttentionError(f"sageattn: {name} must be 4-D {shape} for tensor_layout="
+                                     f"'{tensor_layout}', got shape {tuple(t.shape)}")
+        if t.numel() == 0:
+            raise SageAttentionError(f"sageattn: {name} is empty (shape {tuple(t.shape)})")
+    if not (q.device == k.device == v.device):
+        raise SageAttentionError(f"sageattn: q, k, v must be on one device, got {q.device}, {k.device}, {v.device}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise SageAttentionError(f"sageattn: q, k, v must have one dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    h = 1 if tensor_layout == "HND" else 2
+    s = 2 if tensor_layout == "HND" else 1
+    if not (q.shape[0] == k.shape[0] == v.shape[0]):
+        raise SageAttentionError(f"sageattn: batch sizes differ: q {q.shape[0]}, k {k.shape[0]}, v {v.shape[0]}")
+    if k.shape[h] != v.shape[h] or k.shape[s] != v.shape[s]:
+        raise SageAttentionError(f"sageattn: k and v must have the same heads and length, got k "
+                                 f"{tuple(k.shape)} and v {tuple(v.shape)}")
+    if not (q.shape[3] == k.shape[3] == v.shape[3]):
+        raise SageAttentionError(f"sageattn: head dims differ: q {q.shape[3]}, k {k.shape[3]}, v {v.shape[3]}")
+    if q.shape[h] % k.shape[h] != 0:
+        raise SageAttentionError(f"sageattn: query heads ({q.shape[h]}) must be a multiple of key/value "
+                                 f"heads ({k.shape[h]}) for grouped-query attention")
+
+
+def _fallback_reason(q, attn_mask, dropout_p):
+    if not q.is_cuda:
+        if not torch.cuda.is_available():
+            return "the tensors are on the CPU (torch.cuda.is_available() is False)"
+        return f"the tensors are on {q.device}, not a CUDA device"
+    if q.dtype not in (torch.float16, torch.bfloat16):
+        return f"dtype {q.dtype} (the kernels take float16 and bfloat16)"
+    if q.shape[3] > max(SUPPORTED_HEAD_DIMS):
+        return f"head_dim {q.shape[3]} (supported: up to {max(SUPPORTED_HEAD_DIMS)})"
+    if attn_mask is not None:
+        return "an attn_mask (the kernels support causal masking only)"
+    if dropout_p:
+        return "dropout"
+    if not _ops.available():
+        return f"the compiled kernels could not be loaded ({_ops.LOAD_ERROR})"
+    major, minor = torch.cuda.get_device_capability(q.device)
+    if path_for_capability(major, minor) is None:
+        return f"compute capability {major}.{minor} (sageattn needs 8.0 or newer)"
+    return None
+
+
+def _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p):
+    if tensor_layout == "NHD":
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    gqa = q.shape[1] != k.shape[1]
+    if return_lse:
+        if attn_mask is not None or dropout_p:
+            raise SageAttentionError("sageattn: return_lse with attn_mask or dropout is not supported")
+        qf, kf, vf = (t.float() for t in (q, k, v))
+        if gqa:
+            kf = kf.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+            vf = vf.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+        scale = sm_scale if sm_scale is not None else 1 / math.sqrt(q.shape[-1])
+        s = qf @ kf.transpose(-1, -2) * scale
+        if is_causal:
+            lq, lk = s.shape[-2:]
+            mask = torch.ones(lq, lk, dtype=torch.bool, device=s.device).tril(lk - lq)
+            s = s.masked_fill(~mask, float("-inf"))
+        lse = torch.logsumexp(s, dim=-1)
+        o = (torch.softmax(s, dim=-1).nan_to_num(0.0) @ vf).to(q.dtype)
+    else:
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p,
+                                           is_causal=is_causal, scale=sm_scale, enable_gqa=gqa)
+        lse = None
+    if tensor_layout == "NHD":
+        o = o.transpose(1, 2)
+    return (o, lse) if return_lse else o
+
+
+def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, k_gran, smooth_k,
+         strict, attn_mask=None, dropout_p=0.0):
+    _validate(q, k, v, tensor_layout)
+    reason = _fallback_reason(q, attn_mask, dropout_p)
+    if reason is not None:
+        if _strict(strict):
+            raise SageAttentionError(f"sageattn: cannot run the SageAttention kernels on {reason}; "
+                                     "set SAGEATTENTION_STRICT=0 to fall back to scaled_dot_product_attention")
+        if reason not in _warned:
+            _warned.add(reason)
+            warnings.warn(f"sageattn: falling back to torch scaled_dot_product_attention for {reason}",
+                          stacklevel=3)
+        return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p)
+    if path == "fp8":
+        major, minor = torch.cuda.get_device_capability(q.device)
+        if major * 10 + minor < 89:
+            raise SageAttentionError(f"sageattn: the FP8 P·V kernels need compute capability 8.9 or newer; "
+                                     f"{q.device} is {major}.{minor} (use sageattn_qk_int8_pv_fp16_cuda)")
+    head_dim = q.shape[3]
+    padded = 64 if head_dim <= 64 else 128
+    scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
+    if padded != head_dim:  # smaller head dims are zero-padded: the dot products do not change
+        q, k, v = (F.pad(t, (0, padded - head_dim)) for t in (q, k, v))
+    q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
+    if any(s % 8 for t in (q, k, v) for s in t.stride()[:3]):
+        q, k, v = (t.contiguous() for t in (q, k, v))
+    o, lse = torch.ops.sageattention.attention(q, k, v, _LAYOUTS[tensor_layout], bool(is_causal), float(scale),
+                                               _PATHS[path], _GRANULARITY[q_gran], _GRANULARITY[k_gran],
+                                               bool(smooth_k), bool(return_lse))
+    if padded != head_dim:
+        o = o[..., :head_dim]
+    return (o, lse) if return_lse else o
+
+
+def _granularity(qk_quant_gran):
+    if qk_quant_gran not in ("per_warp", "per_block"):
+        raise SageAttentionError(f"sageattn: qk_quant_gran must be 'per_warp' or 'per_block', not {qk_quant_gran!r}")
+    return qk_quant_gran
+
+
+def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, return_lse=False, *,
+             attn_mask=None, dropout_p=0.0, strict=None):
+    """Quantized attention: softmax(q kᵀ · sm_scale) v with INT8 Q·Kᵀ and FP8 or 16-bit P·V.
+
+    q: [batch, heads_q, seq_q, head_dim] ("HND") or [batch, seq_q, heads_q, head_dim] ("NHD");
+    k, v likewise with heads_kv heads (heads_q a multiple: GQA/MQA). float16 or bfloat16 on a
+    CUDA device of compute capability 8.0+; head dims up to 128 (smaller ones are padded).
+    is_causal: bottom-right aligned when seq_q != seq_k. sm_scale: default 1/sqrt(head_dim).
+    return_lse: also return the natural-log sum-exp per query row, float32 [batch, heads_q, seq_q].
+    What the kernels do not cover (CPU tensors, float32, head_dim > 128, attn_mask, dropout) runs
+    torch's scaled_dot_product_attention with one warning per cause, or raises with strict=True
+    or SAGEATTENTION_STRICT=1.
+    """
+    if isinstance(q, torch.Tensor) and q.is_cuda and torch.cuda.is_available():
+        major, minor = torch.cuda.get_device_capability(q.device)
+        path = path_for_capability(major, minor) or "fp16"
+    else:
+        path = "fp16"
+    return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, "per_warp", "per_block",
+                True, strict, attn_mask, dropout_p)
+
+
+def sageattn_qk_int8_pv_fp16_cuda(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
+                                  sm_scale=None, pv_accum_dtype="fp32", smooth_k=True, return_lse=False,
+                                  strict=None):
+    """INT8 Q·Kᵀ, 16-bit P·V (mma.sync, sm80+). pv_accum_dtype: "fp32" (the only one here)."""
+    if pv_accum_dtype != "fp32":
+        raise SageAttentionError(f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; supported: 'fp32'")
+    return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp16", _granularity(qk_quant_gran),
+                "per_block", smooth_k, strict)
+
+
+def sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
+                                 sm_scale=None, pv_accum_dtype="fp32+fp32", smooth_k=True, return_lse=False,
+                                 strict=None):
+    """INT8 Q·Kᵀ, FP8 e4m3 P·V with a per-channel V scale (mma.sync, sm89+).
+
+    pv_accum_dtype: "fp32+fp32", two-level FP32 accumulation (a fresh accumulator per key block
+    added into FP32), the only one here. On sm90 the FP8 mma.sync is emulated; see docs/kernels.md.
+    """
+    if pv_accum_dtype != "fp32+fp32":
+        raise SageAttentionError(f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; "
+                                 "supported: 'fp32+fp32'")
+    return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp8", _granularity(qk_quant_gran),
+                "per_block", smooth_k, strict)
+
+
+def sageattn_qk_int8_pv_fp8_cuda_sm90(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
+                                      sm_scale=None, pv_accum_dtype="fp32+fp32", smooth_k=True,
+                                      return_lse=False, strict=None):
+    """The Hopper entry point of upstream SageAttention. Until the wgmma kernel lands it runs the
+    mma.sync FP8 path (correct on sm90, but not faster than the 16-bit path there)."""
+    return sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout, is_causal, qk_quant_gran, sm_scale,
+                                        pv_accum_dtype, smooth_k, return_lse, strict)

@@ -1,0 +1,113 @@
+"""What works without a GPU: import, the dispatch table, input validation, the fallback to
+scaled_dot_product_attention (and strict mode), and the fake implementation torch.compile uses.
+Run against the installed wheel (not the source tree) in CI."""
+import math
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import sageattention
+from sageattention import SageAttentionError, path_for_capability, sageattn
+from sageattention import core
+
+
+def qkv(b=2, hq=4, hk=2, lq=17, lk=33, d=64, layout="HND", dtype=torch.float32, device="cpu"):
+    def t(h, l):
+        shape = (b, h, l, d) if layout == "HND" else (b, l, h, d)
+        return torch.randn(shape, dtype=dtype, device=device)
+    return t(hq, lq), t(hk, lk), t(hk, lk)
+
+
+def test_imports_without_a_gpu():
+    assert sageattention.__version__ != ""
+    assert callable(sageattention.sageattn_qk_int8_pv_fp8_cuda_sm90)
+
+
+def test_installed_from_a_wheel_with_its_compiled_operator():
+    assert sageattention._ops.available(), sageattention._ops.LOAD_ERROR
+    assert hasattr(torch.ops.sageattention, "attention")
+
+
+@pytest.mark.parametrize("cc, path", [((7, 5), None), ((8, 0), "fp16"), ((8, 6), "fp16"), ((8, 9), "fp8"),
+                                      ((9, 0), "fp16"), ((10, 0), "fp8"), ((12, 0), "fp8")])
+def test_dispatch_table(cc, path):
+    assert path_for_capability(*cc) == path
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda q, k, v: (q[0], k, v), "q must be 4-D [batch, heads, seq, head_dim]"),
+    (lambda q, k, v: (q, k[:, :1], v), "k and v must have the same heads and length"),
+    (lambda q, k, v: (q, k.double(), v), "q, k, v must have one dtype"),
+    (lambda q, k, v: (q[:1], k, v), "batch sizes differ"),
+    (lambda q, k, v: (q[..., :32], k, v), "head dims differ"),
+    (lambda q, k, v: (q[:, :3], k, v), "query heads (3) must be a multiple of key/value heads (2)"),
+    (lambda q, k, v: (q[:, :, :0], k, v), "q is empty"),
+])
+def test_validation_says_what_is_wrong(change, message):
+    q, k, v = change(*qkv())
+    with pytest.raises(SageAttentionError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
+        sageattn(q, k, v)
+
+
+def test_unknown_layout_and_options():
+    q, k, v = qkv()
+    with pytest.raises(SageAttentionError, match="tensor_layout must be 'HND' or 'NHD'"):
+        sageattn(q, k, v, tensor_layout="BHSD")
+    with pytest.raises(SageAttentionError, match="pv_accum_dtype 'fp16' not supported here"):
+        sageattention.sageattn_qk_int8_pv_fp16_cuda(q, k, v, pv_accum_dtype="fp16")
+    with pytest.raises(SageAttentionError, match="qk_quant_gran must be"):
+        sageattention.sageattn_qk_int8_pv_fp8_cuda(q, k, v, qk_quant_gran="per_thread")
+
+
+def reference(q, k, v, layout, causal):
+    if layout == "NHD":
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+    return o.transpose(1, 2) if layout == "NHD" else o
+
+
+@pytest.mark.parametrize("layout", ["HND", "NHD"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_cpu_tensors_fall_back_to_sdpa_with_one_warning(layout, causal):
+    core._warned.clear()
+    q, k, v = qkv(layout=layout, lq=33, lk=33)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out1 = sageattn(q, k, v, tensor_layout=layout, is_causal=causal)
+        sageattn(q, k, v, tensor_layout=layout, is_causal=causal)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and "falling back to torch scaled_dot_product_attention" in messages[0]
+    torch.testing.assert_close(out1, reference(q, k, v, layout, causal))
+
+
+def test_fallback_lse_is_the_logsumexp():
+    q, k, v = qkv(hq=2, hk=2, lq=5, lk=9)
+    out, lse = sageattn(q, k, v, return_lse=True)
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    torch.testing.assert_close(lse, torch.logsumexp(s, dim=-1))
+    torch.testing.assert_close(out, reference(q, k, v, "HND", False))
+
+
+def test_strict_mode_raises_instead_of_falling_back(monkeypatch):
+    q, k, v = qkv()
+    with pytest.raises(SageAttentionError, match="cannot run the SageAttention kernels on the tensors are on the CPU"):
+        sageattn(q, k, v, strict=True)
+    monkeypatch.setenv("SAGEATTENTION_STRICT", "1")
+    with pytest.raises(SageAttentionError, match="SAGEATTENTION_STRICT=0"):
+        sageattn(q, k, v)
+
+
+def test_fake_implementation_gives_shapes_for_torch_compile():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        q = torch.empty(2, 8, 17, 128, dtype=torch.float16, device="cuda")
+        k = torch.empty(2, 2, 40, 128, dtype=torch.float16, device="cuda")
+        o, lse = torch.ops.sageattention.attention(q, k, k, 0, True, 0.1, 0, 1, 0, True, True)
+        assert o.shape == q.shape and o.dtype == torch.float16
+        assert lse.shape == (2, 8, 17) and lse.dtype == torch.float32
+        q_nhd = torch.empty(2, 17, 8, 64, dtype=torch.bfloat16, device="cuda")
+        k_nhd = torch.empty(2, 40, 2, 64, dtype=torch.bfloat16, device="cuda")
+        o, lse = torch.ops.sageattention.attention(q_nhd, k_nhd, k_nhd, 1, False, 0.1, 1, 1, 0, True, False)
+        assert o.shape == q_nhd.shape and lse.numel() == 0
