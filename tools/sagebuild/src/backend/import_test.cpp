@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "platform/process.h"
+#include "util/fs.h"
 
 namespace sagebuild::backend {
 namespace {
@@ -96,15 +97,29 @@ ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::Import
 
   TempDir dir;
   const stdfs::path venv = dir.path() / "venv";
-  std::vector<std::string> make_venv = {base.string(), "-m", "venv"};
-  if (existing_environment) make_venv.push_back("--system-site-packages");
-  make_venv.push_back(venv.string());
-  auto made = platform::run_process(make_venv, {.timeout = std::chrono::minutes(5)});
+  auto made = platform::run_process({base.string(), "-m", "venv", venv.string()},
+                                    {.timeout = std::chrono::minutes(5)});
   if (!made || !made->ok()) {
     return skipped(fmt::format("cannot make a virtual environment with {}: {}", base.string(),
                                made ? made->last_line() : made.error().message));
   }
   const std::string python = (venv / "bin" / "python").string();
+  if (existing_environment) {
+    // Let the new environment see the given interpreter's packages (its torch). venv's
+    // --system-site-packages would not do it when that interpreter is itself a venv: it adds the
+    // base installation's site-packages, not the venv's. A .pth file names the exact paths.
+    const char* paths =
+        "import sysconfig; p = sysconfig.get_paths(); print(p['purelib']); print(p['platlib'])";
+    auto theirs = platform::run_process({base.string(), "-c", paths});
+    auto ours = platform::run_process(
+        {python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
+    if (!theirs || !theirs->ok() || !ours || !ours->ok()) {
+      return skipped(fmt::format("cannot read the site-packages of {}", base.string()));
+    }
+    auto written = fs::write_file_atomic(stdfs::path(ours->last_line()) / "sagebuild-base.pth",
+                                         theirs->output);
+    if (!written) return skipped(written.error().message);
+  }
   const platform::ProcessOptions pip_options{
       .environment = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}},
       .timeout = options.install_timeout};
