@@ -131,12 +131,14 @@ ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::Import
       return skipped(fmt::format("{} has no importable torch", base.string()));
     }
     // "torch==2.8.*": the environment's torch must be of that minor release.
-    const std::string series = request.torch_requirement.substr(
-        request.torch_requirement.find("==") + 2,
-        request.torch_requirement.size() - request.torch_requirement.find("==") - 3);
-    if (!request.torch_requirement.empty() && !torch->last_line().starts_with(series)) {
-      return skipped(fmt::format("{} has torch {}, the wheel needs {}", base.string(),
-                                 torch->last_line(), request.torch_requirement));
+    const std::string_view pin = request.torch_requirement;
+    const std::size_t eq = pin.find("==");
+    if (eq != std::string_view::npos && pin.ends_with(".*")) {
+      const std::string series(pin.substr(eq + 2, pin.size() - (eq + 2) - 2));  // "2.8"
+      if (!(torch->last_line() + ".").starts_with(series + ".")) {
+        return skipped(fmt::format("{} has torch {}, the wheel needs {}", base.string(),
+                                   torch->last_line(), request.torch_requirement));
+      }
     }
   } else if (!request.torch_requirement.empty()) {
     auto torch = platform::run_process(

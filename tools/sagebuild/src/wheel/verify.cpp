@@ -782,6 +782,8 @@ class Verifier {
     request.python = cpython_version();
     if (!report_.torch.empty()) {
       request.torch_requirement = torch_requirement(*Version::parse(report_.torch));
+    } else if (torch_requirements_.size() == 1) {
+      request.torch_requirement = "torch" + torch_requirements_[0];  // no build tag: METADATA's pin
     }
     request.module = escape_distribution_name(name_->name_part);
     if (request.python.empty()) {
