@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the repository from a fresh machine: installs the build dependencies,
-# configures the CI preset (warnings are errors), builds, checks formatting, runs ctest.
+# configures the CI preset (warnings are errors), builds, checks formatting, runs ctest, then
+# builds the Python wheel and runs its CPU tests (pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,3 +18,6 @@ clang-format --dry-run --Werror $files
 build/pytools/bin/hadolint docker/Dockerfile.linux
 
 ctest --preset ci -j "$(nproc)"
+
+# The Python package: wheel build against torch from PyPI, verify-wheel, CPU tests (pytest).
+bash scripts/test-python.sh
