@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The main job on a machine of this kind (CPU-only Linux, CUDA 13.0, pyenv Pythons): build the
-# self-contained sagebuild, check matrix.yaml, and plan this machine's profile (native-cu130):
-# its entries, their expected wheel names, and the Docker Bake file of the seeds' profiles.
-# `sagebuild build --profile native-cu130` joins this script when the build backend lands
-# (issue 6); until then this script stops at the plan and says so.
+# self-contained sagebuild, check matrix.yaml, show this machine's profile (native-cu130), then
+# build the wheel of its Python 3.12 entry natively (torch 2.11 from PyPI, CUDA 13.0): named by
+# the convention, provenance recorded, verified, in dist/. Finally verify dist/ as a release
+# manager would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-build-deps.sh
+bash scripts/python-env.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
 sb=build/release/tools/sagebuild/sagebuild
@@ -15,6 +16,5 @@ sb=build/release/tools/sagebuild/sagebuild
 "$sb" --version
 "$sb" validate
 "$sb" matrix --profile native-cu130
-mkdir -p build
-"$sb" bake -o build/docker-bake.json
-echo "main: planned profile native-cu130; 'sagebuild build' (wheels into dist/) is not implemented yet"
+"$sb" build --env current --python build/torch-venv/bin/python
+"$sb" verify-wheel --expect-profile native-cu130 dist/*.whl

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-build-deps.sh
 bash scripts/install-python-tools.sh
+bash scripts/python-env.sh   # torch for the wheel build and the build-command tests
 cmake --preset ci >/dev/null
 cmake --build --preset ci
 

@@ -15,6 +15,7 @@
 
 #include "backend/bake.h"
 #include "backend/import_test.h"
+#include "backend/native_build.h"
 #include "cli/entry_json.h"
 #include "cli/exit_codes.h"
 #include "cli/terminal.h"
@@ -212,6 +213,31 @@ class Commands {
       out_ << row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }
     return kSuccess;
+  }
+
+  int build(backend::CurrentBuildOptions options, const std::string& env,
+            const std::string& profile, const std::string& entry) {
+    if (!profile.empty() || !entry.empty() || env != "current") {
+      throw CommandError{
+          kUsageError,
+          "this sagebuild builds the active environment's wheel only (--env current); "
+          "--profile and --entry, one isolated environment per matrix entry, are not "
+          "in this version"};
+    }
+    const LoadedMatrix m = load();
+    options.root = m.root;
+    options.package_version = m.package_version;
+    auto result = backend::build_current(m.matrix, options, out_);
+    if (!result) throw CommandError{kBuildFailure, result.error().message};
+    switch (result->outcome) {
+      case backend::BuildOutcome::built:
+        return kSuccess;
+      case backend::BuildOutcome::verification_failed:
+        throw CommandError{kVerificationFailure, result->message};
+      case backend::BuildOutcome::build_failed:
+        break;
+    }
+    throw CommandError{kBuildFailure, result->message};
   }
 
   int list_checks() {
@@ -483,6 +509,26 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                          "reader threads (default: all cores)");
   verify_cmd->add_flag("--list-checks", list, "list the checks and exit");
 
+  backend::CurrentBuildOptions build_options;
+  std::string build_env, build_entry;
+  CLI::App* build_cmd = app.add_subcommand(
+      "build",
+      "Build, name, record and verify a wheel into dist/ (--env current: this environment)");
+  build_cmd
+      ->add_option("--env", build_env,
+                   "current: the active interpreter, its torch and the CUDA found")
+      ->required();
+  build_cmd->add_option("--profile", profile, "(not in this version: one environment per entry)");
+  build_cmd->add_option("--entry", build_entry, "(not in this version: one environment per entry)");
+  build_cmd
+      ->add_option("--python", build_options.python, "interpreter whose torch to build against")
+      ->capture_default_str();
+  build_cmd->add_option("--dist", build_options.dist, "where verified wheels go")
+      ->capture_default_str();
+  build_cmd->add_option(
+      "--arch-list", build_options.arch_list,
+      "CUDA architectures (TORCH_CUDA_ARCH_LIST form; default: the matrix entry's)");
+
   // Hidden: the filename parser alone, for the differential tests (tests/wheels/).
   CLI::App* names_cmd = app.add_subcommand("parse-wheel-names", "");
   names_cmd->group("");
@@ -498,6 +544,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   if (bake_cmd->parsed()) return commands.bake(profile, output, bake_options);
   if (profiles_cmd->parsed()) return commands.profiles(format);
   if (names_cmd->parsed()) return commands.parse_wheel_names(std::cin);
+  if (build_cmd->parsed()) return commands.build(build_options, build_env, profile, build_entry);
   if (verify_cmd->parsed()) {
     if (list) return commands.list_checks();
     if (wheels.empty())

@@ -110,6 +110,14 @@ TEST_CASE("bake writes a file atomically, or to stdout", "[cli]") {
   CHECK(windows_only.code == kUsageError);
 }
 
+TEST_CASE("build says plainly what this version does not do", "[cli]") {
+  const Run r = sagebuild({"build", "--env", "current", "--profile", "stable"});
+  CHECK(r.code == kUsageError);
+  CHECK(r.err.find("--profile and --entry, one isolated environment per matrix entry, are not in "
+                   "this version") != std::string::npos);
+  CHECK(sagebuild({"build"}).code == kUsageError);  // --env is required
+}
+
 TEST_CASE("profiles and validate", "[cli]") {
   const Run profiles = sagebuild({"profiles"});
   CHECK(profiles.code == kSuccess);

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <map>
 #include <poll.h>
 #include <signal.h>
@@ -152,6 +153,8 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
   write_end.reset();
 
   ProcessResult result;
+  std::ofstream log;
+  if (!options.log_file.empty()) log.open(options.log_file, std::ios::binary | std::ios::app);
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   char buffer[65536];
   while (true) {
@@ -174,6 +177,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the child (and every descendant holding the pipe) closed it
     result.output.append(buffer, static_cast<std::size_t>(n));
+    if (log) log.write(buffer, n);
     if (result.output.size() > 2 * options.keep_output) {
       result.output.erase(0, result.output.size() - options.keep_output);
     }

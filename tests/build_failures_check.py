@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""sagebuild build --env current when things go wrong: each case must end with a clear message,
+the documented exit code (4 build failure, 2 usage), and nothing in dist/.
+
+Usage: build_failures_check.py SAGEBUILD TORCH_PYTHON
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MATRIX = """\
+package:
+  name: demo
+  version: {{file: VERSION, regex: '^(.+)$'}}
+  source_dir: src
+  build_command: {command}
+architectures: {{"9.0a": ">=12.0"}}
+default_archs: ["9.0a"]
+cuda: {{"13.0": {{version: "13.0.1"}}}}
+torch:
+  "2.11.0": {{cuda: ["13.0"], python: ["3.12"]}}
+platforms: {{linux: {{tag: linux_x86_64, os: linux}}}}
+profiles: {{all: {{}}}}
+"""
+
+
+def run_case(sagebuild, name, command, python, want_code, want_text):
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "matrix.yaml"), "w") as f:
+            f.write(MATRIX.format(command=command))
+        with open(os.path.join(tmp, "VERSION"), "w") as f:
+            f.write("1.0\n")
+        os.makedirs(os.path.join(tmp, "src"))
+        done = subprocess.run([sagebuild, "--matrix", os.path.join(tmp, "matrix.yaml"), "build",
+                               "--env", "current", "--python", python], capture_output=True, text=True)
+        dist = os.path.join(tmp, "dist")
+        empty = not os.path.isdir(dist) or not os.listdir(dist)
+        ok = done.returncode == want_code and want_text in done.stderr and empty
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: exit {done.returncode}; "
+              f"{done.stderr.strip().splitlines()[0] if done.stderr.strip() else '(no message)'}")
+        if not ok:
+            print(done.stdout, done.stderr)
+        return ok
+
+
+def main():
+    sagebuild, torch_python = sys.argv[1:3]
+    plain_python = shutil.which("python3")
+    cases = [
+        ("missing interpreter", '["{python}", "-c", "pass"]', "/nonexistent/python3", 4,
+         "cannot run '/nonexistent/python3'"),
+        ("interpreter without torch", '["{python}", "-c", "pass"]', plain_python, 4,
+         "cannot import torch"),
+        ("failing build command", '["{python}", "-c", "import sys; print(\\"compiler says no\\"); sys.exit(3)"]',
+         torch_python, 4, "failed (exit code 3); log:"),
+        ("build that makes no wheel", '["{python}", "-c", "pass"]', torch_python, 4, "produced no wheel"),
+    ]
+    passed = sum(run_case(sagebuild, *c) for c in cases)
+    print(f"{passed} passed, {len(cases) - passed} failed")
+    return 0 if passed == len(cases) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

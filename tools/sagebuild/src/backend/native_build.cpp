@@ -1,0 +1,266 @@
+#include "backend/native_build.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "matrix/expand.h"
+#include "platform/process.h"
+#include "util/fs.h"
+#include "util/sha256.h"
+#include "util/text.h"
+#include "wheel/naming.h"
+#include "wheel/repack.h"
+#include "wheel/verify.h"
+
+namespace sagebuild::backend {
+namespace {
+
+namespace stdfs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct Environment {
+  Version python, torch, cuda;  // cuda: nvcc's major.minor
+  std::string cuda_full;        // nvcc's release, e.g. 13.0.88
+  std::string torch_cuda;       // torch.version.cuda
+  stdfs::path nvcc;
+};
+
+std::optional<stdfs::path> find_nvcc() {
+  if (auto p = platform::find_in_path("nvcc")) return p;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* home = std::getenv(var); home && *home) {
+      const stdfs::path candidate = stdfs::path(home) / "bin" / "nvcc";
+      if (stdfs::exists(candidate)) return candidate;
+    }
+  }
+  if (stdfs::exists("/usr/local/cuda/bin/nvcc")) return stdfs::path("/usr/local/cuda/bin/nvcc");
+  return std::nullopt;
+}
+
+Expected<Environment> probe(const stdfs::path& python) {
+  Environment env;
+  auto py = platform::run_process(
+      {python.string(), "-c",
+       "import sys; print('%d.%d' % sys.version_info[:2]); import torch; "
+       "print(torch.__version__.split('+')[0]); print(torch.version.cuda or '')"},
+      {.timeout = std::chrono::minutes(2)});
+  if (!py) return Error{py.error().message};
+  const auto lines = text::split(text::trim(py->output), '\n');
+  if (!py->ok() || lines.size() < 3) {
+    return Error{
+        fmt::format("{} cannot import torch ({}); install the torch to build against "
+                    "into that environment, or pass --python",
+                    python.string(), py->last_line())};
+  }
+  auto pv = Version::parse(text::trim(lines[0]));
+  auto tv = Version::parse(text::trim(lines[1]));
+  if (!pv || !tv) return Error{fmt::format("cannot read the versions {} reports", python.string())};
+  env.python = *pv;
+  env.torch = *tv;
+  env.torch_cuda = std::string(text::trim(lines[2]));
+  if (env.torch_cuda.empty()) {
+    return Error{fmt::format("{}'s torch {} is a CPU-only build; a CUDA build of torch is needed",
+                             python.string(), env.torch.str())};
+  }
+  const auto nvcc = find_nvcc();
+  if (!nvcc) {
+    return Error{"no CUDA toolkit: nvcc is not in PATH, $CUDA_HOME/bin or /usr/local/cuda/bin"};
+  }
+  env.nvcc = *nvcc;
+  auto version =
+      platform::run_process({nvcc->string(), "--version"}, {.timeout = std::chrono::minutes(1)});
+  std::smatch m;
+  const std::string text = version ? version->output : "";
+  if (!version ||
+      !std::regex_search(text, m, std::regex(R"(release (\d+\.\d+), V(\d+\.\d+\.\d+))"))) {
+    return Error{fmt::format("cannot read the version of {}", nvcc->string())};
+  }
+  env.cuda = *Version::parse(m[1].str());
+  env.cuda_full = m[2].str();
+  const auto torch_cuda = Version::parse(env.torch_cuda);
+  if (!torch_cuda || torch_cuda->major() != env.cuda.major()) {
+    return Error{
+        fmt::format("nvcc {} ({}) does not match torch {}'s CUDA {}: the CUDA major versions "
+                    "must agree; put the matching toolkit's bin/ first in PATH",
+                    env.cuda_full, nvcc->string(), env.torch.str(), env.torch_cuda)};
+  }
+  return env;
+}
+
+// The archs for this environment: the matrix entry that describes it, else the toolkit's or the
+// default list that this CUDA can target.
+std::vector<std::string> archs_for(const matrix::Matrix& m, const Environment& env,
+                                   std::string* id) {
+  for (const auto& profile : m.profiles) {
+    auto entries = matrix::expand_profile(m, profile.name, {"0", "linux"});
+    if (!entries) continue;
+    for (const auto& e : *entries) {
+      if (e.torch == env.torch && e.cuda == env.cuda && e.python == env.python) {
+        *id = e.id;
+        return e.archs;
+      }
+    }
+  }
+  std::vector<std::string> archs;
+  for (const auto& a : m.default_archs) {
+    const matrix::ArchSpec* spec = m.find_arch(a.value);
+    if (spec && spec->cuda.allows(env.cuda)) archs.push_back(a.value);
+  }
+  return archs;
+}
+
+std::string git_output(const stdfs::path& root, std::vector<std::string> args) {
+  args.insert(args.begin(), {"git", "-C", root.string()});
+  auto r = platform::run_process(args, {.timeout = std::chrono::seconds(30)});
+  return r && r->ok() ? std::string(text::trim(r->output)) : std::string();
+}
+
+std::string substitute(std::string word, const std::map<std::string, std::string>& values) {
+  for (const auto& [key, value] : values) {
+    for (std::size_t at = word.find(key); at != std::string::npos;
+         at = word.find(key, at + value.size())) {
+      word.replace(at, key.size(), value);
+    }
+  }
+  return word;
+}
+
+}  // namespace
+
+Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildOptions& options,
+                                    std::ostream& out) {
+  CurrentBuildOptions o = options;
+  // A relative interpreter path means "from here"; the build itself runs in the root.
+  if (o.python.has_parent_path() && o.python.is_relative()) o.python = stdfs::absolute(o.python);
+  auto env = probe(o.python);
+  if (!env) return env.error();
+  std::string id = "current";
+  std::vector<std::string> archs = archs_for(m, *env, &id);
+  if (!o.arch_list.empty()) {
+    archs = text::split(o.arch_list, ';');
+  } else if (const char* list = std::getenv("TORCH_CUDA_ARCH_LIST"); list && *list) {
+    archs = text::split(list, ';');
+  }
+  if (archs.empty()) return Error{"no CUDA architecture to build for (matrix.yaml default_archs)"};
+  const std::string tag = wheel::build_tag(env->torch, env->cuda);
+  const std::string arch_list = text::join(archs, ";");
+  out << fmt::format("sagebuild: building {} for Python {}, torch {}, CUDA {} ({}), archs {}\n", id,
+                     env->python.str(), env->torch.str(), env->cuda_full, env->nvcc.string(),
+                     arch_list);
+
+  const stdfs::path work = o.root / "build" / "sagebuild" / id;
+  const stdfs::path logs = o.root / "build" / "logs";
+  std::error_code ec;
+  stdfs::remove_all(work, ec);
+  stdfs::create_directories(work / "backend", ec);
+  stdfs::create_directories(work / "out", ec);
+  stdfs::create_directories(logs, ec);
+  const stdfs::path dist = o.dist.is_absolute() ? o.dist : o.root / o.dist;
+  stdfs::create_directories(dist, ec);
+  BuildResult result;
+  result.log = logs / (id + ".log");
+  stdfs::remove(result.log, ec);
+
+  // 1. The package's own build command (matrix.yaml package.build_command).
+  const auto start = Clock::now();
+  const std::map<std::string, std::string> values = {
+      {"{python}", o.python.string()},
+      {"{wheel_dir}", (work / "backend").string()},
+      {"{source_dir}", (o.root / m.package.source_dir).string()}};
+  std::vector<std::string> argv;
+  for (const std::string& word : m.package.build_command)
+    argv.push_back(substitute(word, values));
+  if (argv.empty()) return Error{"matrix.yaml has no package.build_command"};
+  const char* path = std::getenv("PATH");
+  auto built = platform::run_process(
+      argv, {.working_directory = o.root,
+             .environment = {{"TORCH_CUDA_ARCH_LIST", arch_list},
+                             {"PATH", env->nvcc.parent_path().string() + ":" + (path ? path : "")},
+                             {"CUDACXX", env->nvcc.string()}},
+             .keep_output = 4096,
+             .log_file = result.log});
+  if (!built || !built->ok()) {
+    result.message = fmt::format("the build of {} failed ({}); log: {}\n{}", id,
+                                 built ? built->describe() : built.error().message,
+                                 result.log.string(), built ? built->output : "");
+    return result;
+  }
+  const double build_seconds = seconds_since(start);
+  stdfs::path produced;
+  for (const auto& f : stdfs::directory_iterator(work / "backend")) {
+    if (f.path().extension() == ".whl") produced = f.path();
+  }
+  if (produced.empty()) {
+    result.message =
+        fmt::format("the build of {} produced no wheel in {}", id, (work / "backend").string());
+    return result;
+  }
+
+  // 2. Name by the convention and record provenance.
+  wheel::Provenance p;
+  p.sagebuild_version = SAGEBUILD_VERSION;
+  p.commit = git_output(o.root, {"rev-parse", "HEAD"});
+  p.dirty = !git_output(o.root, {"status", "--porcelain", "--untracked-files=no"}).empty();
+  p.entry = id == "current" ? "" : id;
+  p.package = m.package.name;
+  p.version = o.package_version;
+  p.torch = env->torch.str();
+  p.cuda = env->cuda_full;
+  p.python = env->python.str();
+  p.platform_tag = "linux_x86_64";
+  p.archs = archs;
+  auto repacked = wheel::repack_wheel({produced, work / "out", tag, p});
+  if (!repacked) {
+    result.message = "re-packing the wheel failed: " + repacked.error().message;
+    return result;
+  }
+
+  // 3. Verify every check against what this build promised.
+  wheel::VerifyOptions verify;
+  verify.known = wheel::KnownVersions{{env->torch}, {env->cuda}};
+  verify.known_entries.push_back({id, repacked->filename().string(), env->torch, env->cuda,
+                                  env->python, "linux_x86_64", archs});
+  const wheel::WheelReport report = wheel::verify_wheel(*repacked, verify);
+  out << wheel::format_report(report);
+  if (!report.ok()) {
+    result.outcome = BuildOutcome::verification_failed;
+    result.message = fmt::format("{} failed verification; it stays in {}",
+                                 repacked->filename().string(), (work / "out").string());
+    return result;
+  }
+
+  // 4. Into dist/, atomically (same file system: build/ and dist/ are both under the root).
+  result.wheel = dist / repacked->filename();
+  stdfs::rename(*repacked, result.wheel, ec);
+  if (ec) {
+    result.message = fmt::format("cannot move the wheel into {}: {}", dist.string(), ec.message());
+    return result;
+  }
+  result.outcome = BuildOutcome::built;
+  std::ifstream in(result.wheel, std::ios::binary);
+  std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(in)),
+                                 std::istreambuf_iterator<char>());
+  const nlohmann::ordered_json record = {
+      {"entry", id},
+      {"status", "built"},
+      {"wheel", result.wheel.filename().string()},
+      {"sha256", to_hex(sha256(data))},
+      {"size", data.size()},
+      {"seconds", {{"build", build_seconds}, {"total", seconds_since(start)}}}};
+  stdfs::create_directories(o.root / "build" / "results", ec);
+  (void)fs::write_file_atomic(o.root / "build" / "results" / (id + ".json"), record.dump(2) + "\n");
+  out << fmt::format("sagebuild: built {} ({:.1f} MB) in {:.0f} s\n", result.wheel.string(),
+                     static_cast<double>(data.size()) / 1e6, seconds_since(start));
+  return result;
+}
+
+}  // namespace sagebuild::backend

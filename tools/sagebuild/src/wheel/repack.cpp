@@ -1,0 +1,115 @@
+#include "wheel/repack.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "util/sha256.h"
+#include "util/text.h"
+#include "wheel/filename.h"
+#include "wheel/naming.h"
+#include "wheel/zip_archive.h"
+#include "wheel/zip_writer.h"
+
+namespace sagebuild::wheel {
+namespace {
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s)
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::vector<std::uint8_t> bytes(std::string_view s) {
+  return {s.begin(), s.end()};
+}
+
+// WHEEL with its Build line set to `tag` (replaced, or added after the Tag lines).
+std::string with_build_line(std::string_view wheel_file, const std::string& tag) {
+  std::string out;
+  bool written = false;
+  for (const std::string& raw : text::split(wheel_file, '\n')) {
+    const std::string_view line = text::trim(raw);
+    if (line.empty()) continue;
+    if (text::ascii_lower(line.substr(0, 6)) == "build:") {
+      if (!written) out += "Build: " + tag + "\n";
+      written = true;
+      continue;
+    }
+    out += std::string(line) + "\n";
+  }
+  if (!written) out += "Build: " + tag + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string record_line(const std::string& path, const std::string& hash, const std::string& size) {
+  return csv_field(path) + "," + hash + "," + size + "\n";
+}
+
+Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
+  auto name = parse_wheel_filename(r.input.filename().string());
+  if (!name) return name.error();
+  auto archive = ZipArchive::open(r.input);
+  if (!archive) return archive.error();
+  const std::string dist_info =
+      escape_distribution_name(name->name_part) + "-" + name->version_text + ".dist-info/";
+
+  std::vector<ZipWriteEntry> package, metadata;
+  bool saw_wheel = false;
+  auto stream = archive->open_stream();
+  std::vector<std::uint8_t> data, scratch;
+  for (const ZipEntry& e : archive->entries()) {
+    if (e.is_directory()) continue;
+    if (auto error = archive->read(stream, e, data, scratch)) {
+      return Error{fmt::format("{}: {}: {}", r.input.filename().string(), e.name, error->message)};
+    }
+    if (e.name == dist_info + "RECORD" || e.name == dist_info + std::string(kProvenanceFile))
+      continue;
+    ZipWriteEntry out{e.name, data, (e.unix_mode() & 0111) != 0};
+    if (e.name == dist_info + "WHEEL") {
+      out.data = bytes(with_build_line(std::string(data.begin(), data.end()), r.build_tag));
+      saw_wheel = true;
+    }
+    (e.name.starts_with(dist_info) ? metadata : package).push_back(std::move(out));
+  }
+  if (!saw_wheel)
+    return Error{fmt::format("{} has no {}WHEEL", r.input.filename().string(), dist_info)};
+  metadata.push_back({dist_info + std::string(kProvenanceFile),
+                      bytes(r.provenance.to_json().dump(2) + "\n"), false});
+  auto by_name = [](const ZipWriteEntry& a, const ZipWriteEntry& b) { return a.name < b.name; };
+  std::sort(package.begin(), package.end(), by_name);
+  std::sort(metadata.begin(), metadata.end(), by_name);
+
+  std::vector<ZipWriteEntry> all = std::move(package);
+  all.insert(all.end(), metadata.begin(), metadata.end());
+  std::string record;
+  for (const ZipWriteEntry& e : all) {
+    record += record_line(e.name, "sha256=" + base64url_nopad(sha256(e.data)),
+                          std::to_string(e.data.size()));
+  }
+  record += record_line(dist_info + "RECORD", "", "");
+  all.push_back({dist_info + "RECORD", bytes(record), false});
+
+  const std::string new_name = fmt::format("{}-{}-{}-{}.whl", name->name_part, name->version_text,
+                                           r.build_tag, name->tag_text);
+  const std::filesystem::path target = r.output_dir / new_name;
+  const std::filesystem::path temp = r.output_dir / ("." + new_name + ".partial");
+  if (auto written = write_zip(temp, all, source_date_epoch()); !written) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    return written.error();
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, target, ec);
+  if (ec) {
+    std::filesystem::remove(temp, ec);
+    return Error{fmt::format("cannot move {} into place: {}", new_name, ec.message())};
+  }
+  return target;
+}
+
+}  // namespace sagebuild::wheel

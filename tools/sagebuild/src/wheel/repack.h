@@ -1,0 +1,28 @@
+// Re-packs a wheel that a build backend produced into the convention's form: the build tag in
+// the file name and in WHEEL's Build line, the provenance record added to the .dist-info, RECORD
+// rewritten for the new contents, entries in a fixed order (package files sorted, .dist-info
+// last, RECORD last of all) with fixed timestamps and permissions.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "util/expected.h"
+#include "wheel/provenance.h"
+
+namespace sagebuild::wheel {
+
+struct RepackRequest {
+  std::filesystem::path input;       // the backend's wheel
+  std::filesystem::path output_dir;  // where the result goes (written beside, then renamed)
+  std::string build_tag;             // "2110.130"
+  Provenance provenance;
+};
+
+// Returns the path of the new wheel. The input is never modified.
+Expected<std::filesystem::path> repack_wheel(const RepackRequest& request);
+
+// A RECORD line for `path`: "path,sha256=<b64>,size" with CSV quoting where needed.
+std::string record_line(const std::string& path, const std::string& hash, const std::string& size);
+
+}  // namespace sagebuild::wheel
