@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev catch2 libssl-dev libdeflate-dev
+  gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64
 )
 
 missing=()

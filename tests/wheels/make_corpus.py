@@ -31,6 +31,14 @@ KERNEL = r"""
 __global__ void scale(float* x, float s) { x[blockIdx.x * blockDim.x + threadIdx.x] *= s; }
 extern "C" int sage_launch(float* x, float s, int n) { scale<<<n / 128, 128>>>(x, s); return 0; }
 """
+PE_SOURCE = r"""
+#include <windows.h>
+int __stdcall DllMainCRTStartup(void* module, unsigned reason, void* reserved) { return 1; }
+__declspec(dllexport) int sage_ticks(void) { return (int)GetTickCount(); }
+#ifdef USE_WINSOCK
+__declspec(dllexport) int sage_net(void) { return WSAGetLastError(); }
+#endif
+"""
 C_SOURCE = r"""
 #include <string.h>
 #include <zlib.h>
@@ -63,6 +71,26 @@ def compile_binaries(work, nvcc):
     subprocess.run(["cc", "-shared", "-fPIC", "-o", so, c, "-Wl,--no-as-needed", "-lz"],
                    check=True)
     binaries["needs_libz"] = open(so, "rb").read()
+    # Windows modules: real PE DLLs from mingw-w64, carrying in .nv_fatb the fat binary that
+    # nvcc made for the Linux module (MSVC is not available here; the PE layout is the same).
+    mingw = shutil.which("x86_64-w64-mingw32-gcc")
+    if mingw:
+        pe_c = os.path.join(work, "pe.c")
+        with open(pe_c, "w") as f:
+            f.write(PE_SOURCE)
+        for label, so_name, extra in (("pe_full", "full.so", []), ("pe_sm80_only", "sm80.so", []),
+                                      ("pe_winsock", "full.so", ["-DUSE_WINSOCK", "-lws2_32"])):
+            blob = os.path.join(work, label + ".fatbin")
+            subprocess.run(["objcopy", "-O", "binary", "--only-section=.nv_fatbin",
+                            os.path.join(work, so_name), blob], check=True)
+            dll = os.path.join(work, label + ".dll")
+            subprocess.run([mingw, "-shared", "-nostdlib", "-o", dll, pe_c, "-lkernel32"] + extra, check=True)
+            # objcopy notes that the new section has no virtual address: verify-wheel reads
+            # .nv_fatb by its file offset, as cuobjdump does.
+            subprocess.run(["x86_64-w64-mingw32-objcopy", "--add-section", f".nv_fatb={blob}",
+                            "--set-section-flags", ".nv_fatb=contents,readonly,data", dll],
+                           check=True, stderr=subprocess.DEVNULL)
+            binaries[label] = open(dll, "rb").read()
     return binaries
 
 
@@ -249,6 +277,17 @@ def cases(binaries):
     w = case("b003_glibc_too_new", ["B003"], platform="manylinux_2_12_x86_64")
     w.files[f"{NAME}/libsage_copy.so"] = binaries["needs_libz"].replace(b"libz.so.1", b"libm.so.6")
     w = case("b004_missing_arch", ["B004"], binary=binaries["sm80_only"])
+    # ---- Windows (PE) modules ----
+    if "pe_full" in binaries:
+        def windows(name, expected, binary, platform="win_amd64"):
+            w = case(name, expected, platform=platform)
+            w.files.pop(f"{NAME}/_kernels.cpython-312-x86_64-linux-gnu.so")
+            w.files[f"{NAME}/_kernels.cp312-win_amd64.pyd"] = binary
+            return w
+        windows("pe_good", [], binaries["pe_full"])
+        windows("b002_pe_unlisted_import", ["B002"], binaries["pe_winsock"])
+        windows("b004_pe_missing_arch", ["B004"], binaries["pe_sm80_only"])
+        windows("b001_pe_in_linux_wheel", ["B001"], binaries["pe_full"], platform="linux_x86_64")
     # ---- provenance ----
     w = case("p001_no_provenance", ["P001"])
     w.provenance = None

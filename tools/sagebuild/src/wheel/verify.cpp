@@ -16,6 +16,7 @@
 #include "wheel/elf.h"
 #include "wheel/filename.h"
 #include "wheel/naming.h"
+#include "wheel/pe.h"
 
 namespace sagebuild::wheel {
 namespace {
@@ -106,6 +107,34 @@ constexpr std::string_view kLinuxAllowedLibraries[] = {
     "libshm.so",
 };
 
+// The Windows counterpart: the system and C runtime DLLs every Windows has (or the VC++
+// redistributable that Python itself needs), the CUDA driver and runtime, torch's DLLs, and the
+// Python DLL an extension module may import. Compared case-insensitively.
+constexpr std::string_view kWindowsAllowedLibraries[] = {
+    "kernel32.dll",
+    "advapi32.dll",
+    "user32.dll",
+    "ucrtbase.dll",
+    "api-ms-win-crt-*.dll",
+    "api-ms-win-core-*.dll",
+    "vcruntime140.dll",
+    "vcruntime140_1.dll",
+    "msvcp140.dll",
+    "msvcp140_1.dll",
+    "msvcp140_2.dll",
+    "vcomp140.dll",
+    "nvcuda.dll",
+    "cudart64_*.dll",
+    "c10.dll",
+    "c10_cuda.dll",
+    "torch.dll",
+    "torch_cpu.dll",
+    "torch_cuda.dll",
+    "torch_python.dll",
+    "shm.dll",
+    "python3*.dll",
+};
+
 // Newest GLIBCXX each manylinux glibc baseline allows (auditwheel's policy file, x86_64).
 constexpr std::pair<int, int> kGlibcxxByGlibc[] = {{17, 19}, {24, 22}, {27, 24}, {28, 24},
                                                    {31, 28}, {34, 29}, {35, 30}, {39, 33}};
@@ -120,23 +149,13 @@ struct EntryResult {
   std::optional<std::string> text;  // kept for .dist-info files
   bool binary = false;              // looked like a compiled module
   std::optional<Expected<ElfInfo>> elf;
-  std::optional<std::uint16_t> pe_machine;
+  std::optional<Expected<PeInfo>> pe;
 };
 
 bool is_binary_name(std::string_view name) {
   const std::string_view base = name.substr(name.rfind('/') + 1);
   return base.ends_with(".so") || base.find(".so.") != std::string_view::npos ||
          base.ends_with(".pyd") || base.ends_with(".dll");
-}
-
-std::optional<std::uint16_t> pe_machine(const std::vector<std::uint8_t>& data) {
-  if (data.size() < 0x40 || data[0] != 'M' || data[1] != 'Z') return std::nullopt;
-  const std::uint32_t pe = data[0x3c] | (data[0x3d] << 8) | (data[0x3e] << 16) | (data[0x3f] << 24);
-  if (std::uint64_t{pe} + 6 > data.size() || data[pe] != 'P' || data[pe + 1] != 'E' ||
-      data[pe + 2] != 0 || data[pe + 3] != 0) {
-    return std::nullopt;
-  }
-  return static_cast<std::uint16_t>(data[pe + 4] | (data[pe + 5] << 8));
 }
 
 class Verifier {
@@ -255,8 +274,8 @@ class Verifier {
         }
         if (is_binary_name(e.name)) {
           r.binary = true;
-          if (auto machine = pe_machine(data)) {
-            r.pe_machine = machine;
+          if (looks_like_pe(data)) {
+            r.pe = read_pe(data);
           } else {
             r.elf = read_elf(data);
           }
@@ -654,21 +673,42 @@ class Verifier {
       const std::string& path = archive.entries()[i].name;
       if (!r.binary || r.error) continue;
       ++binaries;
-      if (!name_) {
-        if (r.elf && *r.elf) {
-          for (const FatbinImage& image : r.elf->value().fatbin) {
-            (image.kind == FatbinImage::Kind::sass ? sass : ptx).insert(image.name());
-          }
+      auto collect = [&](const std::vector<FatbinImage>& images) {
+        for (const FatbinImage& image : images) {
+          (image.kind == FatbinImage::Kind::sass ? sass : ptx).insert(image.name());
         }
+      };
+      if (!name_) {
+        if (r.elf && *r.elf) collect(r.elf->value().fatbin);
+        if (r.pe && *r.pe) collect(r.pe->value().fatbin);
         continue;
       }
       check_extension_suffix(path);
-      if (r.pe_machine) {
-        if (!windows)
+      if (r.pe) {
+        if (!*r.pe) {
+          fail("B001", path, r.pe->error().message);
+          continue;
+        }
+        const PeInfo& pe = r.pe->value();
+        if (!windows) {
           fail("B001", path, "a Windows PE binary in a wheel for " + platform);
-        else if (*r.pe_machine != 0x8664)
-          fail("B001", path, fmt::format("PE machine {:#x}, not AMD64", *r.pe_machine));
-        continue;  // DT_NEEDED-style and fatbin checks of PE files are not implemented
+        } else if (pe.machine != 0x8664) {
+          fail("B001", path, fmt::format("PE machine {:#x}, not AMD64", pe.machine));
+        }
+        for (const std::string& dll : pe.imports) {
+          const std::string lower = text::ascii_lower(dll);
+          const bool allowed =
+              std::any_of(in_wheel.begin(), in_wheel.end(),
+                          [&](const std::string& f) { return text::ascii_lower(f) == lower; }) ||
+              std::any_of(std::begin(kWindowsAllowedLibraries), std::end(kWindowsAllowedLibraries),
+                          [&](std::string_view p) { return glob::matches(p, lower); });
+          if (!allowed) {
+            fail("B002", path,
+                 fmt::format("imports {}, which is neither allowed nor in the wheel", dll));
+          }
+        }
+        collect(pe.fatbin);
+        continue;
       }
       if (!r.elf || !*r.elf) {
         fail("B001", path, r.elf ? r.elf->error().message : "not a binary");
