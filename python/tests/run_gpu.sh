@@ -9,7 +9,9 @@ mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
 if [[ -n ${SAGEBUILD:-} ]]; then
   rm -rf build/gpu-dist
-  "$SAGEBUILD" build --env current --python "$(command -v python3)" --dist build/gpu-dist 2>&1 | tail -12 | tee "$out/build.log"
+  # The matrix entry's own architectures (the image's TORCH_CUDA_ARCH_LIST would override them).
+  env -u TORCH_CUDA_ARCH_LIST "$SAGEBUILD" build --env current --python "$(command -v python3)" \
+    --dist build/gpu-dist 2>&1 | tail -12 | tee "$out/build.log"
   wheel=$(ls build/gpu-dist/sageattention-*.whl 2>/dev/null | head -1)
   [[ -n $wheel ]] && "$SAGEBUILD" verify-wheel --import-python "$(command -v python3)" "$wheel" | tail -3
 else

@@ -151,6 +151,14 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
     archs = text::split(list, ';');
   }
   if (archs.empty()) return Error{"no CUDA architecture to build for (matrix.yaml default_archs)"};
+  if (const auto declared = archs_for(m, *env, &id); id != "current" && declared != archs) {
+    // The wheel will carry the entry's name but not its architectures: verify-wheel checks
+    // wheels against matrix.yaml by name, so it will (rightly) fail it there.
+    out << fmt::format(
+        "sagebuild: warning: building {} for {} instead of its matrix.yaml archs {}; "
+        "verify-wheel against matrix.yaml will report the missing ones (B004)\n",
+        id, text::join(archs, ";"), text::join(declared, ";"));
+  }
   const std::string tag = wheel::build_tag(env->torch, env->cuda);
   const std::string arch_list = text::join(archs, ";");
   out << fmt::format("sagebuild: building {} for Python {}, torch {}, CUDA {} ({}), archs {}\n", id,
