@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "util/byte_view.h"
+
 namespace sagebuild::wheel {
 namespace {
 
@@ -15,35 +17,6 @@ constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
 // Fat binary image flags (observed with nvcc 13.0 and cross-checked against cuobjdump).
 constexpr std::uint64_t kFatbinArchSpecific = 0x100000;  // sm_90a
 constexpr std::uint64_t kFatbinFamily = 0x200000;        // sm_100f
-
-class Bytes {
- public:
-  explicit Bytes(std::span<const std::uint8_t> data) : data_(data) {}
-  bool in_range(std::uint64_t offset, std::uint64_t size) const {
-    return offset <= data_.size() && size <= data_.size() - offset;
-  }
-  template <typename T>
-  T get(std::uint64_t offset) const {
-    T v{};
-    if (in_range(offset, sizeof(T))) std::memcpy(&v, data_.data() + offset, sizeof(T));
-    return v;  // little-endian hosts only: checked by the caller (EI_DATA)
-  }
-  std::optional<std::string> c_string(std::uint64_t offset, std::uint64_t limit) const {
-    if (offset >= limit || limit > data_.size()) return std::nullopt;
-    const auto* start = reinterpret_cast<const char*>(data_.data() + offset);
-    const std::size_t max = static_cast<std::size_t>(limit - offset);
-    const std::size_t length = strnlen(start, max);
-    if (length == max) return std::nullopt;
-    return std::string(start, length);
-  }
-  std::span<const std::uint8_t> slice(std::uint64_t offset, std::uint64_t size) const {
-    return data_.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(size));
-  }
-  std::size_t size() const { return data_.size(); }
-
- private:
-  std::span<const std::uint8_t> data_;
-};
 
 struct Section {
   std::uint32_t name, type, link;
@@ -77,36 +50,36 @@ std::optional<std::pair<int, std::string>> arch_number(std::string_view arch) {
 }
 
 Expected<std::vector<FatbinImage>> parse_fatbin(std::span<const std::uint8_t> section) {
-  const Bytes b(section);
+  const ByteView b(section);
   std::vector<FatbinImage> images;
   std::uint64_t pos = 0;
   while (pos + 16 <= b.size()) {
-    if (b.get<std::uint32_t>(pos) != kFatbinMagic) {
+    if (b.get<std::uint32_t>(pos).value_or(0) != kFatbinMagic) {
       // Containers are 8-byte aligned; trailing padding is zeros.
-      if (b.get<std::uint64_t>(pos) == 0) {
+      if (b.get<std::uint64_t>(pos).value_or(0) == 0) {
         pos += 8;
         continue;
       }
       return Error{fmt::format("fat binary container at offset {} has a bad magic number", pos)};
     }
-    const std::uint16_t header_size = b.get<std::uint16_t>(pos + 6);
-    const std::uint64_t body_size = b.get<std::uint64_t>(pos + 8);
-    if (header_size < 16 || !b.in_range(pos + header_size, body_size)) {
+    const std::uint16_t header_size = b.get<std::uint16_t>(pos + 6).value_or(0);
+    const std::uint64_t body_size = b.get<std::uint64_t>(pos + 8).value_or(0);
+    if (header_size < 16 || !b.has(pos + header_size, body_size)) {
       return Error{fmt::format("fat binary container at offset {} overruns the section", pos)};
     }
     std::uint64_t entry = pos + header_size;
     const std::uint64_t end = entry + body_size;
     while (entry + 64 <= end) {
-      const std::uint16_t kind = b.get<std::uint16_t>(entry);
-      const std::uint32_t entry_header = b.get<std::uint32_t>(entry + 4);
-      const std::uint64_t payload = b.get<std::uint64_t>(entry + 8);
+      const std::uint16_t kind = b.get<std::uint16_t>(entry).value_or(0);
+      const std::uint32_t entry_header = b.get<std::uint32_t>(entry + 4).value_or(0);
+      const std::uint64_t payload = b.get<std::uint64_t>(entry + 8).value_or(0);
       if (entry_header < 64 || entry_header > end - entry || payload > end - entry - entry_header) {
         return Error{fmt::format("fat binary image at offset {} overruns its container", entry)};
       }
       if (kind == 1 || kind == 2) {
-        const std::uint64_t flags = b.get<std::uint64_t>(entry + 40);
+        const std::uint64_t flags = b.get<std::uint64_t>(entry + 40).value_or(0);
         FatbinImage image{kind == 2 ? FatbinImage::Kind::sass : FatbinImage::Kind::ptx,
-                          static_cast<int>(b.get<std::uint32_t>(entry + 28)), ""};
+                          static_cast<int>(b.get<std::uint32_t>(entry + 28).value_or(0)), ""};
         if (flags & kFatbinArchSpecific) image.suffix = "a";
         if (flags & kFatbinFamily) image.suffix = "f";
         images.push_back(image);
@@ -119,7 +92,7 @@ Expected<std::vector<FatbinImage>> parse_fatbin(std::span<const std::uint8_t> se
 }
 
 Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
-  const Bytes b(file);
+  const ByteView b(file);
   if (b.size() < 64 || std::memcmp(file.data(),
                                    "\x7f"
                                    "ELF",
@@ -130,22 +103,22 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
     return Error{"not a 64-bit little-endian ELF file"};
   }
   ElfInfo info;
-  info.machine = b.get<std::uint16_t>(0x12);
-  const std::uint64_t shoff = b.get<std::uint64_t>(0x28);
-  const std::uint16_t shentsize = b.get<std::uint16_t>(0x3A);
-  const std::uint16_t shnum = b.get<std::uint16_t>(0x3C);
-  const std::uint16_t shstrndx = b.get<std::uint16_t>(0x3E);
+  info.machine = b.get<std::uint16_t>(0x12).value_or(0);
+  const std::uint64_t shoff = b.get<std::uint64_t>(0x28).value_or(0);
+  const std::uint16_t shentsize = b.get<std::uint16_t>(0x3A).value_or(0);
+  const std::uint16_t shnum = b.get<std::uint16_t>(0x3C).value_or(0);
+  const std::uint16_t shstrndx = b.get<std::uint16_t>(0x3E).value_or(0);
   if (shnum == 0) return info;  // no section table: nothing more to read
-  if (shentsize < 64 || !b.in_range(shoff, std::uint64_t{shentsize} * shnum)) {
+  if (shentsize < 64 || !b.has(shoff, std::uint64_t{shentsize} * shnum)) {
     return Error{"the section header table lies outside the file"};
   }
   std::vector<Section> sections;
   for (std::uint16_t i = 0; i < shnum; ++i) {
     const std::uint64_t at = shoff + std::uint64_t{i} * shentsize;
-    Section s{b.get<std::uint32_t>(at),      b.get<std::uint32_t>(at + 4),
-              b.get<std::uint32_t>(at + 40), b.get<std::uint64_t>(at + 24),
-              b.get<std::uint64_t>(at + 32), ""};
-    if (s.type != 8 /* SHT_NOBITS */ && !b.in_range(s.offset, s.size)) {
+    Section s{b.get<std::uint32_t>(at).value_or(0),      b.get<std::uint32_t>(at + 4).value_or(0),
+              b.get<std::uint32_t>(at + 40).value_or(0), b.get<std::uint64_t>(at + 24).value_or(0),
+              b.get<std::uint64_t>(at + 32).value_or(0), ""};
+    if (s.type != 8 /* SHT_NOBITS */ && !b.has(s.offset, s.size)) {
       return Error{fmt::format("section {} lies outside the file", i)};
     }
     sections.push_back(s);
@@ -165,10 +138,10 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
   for (const Section& s : sections) {
     if (s.type == kSectionDynamic) {
       for (std::uint64_t at = s.offset; at + 16 <= s.offset + s.size; at += 16) {
-        const auto tag = b.get<std::int64_t>(at);
+        const auto tag = b.get<std::int64_t>(at).value_or(0);
         if (tag == 0) break;
         if (tag == kDtNeeded) {
-          auto name = string_at(s.link, b.get<std::uint64_t>(at + 8));
+          auto name = string_at(s.link, b.get<std::uint64_t>(at + 8).value_or(0));
           if (!name) return Error{"a DT_NEEDED entry points outside its string table"};
           info.needed.push_back(*name);
         }
@@ -177,17 +150,17 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
       // Elf64_Verneed records, each with a chain of Elf64_Vernaux records.
       std::uint64_t need = s.offset;
       for (int guard = 0; guard < 4096 && need + 16 <= s.offset + s.size; ++guard) {
-        const auto count = b.get<std::uint16_t>(need + 2);
-        auto library = string_at(s.link, b.get<std::uint32_t>(need + 4));
-        std::uint64_t aux = need + b.get<std::uint32_t>(need + 8);
+        const auto count = b.get<std::uint16_t>(need + 2).value_or(0);
+        auto library = string_at(s.link, b.get<std::uint32_t>(need + 4).value_or(0));
+        std::uint64_t aux = need + b.get<std::uint32_t>(need + 8).value_or(0);
         for (int k = 0; k < count && aux + 16 <= s.offset + s.size; ++k) {
-          auto version = string_at(s.link, b.get<std::uint32_t>(aux + 8));
+          auto version = string_at(s.link, b.get<std::uint32_t>(aux + 8).value_or(0));
           if (library && version) info.version_needs.emplace_back(*library, *version);
-          const auto next = b.get<std::uint32_t>(aux + 12);
+          const auto next = b.get<std::uint32_t>(aux + 12).value_or(0);
           if (next == 0) break;
           aux += next;
         }
-        const auto next = b.get<std::uint32_t>(need + 12);
+        const auto next = b.get<std::uint32_t>(need + 12).value_or(0);
         if (next == 0) break;
         need += next;
       }

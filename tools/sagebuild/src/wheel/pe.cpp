@@ -5,40 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "util/byte_view.h"
+
 namespace sagebuild::wheel {
 namespace {
 
 struct Section {
   std::string name;
   std::uint32_t virtual_size, virtual_address, raw_size, raw_offset;
-};
-
-class Reader {
- public:
-  explicit Reader(std::span<const std::uint8_t> d) : d_(d) {}
-  bool has(std::uint64_t at, std::uint64_t n) const {
-    return at <= d_.size() && n <= d_.size() - at;
-  }
-  template <typename T>
-  std::optional<T> get(std::uint64_t at) const {
-    if (!has(at, sizeof(T))) return std::nullopt;
-    T v;
-    std::memcpy(&v, d_.data() + at, sizeof(T));
-    return v;
-  }
-  std::optional<std::string> c_string(std::uint64_t at) const {
-    if (at >= d_.size()) return std::nullopt;
-    const auto* p = reinterpret_cast<const char*>(d_.data() + at);
-    const std::size_t n = strnlen(p, d_.size() - at);
-    if (n == d_.size() - at) return std::nullopt;
-    return std::string(p, n);
-  }
-  std::span<const std::uint8_t> slice(std::uint64_t at, std::uint64_t n) const {
-    return d_.subspan(static_cast<std::size_t>(at), static_cast<std::size_t>(n));
-  }
-
- private:
-  std::span<const std::uint8_t> d_;
 };
 
 }  // namespace
@@ -48,7 +22,7 @@ bool looks_like_pe(std::span<const std::uint8_t> file) {
 }
 
 Expected<PeInfo> read_pe(std::span<const std::uint8_t> file) {
-  const Reader r(file);
+  const ByteView r(file);
   if (!looks_like_pe(file)) return Error{"not a PE file"};
   const auto pe = r.get<std::uint32_t>(0x3c);
   if (!pe || !r.has(*pe, 24) || std::memcmp(file.data() + *pe, "PE\0\0", 4) != 0) {
@@ -95,7 +69,7 @@ Expected<PeInfo> read_pe(std::span<const std::uint8_t> file) {
         const auto name_rva = *r.get<std::uint32_t>(*at + 12);
         if (name_rva == 0 && *r.get<std::uint32_t>(*at) == 0) break;
         auto name_at = file_offset(name_rva);
-        auto name = name_at ? r.c_string(*name_at) : std::nullopt;
+        auto name = name_at ? r.c_string(*name_at, r.size()) : std::nullopt;
         if (!name) return Error{"an import names a DLL outside the file"};
         info.imports.push_back(*name);
       }
