@@ -25,3 +25,8 @@ echo "testing: $wheel"
 rm -rf /tmp/sage-site && python3 -m pip install -q --no-deps --target /tmp/sage-site "$wheel"
 (cd /tmp && PYTHONPATH=/tmp/sage-site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 -m pytest -q -m gpu \
    "$OLDPWD/python/tests" -p no:cacheprovider 2>&1 | tail -25) | tee "$out/pytest-gpu.log"
+
+if [[ -n ${BENCH:-} ]]; then
+  (cd /tmp && PYTHONPATH=/tmp/sage-site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 -m sageattention.bench \
+     --json "$out/bench-sageattn.json" --png "$out/bench-sageattn.png") | tee "$out/bench-sageattn.log"
+fi
