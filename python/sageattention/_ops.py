@@ -4,10 +4,23 @@ Importing this never fails for want of a GPU: the library links the CUDA runtime
 brings, and it is only called when a CUDA tensor arrives. `LOAD_ERROR` says why it could not be
 loaded (a torch that does not match the one the wheel was built for, usually)."""
 import os
+import sys
 
 import torch
 
-LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernels.so")
+def _find_library():
+    """_kernels.so beside this file (a wheel install), else in a sageattention directory on
+    sys.path: an editable install serves the .py files from the source tree and installs the
+    compiled library into site-packages."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for directory in [here] + [os.path.join(p, "sageattention") for p in sys.path if p]:
+        candidate = os.path.join(directory, "_kernels.so")
+        if os.path.isfile(candidate):
+            return candidate
+    return os.path.join(here, "_kernels.so")
+
+
+LIBRARY = _find_library()
 LOAD_ERROR = None
 
 try:
