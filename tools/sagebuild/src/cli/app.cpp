@@ -20,6 +20,7 @@
 #include "cli/exit_codes.h"
 #include "cli/terminal.h"
 #include "github/output.h"
+#include "github/simple_index.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "matrix/package_version.h"
@@ -238,6 +239,39 @@ class Commands {
         break;
     }
     throw CommandError{kBuildFailure, result->message};
+  }
+
+  int index(const std::vector<std::string>& inputs, const std::string& site) {
+    std::vector<std::filesystem::path> wheels;
+    for (const std::string& input : inputs) {
+      std::error_code ec;
+      if (stdfs::is_directory(input, ec)) {
+        for (const auto& f : stdfs::directory_iterator(input, ec)) {
+          if (f.path().extension() == ".whl") wheels.push_back(f.path());
+        }
+      } else if (stdfs::is_regular_file(input, ec)) {
+        wheels.emplace_back(input);
+      } else {
+        throw CommandError{kUsageError,
+                           fmt::format("'{}' is neither a wheel nor a directory", input)};
+      }
+    }
+    if (wheels.empty()) throw CommandError{kUsageError, "no wheels to index"};
+    std::sort(wheels.begin(), wheels.end());
+    std::vector<github::IndexedWheel> described;
+    for (const auto& w : wheels) {
+      auto d = github::describe_wheel(w);
+      if (!d)
+        throw CommandError{kUsageError,
+                           fmt::format("cannot index {}: {}", w.string(), d.error().message)};
+      described.push_back(std::move(*d));
+    }
+    auto summary = github::write_index(described, site);
+    if (!summary) throw CommandError{kUsageError, summary.error().message};
+    out_ << fmt::format("sagebuild: indexed {} wheel{} into {}: simple/ and {}\n", summary->wheels,
+                        summary->wheels == 1 ? "" : "s", site,
+                        text::join(summary->variants, "/simple, ") + "/simple");
+    return kSuccess;
   }
 
   int list_checks() {
@@ -529,6 +563,15 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
       "--arch-list", build_options.arch_list,
       "CUDA architectures (TORCH_CUDA_ARCH_LIST form; default: the matrix entry's)");
 
+  std::vector<std::string> index_inputs;
+  std::string index_site = "site";
+  CLI::App* index_cmd = app.add_subcommand(
+      "index",
+      "Write a static PEP 503/691 package index, one per torch/CUDA variant plus a combined one");
+  index_cmd->add_option("wheels", index_inputs, "wheel files or directories of them")->required();
+  index_cmd->add_option("-o,--out", index_site, "the site directory to (re)write")
+      ->capture_default_str();
+
   // Hidden: the filename parser alone, for the differential tests (tests/wheels/).
   CLI::App* names_cmd = app.add_subcommand("parse-wheel-names", "");
   names_cmd->group("");
@@ -544,6 +587,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   if (bake_cmd->parsed()) return commands.bake(profile, output, bake_options);
   if (profiles_cmd->parsed()) return commands.profiles(format);
   if (names_cmd->parsed()) return commands.parse_wheel_names(std::cin);
+  if (index_cmd->parsed()) return commands.index(index_inputs, index_site);
   if (build_cmd->parsed()) return commands.build(build_options, build_env, profile, build_entry);
   if (verify_cmd->parsed()) {
     if (list) return commands.list_checks();
