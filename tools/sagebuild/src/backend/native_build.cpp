@@ -177,9 +177,26 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   BuildResult result;
   result.log = logs / (id + ".log");
   stdfs::remove(result.log, ec);
+  // build/results/<entry>.json, whatever the outcome: what `sagebuild summary` reports.
+  const auto start = Clock::now();
+  nlohmann::ordered_json record = {{"entry", id},
+                                   {"status", "build_failed"},
+                                   {"python", env->python.str()},
+                                   {"torch", env->torch.str()},
+                                   {"cuda", env->cuda_full},
+                                   {"platform", "linux_x86_64"},
+                                   {"archs", archs},
+                                   {"log", result.log.string()}};
+  auto save = [&](const std::string& status, const std::string& message) {
+    record["status"] = status;
+    if (!message.empty()) record["message"] = message;
+    record["seconds"] = seconds_since(start);
+    stdfs::create_directories(o.root / "build" / "results", ec);
+    (void)fs::write_file_atomic(o.root / "build" / "results" / (id + ".json"),
+                                record.dump(2) + "\n");
+  };
 
   // 1. The package's own build command (matrix.yaml package.build_command).
-  const auto start = Clock::now();
   const std::map<std::string, std::string> values = {
       {"{python}", o.python.string()},
       {"{wheel_dir}", (work / "backend").string()},
@@ -200,6 +217,7 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
     result.message = fmt::format("the build of {} failed ({}); log: {}\n{}", id,
                                  built ? built->describe() : built.error().message,
                                  result.log.string(), built ? built->output : "");
+    save("build_failed", result.message);
     return result;
   }
   const double build_seconds = seconds_since(start);
@@ -210,6 +228,7 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   if (produced.empty()) {
     result.message =
         fmt::format("the build of {} produced no wheel in {}", id, (work / "backend").string());
+    save("build_failed", result.message);
     return result;
   }
 
@@ -229,6 +248,7 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   auto repacked = wheel::repack_wheel({produced, work / "out", tag, p});
   if (!repacked) {
     result.message = "re-packing the wheel failed: " + repacked.error().message;
+    save("build_failed", result.message);
     return result;
   }
 
@@ -243,6 +263,13 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
     result.outcome = BuildOutcome::verification_failed;
     result.message = fmt::format("{} failed verification; it stays in {}",
                                  repacked->filename().string(), (work / "out").string());
+    std::string findings;
+    for (const auto& f : report.findings) {
+      findings +=
+          fmt::format("{} {}{}\n", f.check, f.where.empty() ? "" : f.where + ": ", f.message);
+    }
+    record["wheel"] = repacked->filename().string();
+    save("verification_failed", findings);
     return result;
   }
 
@@ -251,21 +278,19 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   stdfs::rename(*repacked, result.wheel, ec);
   if (ec) {
     result.message = fmt::format("cannot move the wheel into {}: {}", dist.string(), ec.message());
+    save("build_failed", result.message);
     return result;
   }
   result.outcome = BuildOutcome::built;
   std::ifstream in(result.wheel, std::ios::binary);
   std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(in)),
                                  std::istreambuf_iterator<char>());
-  const nlohmann::ordered_json record = {
-      {"entry", id},
-      {"status", "built"},
-      {"wheel", result.wheel.filename().string()},
-      {"sha256", to_hex(sha256(data))},
-      {"size", data.size()},
-      {"seconds", {{"build", build_seconds}, {"total", seconds_since(start)}}}};
-  stdfs::create_directories(o.root / "build" / "results", ec);
-  (void)fs::write_file_atomic(o.root / "build" / "results" / (id + ".json"), record.dump(2) + "\n");
+  record["wheel"] = result.wheel.filename().string();
+  record["sha256"] = to_hex(sha256(data));
+  record["size"] = data.size();
+  record["checks"] = report.checks_run.size();
+  record["build_seconds"] = build_seconds;
+  save("built", "");
   out << fmt::format("sagebuild: built {} ({:.1f} MB) in {:.0f} s\n", result.wheel.string(),
                      static_cast<double>(data.size()) / 1e6, seconds_since(start));
   return result;

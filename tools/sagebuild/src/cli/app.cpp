@@ -21,6 +21,7 @@
 #include "cli/terminal.h"
 #include "github/output.h"
 #include "github/simple_index.h"
+#include "github/summary.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "matrix/package_version.h"
@@ -271,6 +272,40 @@ class Commands {
     out_ << fmt::format("sagebuild: indexed {} wheel{} into {}: simple/ and {}\n", summary->wheels,
                         summary->wheels == 1 ? "" : "s", site,
                         text::join(summary->variants, "/simple, ") + "/simple");
+    return kSuccess;
+  }
+
+  // Results files given, else build/results/*.json beside matrix.yaml.
+  int summary(std::vector<std::string> files) {
+    if (files.empty()) {
+      const LoadedMatrix m = load();
+      std::error_code ec;
+      for (const auto& f : stdfs::directory_iterator(m.root / "build" / "results", ec)) {
+        if (f.path().extension() == ".json") files.push_back(f.path().string());
+      }
+      std::sort(files.begin(), files.end());
+      if (files.empty())
+        throw CommandError{kUsageError, "no results: build/results/*.json is empty"};
+    }
+    std::vector<nlohmann::json> results;
+    for (const std::string& file : files) {
+      auto text = fs::read_file(file);
+      if (!text) throw CommandError{kUsageError, text.error().message};
+      auto doc = nlohmann::json::parse(*text, nullptr, false);
+      if (doc.is_discarded() || !doc.is_object()) {
+        throw CommandError{kUsageError, fmt::format("{} is not a results JSON object", file)};
+      }
+      results.push_back(std::move(doc));
+    }
+    const std::string markdown = github::summary_markdown(results);
+    if (const char* path = std::getenv("GITHUB_STEP_SUMMARY"); path && *path) {
+      auto written = fs::append_file(path, markdown);
+      if (!written) throw CommandError{kUsageError, written.error().message};
+      out_ << fmt::format("sagebuild: summary of {} entr{} appended to $GITHUB_STEP_SUMMARY\n",
+                          results.size(), results.size() == 1 ? "y" : "ies");
+    } else {
+      out_ << markdown;
+    }
     return kSuccess;
   }
 
@@ -572,6 +607,12 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   index_cmd->add_option("-o,--out", index_site, "the site directory to (re)write")
       ->capture_default_str();
 
+  std::vector<std::string> summary_files;
+  CLI::App* summary_cmd = app.add_subcommand(
+      "summary", "Markdown of build results for $GITHUB_STEP_SUMMARY (stdout when unset)");
+  summary_cmd->add_option("results", summary_files,
+                          "results JSON files (default: build/results/*.json)");
+
   // Hidden: the filename parser alone, for the differential tests (tests/wheels/).
   CLI::App* names_cmd = app.add_subcommand("parse-wheel-names", "");
   names_cmd->group("");
@@ -588,6 +629,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   if (profiles_cmd->parsed()) return commands.profiles(format);
   if (names_cmd->parsed()) return commands.parse_wheel_names(std::cin);
   if (index_cmd->parsed()) return commands.index(index_inputs, index_site);
+  if (summary_cmd->parsed()) return commands.summary(summary_files);
   if (build_cmd->parsed()) return commands.build(build_options, build_env, profile, build_entry);
   if (verify_cmd->parsed()) {
     if (list) return commands.list_checks();

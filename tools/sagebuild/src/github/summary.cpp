@@ -1,0 +1,92 @@
+#include "github/summary.h"
+
+#include <fmt/format.h>
+
+#include "util/text.h"
+
+namespace sagebuild::github {
+namespace {
+
+// Table cells may not hold '|' or line breaks.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string field(const nlohmann::json& r, const char* key) {
+  if (!r.contains(key) || r[key].is_null()) return "";
+  return r[key].is_string() ? r[key].get<std::string>() : r[key].dump();
+}
+
+}  // namespace
+
+std::string summary_markdown(const std::vector<nlohmann::json>& results, std::size_t limit) {
+  std::size_t built = 0, failed = 0;
+  std::uint64_t bytes = 0;
+  std::vector<std::string> rows, failures;
+  for (const auto& r : results) {
+    const std::string status = field(r, "status");
+    if (status == "built") {
+      ++built;
+      const std::uint64_t size = r.value("size", std::uint64_t{0});
+      bytes += size;
+      rows.push_back(fmt::format(
+          "| `{}` | {} | {} | {} | {} | {:.1f} MB | `{}` | {:.0f} s | {} checks passed |\n",
+          cell(field(r, "wheel")), cell(field(r, "torch")), cell(field(r, "cuda")),
+          cell(field(r, "python")), cell(field(r, "platform")), static_cast<double>(size) / 1e6,
+          field(r, "sha256").substr(0, 16), r.value("seconds", 0.0), field(r, "checks")));
+    } else {
+      ++failed;
+      std::vector<std::string> lines = text::split(field(r, "message"), '\n');
+      if (lines.size() > 5) lines.resize(5);
+      failures.push_back(
+          fmt::format("- **{}** ({}): {}\n  ```\n  {}\n  ```\n", cell(field(r, "entry")),
+                      status == "verification_failed" ? "verification failed" : "build failed",
+                      cell(field(r, "log")), text::join(lines, "\n  ")));
+    }
+  }
+  std::string head = fmt::format("## sagebuild: {} wheel{} built, {} failed ({:.1f} MB)\n\n", built,
+                                 built == 1 ? "" : "s", failed, static_cast<double>(bytes) / 1e6);
+  std::string table =
+      "| wheel | torch | CUDA | Python | platform | size | sha256 | time | verification |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  std::string out = head;
+  std::size_t dropped = 0;
+  auto fits = [&](const std::string& more) { return out.size() + more.size() + 256 <= limit; };
+  if (!failures.empty()) {
+    out += "### Failed entries\n\n";
+    for (const auto& f : failures) {
+      if (fits(f))
+        out += f;
+      else
+        ++dropped;
+    }
+    out += "\n";
+  }
+  if (!rows.empty()) {
+    out += "### Wheels\n\n" + table;
+    for (const auto& row : rows) {
+      if (fits(row))
+        out += row;
+      else
+        ++dropped;
+    }
+  }
+  if (dropped) {
+    out += fmt::format(
+        "\n*{} more entr{} left out to stay under GitHub's 1 MiB step-summary limit; "
+        "see the results JSON artifacts.*\n",
+        dropped, dropped == 1 ? "y" : "ies");
+  }
+  return out;
+}
+
+}  // namespace sagebuild::github

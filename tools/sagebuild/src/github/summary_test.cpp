@@ -1,0 +1,54 @@
+#include "github/summary.h"
+
+#include <catch2/catch.hpp>
+
+namespace sagebuild::github {
+namespace {
+
+nlohmann::json built(int i) {
+  return {{"entry", "linux-" + std::to_string(i)},
+          {"status", "built"},
+          {"wheel", "w" + std::to_string(i) + ".whl"},
+          {"torch", "2.8.0"},
+          {"cuda", "12.9.1"},
+          {"python", "3.12"},
+          {"platform", "linux_x86_64"},
+          {"size", 2000000},
+          {"sha256", "0123456789abcdef0123"},
+          {"seconds", 30.0},
+          {"checks", 33}};
+}
+
+TEST_CASE("a summary lists wheels and failures with their first lines", "[summary]") {
+  const std::string md = summary_markdown(
+      {built(1),
+       {{"entry", "linux-bad"},
+        {"status", "build_failed"},
+        {"log", "build/logs/linux-bad.log"},
+        {"message", "the build failed (exit code 2)\nline 2\nline 3\nline 4\nline 5\nline 6"}}});
+  CHECK(md.starts_with("## sagebuild: 1 wheel built, 1 failed (2.0 MB)\n"));
+  CHECK(md.find("| `w1.whl` | 2.8.0 | 12.9.1 | 3.12 | linux_x86_64 | 2.0 MB | `0123456789abcdef` | "
+                "30 s | 33 checks passed |") != std::string::npos);
+  CHECK(md.find("**linux-bad** (build failed): build/logs/linux-bad.log") != std::string::npos);
+  CHECK(md.find("line 5") != std::string::npos);
+  CHECK(md.find("line 6") == std::string::npos);  // first lines only
+}
+
+TEST_CASE("large matrices stay under the step-summary limit", "[summary]") {
+  std::vector<nlohmann::json> many;
+  for (int i = 0; i < 20000; ++i)
+    many.push_back(built(i));
+  const std::string md = summary_markdown(many);
+  CHECK(md.size() < kStepSummaryLimit);
+  CHECK(md.find("left out to stay under GitHub's 1 MiB step-summary limit") != std::string::npos);
+  CHECK(md.starts_with("## sagebuild: 20000 wheels built, 0 failed"));
+}
+
+TEST_CASE("table cells cannot break the table", "[summary]") {
+  nlohmann::json r = built(1);
+  r["wheel"] = "a|b\nc.whl";
+  CHECK(summary_markdown({r}).find("`a\\|b c.whl`") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace sagebuild::github
