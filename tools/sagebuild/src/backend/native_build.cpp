@@ -144,14 +144,15 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   auto env = probe(o.python);
   if (!env) return env.error();
   std::string id = "current";
-  std::vector<std::string> archs = archs_for(m, *env, &id);
+  const std::vector<std::string> declared = archs_for(m, *env, &id);
+  std::vector<std::string> archs = declared;
   if (!o.arch_list.empty()) {
     archs = text::split(o.arch_list, ';');
   } else if (const char* list = std::getenv("TORCH_CUDA_ARCH_LIST"); list && *list) {
     archs = text::split(list, ';');
   }
   if (archs.empty()) return Error{"no CUDA architecture to build for (matrix.yaml default_archs)"};
-  if (const auto declared = archs_for(m, *env, &id); id != "current" && declared != archs) {
+  if (id != "current" && declared != archs) {
     // The wheel will carry the entry's name but not its architectures: verify-wheel checks
     // wheels against matrix.yaml by name, so it will (rightly) fail it there.
     out << fmt::format(
@@ -282,17 +283,16 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
     return result;
   }
   result.outcome = BuildOutcome::built;
-  std::ifstream in(result.wheel, std::ios::binary);
-  std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(in)),
-                                 std::istreambuf_iterator<char>());
+  auto digest = sha256_file(result.wheel);
+  if (!digest) return digest.error();
   record["wheel"] = result.wheel.filename().string();
-  record["sha256"] = to_hex(sha256(data));
-  record["size"] = data.size();
+  record["sha256"] = to_hex(digest->digest);
+  record["size"] = digest->size;
   record["checks"] = report.checks_run.size();
   record["build_seconds"] = build_seconds;
   save("built", "");
   out << fmt::format("sagebuild: built {} ({:.1f} MB) in {:.0f} s\n", result.wheel.string(),
-                     static_cast<double>(data.size()) / 1e6, seconds_since(start));
+                     static_cast<double>(digest->size) / 1e6, seconds_since(start));
   return result;
 }
 

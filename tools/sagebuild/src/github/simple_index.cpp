@@ -52,14 +52,6 @@ std::string variant_of(const wheel::Provenance& p) {
                      cuda->minor());
 }
 
-Expected<std::string> file_sha256(const stdfs::path& path, std::uint64_t& size) {
-  auto content = fs::read_file(path);
-  if (!content) return content.error();
-  size = content->size();
-  const auto* data = reinterpret_cast<const std::uint8_t*>(content->data());
-  return to_hex(sha256({data, content->size()}));
-}
-
 Expected<Ok> write(const stdfs::path& path, const std::string& text) {
   std::error_code ec;
   stdfs::create_directories(path.parent_path(), ec);
@@ -149,9 +141,10 @@ Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
     return Error{fmt::format("{} records no torch/CUDA provenance (build it with sagebuild build)",
                              path.filename().string())};
   }
-  auto digest = file_sha256(path, w.size);
+  auto digest = sha256_file(path);
   if (!digest) return digest.error();
-  w.sha256 = *digest;
+  w.sha256 = to_hex(digest->digest);
+  w.size = digest->size;
   return w;
 }
 

@@ -105,9 +105,9 @@ std::string render_id(const Matrix& m, const Combination& c) {
                       id_fields(c.platform->name, c.torch->version, c.cuda->version, c.python));
 }
 
-class Selector_ {
+class CombinationSelector {
  public:
-  explicit Selector_(const Matrix& m) : m_(m) {
+  explicit CombinationSelector(const Matrix& m) : m_(m) {
     for (std::size_t p = 0; p < m.platforms.size(); ++p) {
       for (const TorchRelease& torch : m.torch) {
         for (const auto& cuda : torch.cuda) {
@@ -419,7 +419,7 @@ std::vector<std::string> resolve_archs(const Matrix& m, const CudaToolkit& toolk
 
 Diagnostics validate_profiles(const Matrix& m) {
   Diagnostics out;
-  Selector_ selector(m);
+  CombinationSelector selector(m);
   struct Owner {
     Combination combination;
     std::string profile;
@@ -538,7 +538,7 @@ Expected<std::vector<Entry>> expand_profile(const Matrix& m, std::string_view pr
                              text::did_you_mean(options.platform, choices),
                              text::join(choices, ", "))};
   }
-  Selector_ selector(m);
+  CombinationSelector selector(m);
   std::vector<Entry> entries;
   for (const Combination& c : selector.select(*profile, nullptr)) {
     if (all || c.platform->name == options.platform ||

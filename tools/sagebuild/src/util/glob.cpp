@@ -81,8 +81,4 @@ bool matches(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-bool has_wildcards(std::string_view pattern) {
-  return pattern.find_first_of("*?[") != std::string_view::npos;
-}
-
 }  // namespace sagebuild::glob

@@ -8,6 +8,5 @@
 namespace sagebuild::glob {
 
 bool matches(std::string_view pattern, std::string_view text);
-bool has_wildcards(std::string_view pattern);
 
 }  // namespace sagebuild::glob

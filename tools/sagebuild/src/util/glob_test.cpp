@@ -26,10 +26,5 @@ TEST_CASE("matching stays fast on pathological patterns", "[glob]") {
   CHECK_FALSE(matches("*a*a*a*a*a*a*a*a*b", text));
 }
 
-TEST_CASE("wildcard detection", "[glob]") {
-  CHECK(has_wildcards("2.8.*"));
-  CHECK_FALSE(has_wildcards("2.8.0"));
-}
-
 }  // namespace
 }  // namespace sagebuild::glob

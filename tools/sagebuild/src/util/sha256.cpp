@@ -1,7 +1,10 @@
 #include "util/sha256.h"
 
+#include <fstream>
+#include <memory>
 #include <openssl/evp.h>
 #include <stdexcept>
+#include <vector>
 
 namespace sagebuild {
 
@@ -13,6 +16,28 @@ Sha256Digest sha256(std::span<const std::uint8_t> data) {
     throw std::runtime_error("OpenSSL SHA-256 failed");
   }
   return digest;
+}
+
+Expected<FileDigest> sha256_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot open " + path.string()};
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
+    return Error{"OpenSSL SHA-256 failed"};
+  }
+  FileDigest result;
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx.get(), buffer.data(), n);
+    result.size += n;
+  }
+  if (in.bad()) return Error{"cannot read " + path.string()};
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(ctx.get(), result.digest.data(), &length);
+  return result;
 }
 
 std::string to_hex(std::span<const std::uint8_t> bytes) {

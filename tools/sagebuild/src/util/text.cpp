@@ -89,12 +89,4 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
-std::string quoted_list(std::span<const std::string> items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    out += (i == 0 ? "'" : ", '") + items[i] + "'";
-  }
-  return out;
-}
-
 }  // namespace sagebuild::text

@@ -28,7 +28,4 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
 // ASCII-only lower case (names and tags in packaging metadata are ASCII; locale-free).
 std::string ascii_lower(std::string_view s);
 
-// Quotes a list for messages: 'a', 'b', 'c'.
-std::string quoted_list(std::span<const std::string> items);
-
 }  // namespace sagebuild::text

@@ -20,12 +20,11 @@ TEST_CASE("suggestions only for likely typos", "[text]") {
   CHECK(did_you_mean("python", keys).empty());  // an exact match is not a typo
 }
 
-TEST_CASE("split, join, trim, quoted_list", "[text]") {
+TEST_CASE("split, join, trim", "[text]") {
   CHECK(split("a;b;;c", ';') == std::vector<std::string>{"a", "b", "", "c"});
   const std::vector<std::string> parts = {"a", "b"};
   CHECK(join(parts, ", ") == "a, b");
   CHECK(trim("  x \t\n") == "x");
-  CHECK(quoted_list(parts) == "'a', 'b'");
 }
 
 }  // namespace

@@ -472,7 +472,6 @@ class Verifier {
            fmt::format("Version is '{}', the file name says '{}'", version.value_or(""),
                        name_->version_text));
     }
-    metadata_version_ = version.value_or("");
     for (const std::string& requirement : h->all("Requires-Dist")) {
       // "torch==2.8.*" or "torch (==2.8.*)" possibly with a marker after ';'
       const std::string spec(text::trim(requirement.substr(0, requirement.find(';'))));
@@ -863,7 +862,6 @@ class Verifier {
   std::vector<EntryResult> results_;
   std::vector<std::string> torch_requirements_;
   std::vector<std::string> expected_archs_;
-  std::string metadata_version_;
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "wheel/zip_writer.h"
 
+#include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <libdeflate.h>
 #include <memory>
@@ -23,14 +23,17 @@ void u32(std::string& s, std::uint32_t v) {
 // MS-DOS date and time fields of a UTC instant (ZIP stores local time without a zone; wheels
 // built anywhere should carry the same bytes, so UTC is used).
 std::pair<unsigned, unsigned> dos_time(std::int64_t epoch) {
-  epoch = std::max<std::int64_t>(epoch, 315532800);
-  const std::time_t t = static_cast<std::time_t>(epoch);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  const unsigned date =
-      static_cast<unsigned>(((tm.tm_year - 80) << 9) | ((tm.tm_mon + 1) << 5) | tm.tm_mday);
+  using namespace std::chrono;
+  const sys_seconds t{seconds{std::max<std::int64_t>(epoch, 315532800)}};
+  const auto day = floor<days>(t);
+  const year_month_day ymd{day};
+  const hh_mm_ss clock{t - day};
+  const unsigned date = static_cast<unsigned>(((static_cast<int>(ymd.year()) - 1980) << 9) |
+                                              (static_cast<unsigned>(ymd.month()) << 5) |
+                                              static_cast<unsigned>(ymd.day()));
   const unsigned time =
-      static_cast<unsigned>((tm.tm_hour << 11) | (tm.tm_min << 5) | (tm.tm_sec / 2));
+      static_cast<unsigned>((clock.hours().count() << 11) | (clock.minutes().count() << 5) |
+                            (clock.seconds().count() / 2));
   return {date, time};
 }
 
