@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev catch2 libssl-dev libdeflate-dev
+  libgit2-dev libmbedtls-dev libhttp-parser-dev libssh2-1-dev libpcre2-dev zlib1g-dev git
+  libcurl4-openssl-dev
   gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64
 )
 

@@ -15,23 +15,7 @@ namespace {
 using wheel::ImportOutcome;
 namespace stdfs = std::filesystem;
 
-// A temporary directory removed when it goes out of scope, whatever happened.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device random;
-    path_ = stdfs::temp_directory_path() / fmt::format("sagebuild-import-{:08x}", random());
-    stdfs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    stdfs::remove_all(path_, ignored);
-  }
-  const stdfs::path& path() const { return path_; }
-
- private:
-  stdfs::path path_;
-};
+using fs::TempDir;
 
 std::optional<std::string> python_version(const stdfs::path& python) {
   auto r = platform::run_process(
@@ -95,7 +79,7 @@ ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::Import
                                *version, request.python));
   }
 
-  TempDir dir;
+  TempDir dir("sagebuild-import");
   const stdfs::path venv = dir.path() / "venv";
   auto made = platform::run_process({base.string(), "-m", "venv", venv.string()},
                                     {.timeout = std::chrono::minutes(5)});

@@ -1,5 +1,6 @@
 #include "matrix/loader.h"
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
@@ -19,7 +20,9 @@ const Strings kTopKeys = {"schema", "package", "architectures", "default_archs",
                           "cuda",   "torch",   "platforms",     "profiles"};
 const Strings kTopRequired = {"package", "cuda", "torch", "platforms", "profiles"};
 const Strings kPackageKeys = {"name", "version", "source_dir", "build_command", "entry_id"};
-const Strings kVersionKeys = {"file", "regex"};
+const Strings kVersionKeys = {"file", "regex", "tag_prefix", "untagged"};
+const Strings kVersionRequired = {"file", "regex"};
+const Strings kUntaggedNames = {"release", "dev", "dev-local"};
 const Strings kCudaKeys = {"version", "archs"};
 const Strings kTorchKeys = {"cuda", "python"};
 const Strings kPlatformKeys = {"tag", "os", "runner", "docker"};
@@ -273,7 +276,7 @@ class Loader {
     }
     if (const Field* x = f->get("version")) {
       p.version.location = r_.where(x->key_node);
-      if (auto vf = r_.fields(x->value, "package.version", kVersionKeys, kVersionKeys)) {
+      if (auto vf = r_.fields(x->value, "package.version", kVersionKeys, kVersionRequired)) {
         if (const Field* file = vf->get("file")) {
           p.version.file = r_.scalar(file->value, "package.version.file").value_or("");
         }
@@ -289,6 +292,23 @@ class Loader {
             } catch (const std::regex_error& e) {
               r_.error(r_.where(re->value),
                        fmt::format("invalid regular expression: {}", e.what()));
+            }
+          }
+        }
+        if (const Field* prefix = vf->get("tag_prefix")) {
+          p.version.tag_prefix =
+              r_.scalar(prefix->value, "package.version.tag_prefix").value_or("v");
+        }
+        if (const Field* u = vf->get("untagged")) {
+          if (auto v = r_.scalar(u->value, "package.version.untagged")) {
+            const auto at = std::find(kUntaggedNames.begin(), kUntaggedNames.end(), *v);
+            if (at == kUntaggedNames.end()) {
+              r_.error(r_.where(u->value),
+                       fmt::format("unknown value '{}' for package.version.untagged{}; one of: {}",
+                                   *v, text::did_you_mean(*v, kUntaggedNames),
+                                   text::join(kUntaggedNames, ", ")));
+            } else {
+              p.version.untagged = static_cast<UntaggedVersion>(at - kUntaggedNames.begin());
             }
           }
         }

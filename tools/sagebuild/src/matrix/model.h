@@ -19,10 +19,18 @@ struct Located {
 
 // Where the package version lives: the first capture group of `regex` in `file`
 // (relative to the directory of matrix.yaml).
+// What builds that are not of a release tag are called (package.version.untagged):
+//   release    the file's version as it is (the seeds' behaviour)
+//   dev        X.Y.Z.devN, N = commits since the nearest release tag
+//   dev-local  X.Y.Z.devN+g<commit>: for registries that accept local labels (not PyPI's)
+enum class UntaggedVersion { release, dev, dev_local };
+
 struct VersionSource {
   std::string file;
   std::string regex;
-  SourceLocation location;
+  std::string tag_prefix = "v";  // release tags are <prefix><version>: v2.2.0
+  UntaggedVersion untagged = UntaggedVersion::release;
+  SourceLocation location = {};
 };
 
 struct PackageSpec {

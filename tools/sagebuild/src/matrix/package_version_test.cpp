@@ -7,14 +7,15 @@
 namespace sagebuild::matrix {
 namespace {
 
-const VersionSource kPyproject{"pyproject.toml", R"re(^version\s*=\s*"([^"]+)")re", {}};
+const VersionSource kPyproject{.file = "pyproject.toml",
+                               .regex = R"re(^version\s*=\s*"([^"]+)")re"};
 
 TEST_CASE("the version comes from its one source", "[package_version]") {
   auto v = extract_version("[project]\nname = \"x\"\nversion = \"2.2.0\"\n", kPyproject);
   REQUIRE(v);
   CHECK(*v == "2.2.0");
-  auto repo =
-      read_package_version(testing::source_dir(), {"python/pyproject.toml", kPyproject.regex, {}});
+  auto repo = read_package_version(testing::source_dir(),
+                                   {.file = "python/pyproject.toml", .regex = kPyproject.regex});
   REQUIRE(repo);
   CHECK(*repo == "2.2.0");
 }

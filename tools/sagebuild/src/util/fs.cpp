@@ -94,3 +94,22 @@ std::filesystem::path find_upwards(const std::filesystem::path& start, std::stri
 }
 
 }  // namespace sagebuild::fs
+
+namespace sagebuild::fs {
+
+TempDir::TempDir(std::string_view purpose) {
+  std::random_device random;
+  const auto base = std::filesystem::temp_directory_path();
+  // create_directory is false when the name exists: try again with another, never share one.
+  for (;;) {
+    path_ = base / fmt::format("{}-{:08x}", purpose, random());
+    if (std::filesystem::create_directory(path_)) break;
+  }
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+}  // namespace sagebuild::fs

@@ -18,6 +18,20 @@ Expected<Ok> write_file_atomic(const std::filesystem::path& path, std::string_vi
 // Appends to a file (GITHUB_OUTPUT and friends are append-only by contract).
 Expected<Ok> append_file(const std::filesystem::path& path, std::string_view content);
 
+// A fresh directory under the system's temporary directory, removed with everything in it when
+// the object goes out of scope, whatever happened.
+class TempDir {
+ public:
+  explicit TempDir(std::string_view purpose = "sagebuild");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 // The nearest directory at or above `start` that contains `name`.
 std::filesystem::path find_upwards(const std::filesystem::path& start, std::string_view name);
 

@@ -8,6 +8,7 @@
 #include "util/text.h"
 #include "wheel/filename.h"
 #include "wheel/naming.h"
+#include "wheel/pep440.h"
 #include "wheel/zip_archive.h"
 #include "wheel/zip_writer.h"
 
@@ -44,6 +45,26 @@ std::string with_build_line(std::string_view wheel_file, const std::string& tag)
   return out;
 }
 
+// METADATA with its Version header replaced (headers end at the first empty line).
+std::string with_version(std::string_view metadata, const std::string& version) {
+  std::string out;
+  bool in_headers = true;
+  std::size_t at = 0;
+  while (at < metadata.size()) {
+    std::size_t end = metadata.find('\n', at);
+    end = end == std::string_view::npos ? metadata.size() : end + 1;
+    const std::string_view line = metadata.substr(at, end - at);
+    if (in_headers && text::trim(line).empty()) in_headers = false;
+    if (in_headers && text::ascii_lower(line.substr(0, 8)) == "version:") {
+      out += "Version: " + version + "\n";
+    } else {
+      out += line;
+    }
+    at = end;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string record_line(const std::string& path, const std::string& hash, const std::string& size) {
@@ -55,8 +76,22 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
   if (!name) return name.error();
   auto archive = ZipArchive::open(r.input);
   if (!archive) return archive.error();
-  const std::string dist_info =
-      escape_distribution_name(name->name_part) + "-" + name->version_text + ".dist-info/";
+  const std::string escaped = escape_distribution_name(name->name_part);
+  const std::string dist_info = escaped + "-" + name->version_text + ".dist-info/";
+  const std::string data_dir = escaped + "-" + name->version_text + ".data/";
+  std::string version = name->version_text;
+  if (!r.version.empty()) {
+    const auto parsed = parse_pep440(r.version);
+    if (!parsed) return Error{fmt::format("'{}' is not a PEP 440 version", r.version)};
+    version = parsed->normalized;
+  }
+  const std::string new_dist_info = escaped + "-" + version + ".dist-info/";
+  const std::string new_data_dir = escaped + "-" + version + ".data/";
+  auto renamed = [&](const std::string& entry) {
+    if (entry.starts_with(dist_info)) return new_dist_info + entry.substr(dist_info.size());
+    if (entry.starts_with(data_dir)) return new_data_dir + entry.substr(data_dir.size());
+    return entry;
+  };
 
   std::vector<ZipWriteEntry> package, metadata;
   bool saw_wheel = false;
@@ -69,16 +104,18 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
     }
     if (e.name == dist_info + "RECORD" || e.name == dist_info + std::string(kProvenanceFile))
       continue;
-    ZipWriteEntry out{e.name, data, (e.unix_mode() & 0111) != 0};
+    ZipWriteEntry out{renamed(e.name), data, (e.unix_mode() & 0111) != 0};
     if (e.name == dist_info + "WHEEL") {
       out.data = bytes(with_build_line(std::string(data.begin(), data.end()), r.build_tag));
       saw_wheel = true;
+    } else if (e.name == dist_info + "METADATA" && version != name->version_text) {
+      out.data = bytes(with_version(std::string(data.begin(), data.end()), version));
     }
     (e.name.starts_with(dist_info) ? metadata : package).push_back(std::move(out));
   }
   if (!saw_wheel)
     return Error{fmt::format("{} has no {}WHEEL", r.input.filename().string(), dist_info)};
-  metadata.push_back({dist_info + std::string(kProvenanceFile),
+  metadata.push_back({new_dist_info + std::string(kProvenanceFile),
                       bytes(r.provenance.to_json().dump(2) + "\n"), false});
   auto by_name = [](const ZipWriteEntry& a, const ZipWriteEntry& b) { return a.name < b.name; };
   std::sort(package.begin(), package.end(), by_name);
@@ -91,14 +128,15 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
     record += record_line(e.name, "sha256=" + base64url_nopad(sha256(e.data)),
                           std::to_string(e.data.size()));
   }
-  record += record_line(dist_info + "RECORD", "", "");
-  all.push_back({dist_info + "RECORD", bytes(record), false});
+  record += record_line(new_dist_info + "RECORD", "", "");
+  all.push_back({new_dist_info + "RECORD", bytes(record), false});
 
-  const std::string new_name = fmt::format("{}-{}-{}-{}.whl", name->name_part, name->version_text,
-                                           r.build_tag, name->tag_text);
+  // A normalized PEP 440 version has no '-', so it goes into the file name as it is.
+  const std::string new_name =
+      fmt::format("{}-{}-{}-{}.whl", name->name_part, version, r.build_tag, name->tag_text);
   const std::filesystem::path target = r.output_dir / new_name;
   const std::filesystem::path temp = r.output_dir / ("." + new_name + ".partial");
-  if (auto written = write_zip(temp, all, source_date_epoch()); !written) {
+  if (auto written = write_zip(temp, all, r.source_date_epoch); !written) {
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
     return written.error();

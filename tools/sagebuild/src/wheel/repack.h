@@ -4,6 +4,7 @@
 // last, RECORD last of all) with fixed timestamps and permissions.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -17,6 +18,11 @@ struct RepackRequest {
   std::filesystem::path output_dir;  // where the result goes (written beside, then renamed)
   std::string build_tag;             // "2110.130"
   Provenance provenance;
+  // The version to publish under, when it differs from the one the backend built (a dev
+  // version from git): the .dist-info and .data directories are renamed and METADATA's
+  // Version rewritten. Empty: keep the built version.
+  std::string version = {};
+  std::int64_t source_date_epoch = 315532800;  // ZIP timestamps (1980-01-01 when unknown)
 };
 
 // Returns the path of the new wheel. The input is never modified.

@@ -1,11 +1,11 @@
 #include "wheel/repack.h"
 
 #include <fstream>
-#include <random>
 
 #include <catch2/catch.hpp>
 
 #include "test_support.h"
+#include "util/fs.h"
 #include "wheel/verify.h"
 #include "wheel/zip_writer.h"
 
@@ -16,37 +16,44 @@ std::vector<std::uint8_t> bytes(std::string_view s) {
   return {s.begin(), s.end()};
 }
 
-struct TempDir {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("sagebuild-repack-" + std::to_string(std::random_device{}()));
-  TempDir() { std::filesystem::create_directories(path); }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using fs::TempDir;
 
-TEST_CASE("a backend's wheel becomes a named, recorded, provenance-carrying wheel", "[repack]") {
-  TempDir dir;
-  const auto input = dir.path / "demo-1.0-cp312-cp312-linux_x86_64.whl";
-  // What a build backend writes: no build tag, a RECORD of its own (deliberately stale here).
+// What a build backend writes: no build tag, a RECORD of its own (deliberately stale here).
+std::filesystem::path backend_wheel(const std::filesystem::path& dir) {
+  const auto input = dir / "demo-1.0-cp312-cp312-linux_x86_64.whl";
   REQUIRE(write_zip(
       input,
       {{"demo/__init__.py", bytes("x = 1\n"), false},
-       {"demo-1.0.dist-info/METADATA", bytes("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"),
+       {"demo-1.0.data/scripts/tool", bytes("#!python\n"), true},
+       {"demo-1.0.dist-info/METADATA",
+        bytes("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n\nVersion: 1.0 in the text\n"),
         false},
        {"demo-1.0.dist-info/WHEEL",
         bytes("Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-linux_x86_64\n"),
         false},
        {"demo-1.0.dist-info/RECORD", bytes("stale,,\n"), false}},
       source_date_epoch()));
+  return input;
+}
+
+Provenance demo_provenance(const std::string& version) {
   Provenance p;
   p.sagebuild_version = "0.1.0";
   p.package = "demo";
-  p.version = "1.0";
+  p.version = version;
   p.torch = "2.8.0";
   p.cuda = "12.9.1";
   p.python = "3.12";
   p.platform_tag = "linux_x86_64";
   p.archs = {"9.0a"};
-  auto out = repack_wheel({input, dir.path, "280.129", p});
+  return p;
+}
+
+TEST_CASE("a backend's wheel becomes a named, recorded, provenance-carrying wheel", "[repack]") {
+  TempDir dir;
+  const auto input = backend_wheel(dir.path());
+  const Provenance p = demo_provenance("1.0");
+  auto out = repack_wheel({input, dir.path(), "280.129", p});
   REQUIRE(out);
   CHECK(out->filename() == "demo-1.0-280.129-cp312-cp312-linux_x86_64.whl");
   // The archive, RECORD, WHEEL and provenance checks all pass on the result.
@@ -61,8 +68,45 @@ TEST_CASE("a backend's wheel becomes a named, recorded, provenance-carrying whee
   // Deterministic: the same input gives the same bytes.
   const std::string first = testing::read_text(*out);
   std::filesystem::remove(*out);
-  REQUIRE(repack_wheel({input, dir.path, "280.129", p}));
+  REQUIRE(repack_wheel({input, dir.path(), "280.129", p}));
   CHECK(testing::read_text(*out) == first);
+}
+
+TEST_CASE("a dev version renames the metadata directories and METADATA's header only", "[repack]") {
+  TempDir dir;
+  const auto input = backend_wheel(dir.path());
+  const Provenance p = demo_provenance("1.0.dev3+g0123abc");
+  RepackRequest request{input, dir.path(), "280.129", p};
+  request.version = "1.0.dev3+g0123abc";
+  request.source_date_epoch = 1700000000;
+  auto out = repack_wheel(request);
+  REQUIRE(out);
+  CHECK(out->filename() == "demo-1.0.dev3+g0123abc-280.129-cp312-cp312-linux_x86_64.whl");
+  auto archive = ZipArchive::open(*out);
+  REQUIRE(archive);
+  std::vector<std::string> names;
+  for (const auto& e : archive->entries())
+    names.push_back(e.name);
+  CHECK(names == std::vector<std::string>{
+                     "demo-1.0.dev3+g0123abc.data/scripts/tool",
+                     "demo/__init__.py",
+                     "demo-1.0.dev3+g0123abc.dist-info/METADATA",
+                     "demo-1.0.dev3+g0123abc.dist-info/WHEEL",
+                     "demo-1.0.dev3+g0123abc.dist-info/sagebuild.json",
+                     "demo-1.0.dev3+g0123abc.dist-info/RECORD",
+                 });
+  CHECK(archive->entries()[0].unix_mode() & 0100);
+  std::vector<std::uint8_t> data, scratch;
+  auto stream = archive->open_stream();
+  REQUIRE_FALSE(archive->read(stream, archive->entries()[2], data, scratch));
+  CHECK(std::string(data.begin(), data.end()) ==
+        "Metadata-Version: 2.1\nName: demo\nVersion: 1.0.dev3+g0123abc\n\n"
+        "Version: 1.0 in the text\n");
+  VerifyOptions options;
+  options.select = {"N001", "A", "R", "H", "M001", "M002", "P"};
+  const WheelReport report = verify_wheel(*out, options);
+  INFO(format_report(report));
+  CHECK(report.ok());
 }
 
 TEST_CASE("record lines quote what CSV needs quoted", "[repack]") {
@@ -72,10 +116,10 @@ TEST_CASE("record lines quote what CSV needs quoted", "[repack]") {
 
 TEST_CASE("an input that is not a wheel is refused, nothing written", "[repack]") {
   TempDir dir;
-  const auto input = dir.path / "not-a-wheel.whl";
+  const auto input = dir.path() / "not-a-wheel.whl";
   std::ofstream(input) << "plain text";
-  CHECK_FALSE(repack_wheel({input, dir.path, "1", {}}));
-  CHECK(std::distance(std::filesystem::directory_iterator(dir.path),
+  CHECK_FALSE(repack_wheel({input, dir.path(), "1", {}}));
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
                       std::filesystem::directory_iterator()) == 1);
 }
 

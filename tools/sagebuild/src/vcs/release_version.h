@@ -1,0 +1,42 @@
+// The version a build's wheels get, from the package's one version source and what git says:
+//   - a release tag build (GITHUB_REF=refs/tags/<prefix>X, or HEAD exactly at such a tag)
+//     must have tag == <prefix><file version>; anything else is an error naming both and the
+//     file to edit;
+//   - any other build gets the file's version, or X.Y.Z.devN (N = commits since the nearest
+//     release tag) when matrix.yaml's package.version.untagged says dev, with +g<commit> for
+//     dev-local.
+// Nothing in the user's tree is edited: the wheel is re-packed under the resolved version.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "matrix/model.h"
+#include "util/expected.h"
+#include "vcs/git.h"
+
+namespace sagebuild::vcs {
+
+struct VersionInputs {
+  std::string file_version;  // as read from the version file ("2.2.0")
+  std::string version_file;  // how messages name that file ("python/pyproject.toml")
+  matrix::VersionSource policy;
+  std::optional<GitState> git;  // nullopt outside a git checkout
+  std::string github_ref;       // $GITHUB_REF, "" when unset
+};
+
+enum class BuildKind { release_tag, untagged };
+
+struct ResolvedVersion {
+  std::string version;  // what the wheels are called
+  BuildKind kind = BuildKind::untagged;
+  std::string tag;         // the release tag being built (release_tag builds)
+  std::string tag_origin;  // "GITHUB_REF" or "HEAD"
+};
+
+Expected<ResolvedVersion> resolve_version(const VersionInputs& inputs);
+
+// The tag named by a GITHUB_REF like "refs/tags/v2.2.0", or "" for branches and pull requests.
+std::string tag_from_github_ref(std::string_view ref);
+
+}  // namespace sagebuild::vcs
