@@ -118,12 +118,6 @@ std::vector<std::string> archs_for(const matrix::Matrix& m, const Environment& e
   return archs;
 }
 
-std::string git_output(const stdfs::path& root, std::vector<std::string> args) {
-  args.insert(args.begin(), {"git", "-C", root.string()});
-  auto r = platform::run_process(args, {.timeout = std::chrono::seconds(30)});
-  return r && r->ok() ? std::string(text::trim(r->output)) : std::string();
-}
-
 std::string substitute(std::string word, const std::map<std::string, std::string>& values) {
   for (const auto& [key, value] : values) {
     for (std::size_t at = word.find(key); at != std::string::npos;
@@ -166,7 +160,10 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
                      env->python.str(), env->torch.str(), env->cuda_full, env->nvcc.string(),
                      arch_list);
 
-  const stdfs::path work = o.root / "build" / "sagebuild" / id;
+  // The reproducibility run builds in another directory, so that a build path leaking into
+  // the binaries shows up as a difference.
+  const stdfs::path work =
+      o.root / "build" / "sagebuild" / (o.reproducibility_run ? id + "-again" : id);
   const stdfs::path logs = o.root / "build" / "logs";
   std::error_code ec;
   stdfs::remove_all(work, ec);
@@ -176,7 +173,7 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   const stdfs::path dist = o.dist.is_absolute() ? o.dist : o.root / o.dist;
   stdfs::create_directories(dist, ec);
   BuildResult result;
-  result.log = logs / (id + ".log");
+  result.log = logs / (id + (o.reproducibility_run ? "-again" : "") + ".log");
   stdfs::remove(result.log, ec);
   // build/results/<entry>.json, whatever the outcome: what `sagebuild summary` reports.
   const auto start = Clock::now();
@@ -189,6 +186,7 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
                                    {"archs", archs},
                                    {"log", result.log.string()}};
   auto save = [&](const std::string& status, const std::string& message) {
+    if (o.reproducibility_run) return;
     record["status"] = status;
     if (!message.empty()) record["message"] = message;
     record["seconds"] = seconds_since(start);
@@ -210,6 +208,7 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   auto built = platform::run_process(
       argv, {.working_directory = o.root,
              .environment = {{"TORCH_CUDA_ARCH_LIST", arch_list},
+                             {"SOURCE_DATE_EPOCH", std::to_string(o.source_date_epoch)},
                              {"PATH", env->nvcc.parent_path().string() + ":" + (path ? path : "")},
                              {"CUDACXX", env->nvcc.string()}},
              .keep_output = 4096,
@@ -236,8 +235,10 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   // 2. Name by the convention and record provenance.
   wheel::Provenance p;
   p.sagebuild_version = SAGEBUILD_VERSION;
-  p.commit = git_output(o.root, {"rev-parse", "HEAD"});
-  p.dirty = !git_output(o.root, {"status", "--porcelain", "--untracked-files=no"}).empty();
+  if (o.git) {
+    p.commit = o.git->commit;
+    p.dirty = o.git->dirty;
+  }
   p.entry = id == "current" ? "" : id;
   p.package = m.package.name;
   p.version = o.package_version;
@@ -246,7 +247,10 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   p.python = env->python.str();
   p.platform_tag = "linux_x86_64";
   p.archs = archs;
-  auto repacked = wheel::repack_wheel({produced, work / "out", tag, p});
+  wheel::RepackRequest repack{produced, work / "out", tag, p};
+  repack.version = o.package_version;
+  repack.source_date_epoch = o.source_date_epoch;
+  auto repacked = wheel::repack_wheel(repack);
   if (!repacked) {
     result.message = "re-packing the wheel failed: " + repacked.error().message;
     save("build_failed", result.message);

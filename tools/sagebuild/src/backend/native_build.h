@@ -4,21 +4,30 @@
 // Nothing reaches dist/ unless every step succeeded.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include "matrix/model.h"
 #include "util/expected.h"
+#include "vcs/git.h"
 
 namespace sagebuild::backend {
 
 struct CurrentBuildOptions {
-  std::filesystem::path root;  // directory of matrix.yaml
-  std::string package_version;
+  std::filesystem::path root;        // directory of matrix.yaml
+  std::string package_version;       // what the wheel is called (vcs::resolve_version)
+  std::optional<vcs::GitState> git;  // for provenance; nullopt outside a checkout
+  // ZIP timestamps and $SOURCE_DATE_EPOCH of the build: the commit's time, so that two builds
+  // of one commit agree.
+  std::int64_t source_date_epoch = 315532800;
   std::filesystem::path python = "python3";
   std::filesystem::path dist = "dist";  // relative to root unless absolute
   std::string arch_list;                // "" = TORCH_CUDA_ARCH_LIST, else the matrix entry's
+  // A second build for --check-reproducible: its own work directory, no results file.
+  bool reproducibility_run = false;
 };
 
 enum class BuildOutcome { built, build_failed, verification_failed };

@@ -27,8 +27,12 @@
 #include "matrix/package_version.h"
 #include "util/fs.h"
 #include "util/text.h"
+#include "vcs/git.h"
+#include "vcs/release_version.h"
+#include "wheel/compare.h"
 #include "wheel/filename.h"
 #include "wheel/verify.h"
+#include "wheel/zip_writer.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -217,8 +221,107 @@ class Commands {
     return kSuccess;
   }
 
+  struct SourceVersion {
+    std::optional<vcs::GitState> git;
+    vcs::ResolvedVersion resolved;
+  };
+
+  // The version this checkout's wheels get, from the version file and git (vcs/).
+  SourceVersion source_version(const LoadedMatrix& m) const {
+    const matrix::VersionSource& policy = m.matrix.package.version;
+    auto git = vcs::read_git_state(m.root, policy.tag_prefix);
+    if (!git) throw CommandError{kConfigError, git.error().message};
+    const char* ref = std::getenv("GITHUB_REF");
+    auto resolved = vcs::resolve_version(
+        {m.package_version, policy.file, policy, *git, ref ? std::string(ref) : std::string()});
+    if (!resolved) throw CommandError{kConfigError, resolved.error().message};
+    return {std::move(*git), std::move(*resolved)};
+  }
+
+  int version(const std::string& format, bool check_tag) {
+    const LoadedMatrix m = load();
+    const SourceVersion v = source_version(m);
+    const matrix::VersionSource& policy = m.matrix.package.version;
+    const bool tagged = v.resolved.kind == vcs::BuildKind::release_tag;
+    if (check_tag && !tagged) {
+      const char* ref = std::getenv("GITHUB_REF");
+      throw CommandError{
+          kConfigError,
+          fmt::format("--check-tag: this is not a release tag build (GITHUB_REF {}; HEAD {}); "
+                      "release builds run from a {}X.Y.Z tag",
+                      ref && *ref ? ref : "unset",
+                      v.git && v.git->tag && v.git->tag->distance == 0
+                          ? "is at " + v.git->tag->name
+                          : fmt::format("has no {}* tag", policy.tag_prefix),
+                      policy.tag_prefix)};
+    }
+    nlohmann::ordered_json doc = {
+        {"package", m.matrix.package.name},
+        {"version", v.resolved.version},
+        {"file_version", m.package_version},
+        {"version_file", policy.file},
+        {"release_tag", tagged ? nlohmann::ordered_json(v.resolved.tag) : nullptr},
+        {"tag_origin", tagged ? nlohmann::ordered_json(v.resolved.tag_origin) : nullptr},
+        {"git", nullptr}};
+    if (v.git) {
+      const vcs::GitState& g = *v.git;
+      doc["git"] = {{"commit", g.commit},
+                    {"commit_time", g.commit_time},
+                    {"dirty", g.dirty},
+                    {"dirty_paths", g.dirty_paths},
+                    {"branch", g.detached ? nlohmann::ordered_json(nullptr)
+                                          : nlohmann::ordered_json(g.branch)},
+                    {"shallow", g.shallow},
+                    {"nearest_tag", g.tag ? nlohmann::ordered_json(g.tag->name) : nullptr},
+                    {"distance", g.tag ? nlohmann::ordered_json(g.tag->distance) : nullptr}};
+    }
+    if (format == "json") {
+      out_ << doc.dump(2) << "\n";
+      return kSuccess;
+    }
+    if (format == "github") {
+      for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+               {"version", v.resolved.version},
+               {"release_tag", tagged ? v.resolved.tag : ""},
+               {"commit", v.git ? v.git->commit : ""}}) {
+        if (auto set = github::set_output(name, value); !set) {
+          throw CommandError{kUsageError, set.error().message};
+        }
+      }
+      out_ << fmt::format("sagebuild: version={} written to $GITHUB_OUTPUT\n", v.resolved.version);
+      return kSuccess;
+    }
+    if (format == "short") {
+      out_ << v.resolved.version << "\n";
+      return kSuccess;
+    }
+    std::vector<std::vector<std::string>> rows = {
+        {"package", m.matrix.package.name},
+        {"version", v.resolved.version},
+        {"source", fmt::format("{} says {}", policy.file, m.package_version)},
+        {"build",
+         tagged ? fmt::format("release tag {} (from {})", v.resolved.tag, v.resolved.tag_origin)
+                : "not a release tag"}};
+    if (v.git) {
+      const vcs::GitState& g = *v.git;
+      rows.push_back({"commit", fmt::format("{}{}", g.commit,
+                                            g.detached ? " (detached HEAD)" : " on " + g.branch)});
+      rows.push_back({"tree", g.dirty ? "dirty: " + text::join(g.dirty_paths, ", ") : "clean"});
+      rows.push_back(
+          {"nearest tag", g.tag ? fmt::format("{}, {} commit{} before HEAD", g.tag->name,
+                                              g.tag->distance, g.tag->distance == 1 ? "" : "s")
+                                : fmt::format("none matching {}*{}", policy.tag_prefix,
+                                              g.shallow ? " (shallow clone)" : "")});
+    } else {
+      rows.push_back({"commit", "not a git checkout"});
+    }
+    print_table({"", ""}, rows);
+    return kSuccess;
+  }
+
   int build(backend::CurrentBuildOptions options, const std::string& env,
-            const std::string& profile, const std::string& entry) {
+            const std::string& profile, const std::string& entry, bool require_clean,
+            bool check_reproducible) {
     if (!profile.empty() || !entry.empty() || env != "current") {
       throw CommandError{
           kUsageError,
@@ -227,19 +330,60 @@ class Commands {
           "in this version"};
     }
     const LoadedMatrix m = load();
+    SourceVersion v = source_version(m);
+    if (require_clean && v.git && v.git->dirty) {
+      throw CommandError{
+          kConfigError,
+          fmt::format("--require-clean: the working tree has uncommitted changes ({}); commit "
+                      "or stash them first",
+                      text::join(v.git->dirty_paths, ", "))};
+    }
     options.root = m.root;
-    options.package_version = m.package_version;
+    options.package_version = v.resolved.version;
+    options.git = std::move(v.git);
+    // SOURCE_DATE_EPOCH given by the caller wins; else the commit's time; else 1980-01-01.
+    options.source_date_epoch = wheel::source_date_epoch();
+    if (const char* given = std::getenv("SOURCE_DATE_EPOCH"); (!given || !*given) && options.git)
+      options.source_date_epoch = options.git->commit_time;
     auto result = backend::build_current(m.matrix, options, out_);
     if (!result) throw CommandError{kBuildFailure, result.error().message};
     switch (result->outcome) {
       case backend::BuildOutcome::built:
-        return kSuccess;
+        return check_reproducible ? check_reproducibility(m, options, result->wheel) : kSuccess;
       case backend::BuildOutcome::verification_failed:
         throw CommandError{kVerificationFailure, result->message};
       case backend::BuildOutcome::build_failed:
         break;
     }
     throw CommandError{kBuildFailure, result->message};
+  }
+
+  // Builds the same wheel again in another directory and compares it byte for byte with the
+  // first; the second wheel never reaches dist/.
+  int check_reproducibility(const LoadedMatrix& m, backend::CurrentBuildOptions options,
+                            const stdfs::path& first) {
+    out_ << "sagebuild: --check-reproducible: building it a second time\n";
+    options.reproducibility_run = true;
+    options.dist = m.root / "build" / "sagebuild" / "reproducibility";
+    auto again = backend::build_current(m.matrix, options, out_);
+    if (!again) throw CommandError{kBuildFailure, again.error().message};
+    if (again->outcome != backend::BuildOutcome::built) {
+      throw CommandError{kBuildFailure, "the second build failed: " + again->message};
+    }
+    auto compared = wheel::compare_wheels(first, again->wheel);
+    if (!compared) throw CommandError{kBuildFailure, compared.error().message};
+    if (compared->identical) {
+      out_ << fmt::format("sagebuild: reproducible: the second build of {} is byte-identical\n",
+                          first.filename().string());
+      return kSuccess;
+    }
+    std::string lines;
+    for (const auto& d : compared->differences) {
+      lines += fmt::format("\n  {}{}", d.entry.empty() ? "" : d.entry + ": ", d.detail);
+    }
+    throw CommandError{kVerificationFailure,
+                       fmt::format("not reproducible: two builds of {} differ (second: {}):{}",
+                                   first.filename().string(), again->wheel.string(), lines)};
   }
 
   int index(const std::vector<std::string>& inputs, const std::string& site) {
@@ -488,7 +632,9 @@ class Commands {
       }
       out_ << line << "\n";
     };
-    print_row(header);
+    // A key/value listing passes an empty header: no header line then.
+    if (std::any_of(header.begin(), header.end(), [](const auto& h) { return !h.empty(); }))
+      print_row(header);
     for (const auto& row : rows)
       print_row(row);
   }
@@ -597,6 +743,23 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   build_cmd->add_option(
       "--arch-list", build_options.arch_list,
       "CUDA architectures (TORCH_CUDA_ARCH_LIST form; default: the matrix entry's)");
+  bool require_clean = false, check_reproducible = false;
+  build_cmd->add_flag("--require-clean", require_clean,
+                      "refuse to build from a working tree with uncommitted changes");
+  build_cmd->add_flag("--check-reproducible", check_reproducible,
+                      "build twice and require byte-identical wheels");
+
+  std::string version_format = "text";
+  bool check_tag = false;
+  CLI::App* version_cmd = app.add_subcommand(
+      "version", "The version this checkout's wheels get, and what git says about the checkout");
+  version_cmd
+      ->add_option("--format", version_format,
+                   "text, short (the version alone), json, or github ($GITHUB_OUTPUT)")
+      ->check(CLI::IsMember({"text", "short", "json", "github"}))
+      ->capture_default_str();
+  version_cmd->add_flag("--check-tag", check_tag,
+                        "fail unless this is a release tag build whose tag equals the version");
 
   std::vector<std::string> index_inputs;
   std::string index_site = "site";
@@ -630,7 +793,11 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   if (names_cmd->parsed()) return commands.parse_wheel_names(std::cin);
   if (index_cmd->parsed()) return commands.index(index_inputs, index_site);
   if (summary_cmd->parsed()) return commands.summary(summary_files);
-  if (build_cmd->parsed()) return commands.build(build_options, build_env, profile, build_entry);
+  if (build_cmd->parsed()) {
+    return commands.build(build_options, build_env, profile, build_entry, require_clean,
+                          check_reproducible);
+  }
+  if (version_cmd->parsed()) return commands.version(version_format, check_tag);
   if (verify_cmd->parsed()) {
     if (list) return commands.list_checks();
     if (wheels.empty())
