@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include "util/text.h"
+#include "wheel/filename.h"
+#include "wheel/naming.h"
+#include "wheel/zip_archive.h"
 
 namespace sagebuild::wheel {
 namespace {
@@ -116,6 +119,24 @@ std::optional<std::string> Headers::first(std::string_view key) const {
     if (iequals(k, key)) return v;
   }
   return std::nullopt;
+}
+
+Expected<std::string> read_dist_info_member(const std::filesystem::path& wheel,
+                                            std::string_view member) {
+  auto name = parse_wheel_filename(wheel.filename().string());
+  if (!name) return name.error();
+  auto archive = ZipArchive::open(wheel);
+  if (!archive) return archive.error();
+  const std::string wanted = escape_distribution_name(name->name_part) + "-" + name->version_text +
+                             ".dist-info/" + std::string(member);
+  for (const ZipEntry& e : archive->entries()) {
+    if (e.name != wanted) continue;
+    auto stream = archive->open_stream();
+    std::vector<std::uint8_t> data, scratch;
+    if (auto error = archive->read(stream, e, data, scratch)) return Error{error->message};
+    return std::string(data.begin(), data.end());
+  }
+  return Error{fmt::format("{} has no {}", wheel.filename().string(), wanted)};
 }
 
 }  // namespace sagebuild::wheel

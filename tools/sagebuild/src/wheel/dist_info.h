@@ -2,6 +2,7 @@
 // WHEEL / METADATA (RFC 822 style headers as Python's email parser reads them).
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,5 +36,9 @@ class Headers {
  private:
   std::vector<std::pair<std::string, std::string>> items_;
 };
+
+// The text of `{name}-{version}.dist-info/<member>` in the wheel at `wheel` ("METADATA").
+Expected<std::string> read_dist_info_member(const std::filesystem::path& wheel,
+                                            std::string_view member);
 
 }  // namespace sagebuild::wheel

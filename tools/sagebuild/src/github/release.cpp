@@ -1,0 +1,294 @@
+#include "github/release.h"
+
+#include <ctime>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/secrets.h"
+#include "util/sha256.h"
+#include "util/text.h"
+
+namespace sagebuild::github {
+namespace {
+
+using nlohmann::json;
+
+struct LocalFile {
+  std::filesystem::path path;
+  std::string name;
+  std::string sha256;  // hex
+  std::uint64_t size = 0;
+};
+
+class Api {
+ public:
+  explicit Api(const ReleaseRequest& r) : r_(r) {}
+
+  std::string repo_url(const std::string& path) const {
+    std::string base = r_.api_url;
+    while (base.ends_with('/'))
+      base.pop_back();
+    return fmt::format("{}/repos/{}{}", base, r_.repo, path);
+  }
+
+  Expected<net::HttpResponse> call(const std::string& method, const std::string& url,
+                                   const std::string& body = {},
+                                   const std::filesystem::path& file = {}) const {
+    net::HttpRequest req;
+    req.method = method;
+    req.url = url;
+    req.headers = {"Accept: application/vnd.github+json", "X-GitHub-Api-Version: 2022-11-28",
+                   "Authorization: Bearer " + r_.token};
+    if (!body.empty()) req.headers.push_back("Content-Type: application/json");
+    if (!file.empty()) req.headers.push_back("Content-Type: application/octet-stream");
+    req.body = body;
+    req.body_file = file;
+    auto response = net::perform_with_retries(req, r_.http, r_.retry);
+    if (!response) return Error{redact(response.error().message, {r_.token})};
+    return response;
+  }
+
+  // A message for a failed call that a user can act on; never contains the token.
+  std::string failure(const std::string& what, const net::HttpResponse& r) const {
+    std::string detail;
+    const json doc = json::parse(r.body, nullptr, false);
+    if (doc.is_object() && doc.contains("message") && doc["message"].is_string()) {
+      detail = doc["message"].get<std::string>();
+      if (doc.contains("errors") && doc["errors"].is_array()) {
+        for (const json& e : doc["errors"]) {
+          if (e.is_object() && e.contains("code") && e["code"].is_string())
+            detail += " (" + e["code"].get<std::string>() + ")";
+        }
+      }
+    }
+    std::string advice;
+    if (net::is_rate_limited(r)) {
+      std::string until = "later";
+      if (const std::string reset = r.header("x-ratelimit-reset"); !reset.empty()) {
+        const std::time_t t = std::stoll(reset);
+        char buf[32];
+        std::strftime(buf, sizeof buf, "%H:%M:%S UTC", std::gmtime(&t));
+        until = std::string("after ") + buf;
+      }
+      advice = "rate limited by GitHub for longer than --retry-max-wait; run again " + until;
+    } else if (r.status == 401) {
+      advice = "the token was rejected; set GITHUB_TOKEN (or GH_TOKEN) to a valid token";
+    } else if (r.status == 403) {
+      advice = fmt::format("the token may not write to {}: it needs 'contents: write'", r_.repo);
+    } else if (r.status == 404) {
+      advice = fmt::format(
+          "no such repository {}, or the token cannot see it (check --repo and the token)",
+          r_.repo);
+    }
+    return redact(fmt::format("{}: HTTP {}{}{}", what, r.status, detail.empty() ? "" : " " + detail,
+                              advice.empty() ? "" : "; " + advice),
+                  {r_.token});
+  }
+
+ private:
+  const ReleaseRequest& r_;
+};
+
+bool ok_status(const net::HttpResponse& r, long want) {
+  return r.status == want;
+}
+
+Expected<json> parse_object(const net::HttpResponse& r, const std::string& what) {
+  json doc = json::parse(r.body, nullptr, false);
+  if (!doc.is_object())
+    return Error{fmt::format("{}: the server's answer is not a JSON object", what)};
+  return doc;
+}
+
+// Every asset of the release, following pagination.
+Expected<std::map<std::string, json>> list_assets(const Api& api, std::int64_t release_id) {
+  std::map<std::string, json> assets;
+  std::string url = api.repo_url(fmt::format("/releases/{}/assets?per_page=100", release_id));
+  for (int page = 0; !url.empty(); ++page) {
+    if (page > 1000) return Error{"listing release assets: more than 1000 pages"};
+    auto r = api.call("GET", url);
+    if (!r) return r.error();
+    if (!ok_status(*r, 200)) return Error{api.failure("listing release assets", *r)};
+    const json doc = json::parse(r->body, nullptr, false);
+    if (!doc.is_array()) return Error{"listing release assets: the answer is not a JSON array"};
+    for (const json& a : doc) {
+      if (a.is_object() && a.contains("name") && a["name"].is_string())
+        assets[a["name"].get<std::string>()] = a;
+    }
+    url = next_page_url(r->header("link"));
+  }
+  return assets;
+}
+
+// The release of the tag: published ones by the tags endpoint, drafts (which that endpoint does
+// not return) from the paginated list; else created.
+Expected<json> find_or_create_release(const Api& api, const ReleaseRequest& request,
+                                      bool* created) {
+  auto r = api.call("GET", api.repo_url("/releases/tags/" + net::url_encode(request.tag)));
+  if (!r) return r.error();
+  if (r->status == 200) return parse_object(*r, "reading the release");
+  if (r->status != 404) return Error{api.failure("reading the release of " + request.tag, *r)};
+  std::string url = api.repo_url("/releases?per_page=100");
+  while (!url.empty()) {
+    auto page = api.call("GET", url);
+    if (!page) return page.error();
+    if (page->status != 200) return Error{api.failure("listing releases", *page)};
+    const json doc = json::parse(page->body, nullptr, false);
+    if (!doc.is_array()) return Error{"listing releases: the answer is not a JSON array"};
+    for (const json& rel : doc) {
+      if (rel.is_object() && rel.value("tag_name", "") == request.tag) return rel;
+    }
+    url = next_page_url(page->header("link"));
+  }
+  const json body = {{"tag_name", request.tag},
+                     {"name", request.title.empty() ? request.tag : request.title},
+                     {"body", request.notes},
+                     {"draft", request.draft}};
+  auto made = api.call("POST", api.repo_url("/releases"), body.dump());
+  if (!made) return made.error();
+  if (made->status == 422) {
+    // Made meanwhile by another job of the same workflow: use that one.
+    auto again = api.call("GET", api.repo_url("/releases/tags/" + net::url_encode(request.tag)));
+    if (again && again->status == 200) return parse_object(*again, "reading the release");
+  }
+  if (made->status != 201) return Error{api.failure("creating the release " + request.tag, *made)};
+  *created = true;
+  return parse_object(*made, "creating the release");
+}
+
+bool same_content(const json& asset, const LocalFile& f) {
+  if (asset.value("size", std::uint64_t{0}) != f.size) return false;
+  // Assets carry "digest": "sha256:<hex>" (since 2025); older servers: size alone.
+  const std::string digest = asset.contains("digest") && asset["digest"].is_string()
+                                 ? asset["digest"].get<std::string>()
+                                 : std::string();
+  return digest.empty() || digest == "sha256:" + f.sha256;
+}
+
+}  // namespace
+
+bool ReleaseResult::ok() const {
+  for (const auto& a : assets) {
+    if (a.outcome == AssetOutcome::failed) return false;
+  }
+  return true;
+}
+
+std::string next_page_url(std::string_view link) {
+  // <https://api.github.com/...&page=2>; rel="next", <...>; rel="last"
+  for (const std::string& part : text::split(link, ',')) {
+    const auto open = part.find('<');
+    const auto close = part.find('>');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    if (part.find("rel=\"next\"", close) != std::string::npos)
+      return part.substr(open + 1, close - open - 1);
+  }
+  return {};
+}
+
+Expected<ReleaseResult> upload_release_assets(const ReleaseRequest& request,
+                                              const std::vector<std::filesystem::path>& files,
+                                              const std::function<void(const std::string&)>& log) {
+  std::vector<LocalFile> local;
+  std::map<std::string, std::filesystem::path> by_name;
+  for (const auto& path : files) {
+    auto digest = sha256_file(path);
+    if (!digest) return digest.error();
+    LocalFile f{path, path.filename().string(), to_hex(digest->digest), digest->size};
+    if (auto [at, inserted] = by_name.emplace(f.name, path); !inserted) {
+      return Error{fmt::format("{} and {} have the same name; a release holds one asset per name",
+                               at->second.string(), path.string())};
+    }
+    local.push_back(std::move(f));
+  }
+
+  const Api api(request);
+  ReleaseResult result;
+  auto release = find_or_create_release(api, request, &result.created);
+  if (!release) return release.error();
+  result.html_url = release->value("html_url", "");
+  const std::int64_t id = release->value("id", std::int64_t{0});
+  std::string upload_url = release->value("upload_url", "");
+  if (const auto brace = upload_url.find('{'); brace != std::string::npos)
+    upload_url.resize(brace);  // ".../assets{?name,label}" is a URI template
+  if (id == 0 || upload_url.empty()) return Error{"the release has no id or upload_url"};
+  log(fmt::format("release {} ({}): {}", request.tag, result.created ? "created" : "exists",
+                  result.html_url));
+
+  auto assets = list_assets(api, id);
+  if (!assets) return assets.error();
+  auto remove = [&](const json& asset) -> std::optional<std::string> {
+    auto r = api.call("DELETE", api.repo_url(fmt::format("/releases/assets/{}",
+                                                         asset.value("id", std::int64_t{0}))));
+    if (!r) return r.error().message;
+    if (r->status != 204 && r->status != 404) return api.failure("deleting the old asset", *r);
+    return std::nullopt;
+  };
+
+  for (const LocalFile& f : local) {
+    AssetResult out{f.path, AssetOutcome::failed, ""};
+    bool replacing = false;
+    if (auto existing = assets->find(f.name); existing != assets->end()) {
+      const json& asset = existing->second;
+      const bool complete = asset.value("state", "uploaded") == "uploaded";
+      if (complete && same_content(asset, f)) {
+        out.outcome = AssetOutcome::unchanged;
+        out.message = "already there with the same content";
+        log(fmt::format("  {}: {}", f.name, out.message));
+        result.assets.push_back(std::move(out));
+        continue;
+      }
+      if (complete && !request.clobber) {
+        out.message = fmt::format(
+            "a different {} is already on the release ({} bytes{}, here {} bytes, sha256 {}); "
+            "pass --clobber to replace it",
+            f.name, asset.value("size", std::uint64_t{0}),
+            asset.contains("digest") ? ", " + asset["digest"].get<std::string>() : "", f.size,
+            f.sha256);
+        log(fmt::format("  {}: refused: {}", f.name, out.message));
+        result.assets.push_back(std::move(out));
+        continue;
+      }
+      // Replaced on --clobber; an incomplete upload of an earlier run is always replaced.
+      if (auto failed = remove(asset)) {
+        out.message = *failed;
+        result.assets.push_back(std::move(out));
+        continue;
+      }
+      replacing = complete;
+    }
+
+    const std::string url = upload_url + "?name=" + net::url_encode(f.name);
+    auto r = api.call("POST", url, {}, f.path);
+    bool uploaded = r && r->status == 201;
+    if (r && r->status == 422) {
+      // An earlier attempt of this call may have stored it before the connection dropped.
+      auto now = list_assets(api, id);
+      if (now) {
+        if (auto again = now->find(f.name); again != now->end()) {
+          if (again->second.value("state", "uploaded") == "uploaded" &&
+              same_content(again->second, f)) {
+            uploaded = true;
+          } else if (!remove(again->second)) {
+            auto retry = api.call("POST", url, {}, f.path);
+            uploaded = retry && retry->status == 201;
+            if (!uploaded) r = std::move(retry);
+          }
+        }
+      }
+    }
+    if (uploaded) {
+      out.outcome = replacing ? AssetOutcome::replaced : AssetOutcome::uploaded;
+      out.message = fmt::format("{} ({} bytes)", replacing ? "replaced" : "uploaded", f.size);
+    } else {
+      out.message = r ? api.failure("uploading " + f.name, *r) : r.error().message;
+    }
+    log(fmt::format("  {}: {}", f.name, out.message));
+    result.assets.push_back(std::move(out));
+  }
+  return result;
+}
+
+}  // namespace sagebuild::github

@@ -1,0 +1,160 @@
+#include "net/http.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include "util/text.h"
+
+namespace sagebuild::net {
+namespace {
+
+// curl_global_init is not thread-safe and must run once before any handle exists.
+void ensure_curl() {
+  static const bool initialized = [] {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    std::atexit(curl_global_cleanup);
+    return true;
+  }();
+  (void)initialized;
+}
+
+struct CurlDeleter {
+  void operator()(CURL* c) const { curl_easy_cleanup(c); }
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+  void operator()(curl_mime* m) const { curl_mime_free(m); }
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* headers = static_cast<std::map<std::string, std::string>*>(user);
+  const std::string_view line(data, size * count);
+  // A new status line starts a new response (after a redirect or "100 Continue").
+  if (line.starts_with("HTTP/")) {
+    headers->clear();
+  } else if (const auto colon = line.find(':'); colon != std::string_view::npos) {
+    (*headers)[text::ascii_lower(text::trim(line.substr(0, colon)))] =
+        std::string(text::trim(line.substr(colon + 1)));
+  }
+  return size * count;
+}
+
+std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* user) {
+  return std::fread(buffer, size, count, static_cast<std::FILE*>(user));
+}
+
+}  // namespace
+
+std::string HttpResponse::header(const std::string& lower_name) const {
+  const auto found = headers.find(lower_name);
+  return found == headers.end() ? std::string() : found->second;
+}
+
+std::string url_encode(std::string_view value) {
+  std::string out;
+  for (const unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+Expected<HttpResponse> perform(const HttpRequest& request, const HttpOptions& options) {
+  ensure_curl();
+  std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
+  if (!curl) return Error{"cannot start an HTTP client (curl_easy_init failed)"};
+  CURL* c = curl.get();
+  char error_buffer[CURL_ERROR_SIZE] = {};
+  HttpResponse response;
+
+  curl_easy_setopt(c, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  // Redirects are followed; curl does not carry a custom Authorization header to another host.
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options.connect_timeout.count()));
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.stall_timeout.count()));
+  if (!options.user_agent.empty())
+    curl_easy_setopt(c, CURLOPT_USERAGENT, options.user_agent.c_str());
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &response.headers);
+
+  std::unique_ptr<curl_slist, CurlDeleter> headers;
+  auto add_header = [&](const std::string& h) {
+    headers.reset(curl_slist_append(headers.release(), h.c_str()));
+  };
+  for (const std::string& h : request.headers)
+    add_header(h);
+  add_header("Expect:");  // no "100-continue" round trip before bodies
+
+  if (!request.username.empty() || !request.password.empty()) {
+    curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    curl_easy_setopt(c, CURLOPT_USERNAME, request.username.c_str());
+    curl_easy_setopt(c, CURLOPT_PASSWORD, request.password.c_str());
+  } else if (request.use_netrc) {
+    curl_easy_setopt(c, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+    if (const char* file = std::getenv("NETRC"); file && *file)
+      curl_easy_setopt(c, CURLOPT_NETRC_FILE, file);
+  }
+
+  std::unique_ptr<std::FILE, CurlDeleter> upload;
+  std::unique_ptr<curl_mime, CurlDeleter> mime;
+  if (!request.body_file.empty()) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(request.body_file, ec);
+    upload.reset(std::fopen(request.body_file.string().c_str(), "rb"));
+    if (ec || !upload) return Error{fmt::format("cannot read {}", request.body_file.string())};
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(c, CURLOPT_READDATA, upload.get());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(size));
+  } else if (!request.form.empty()) {
+    mime.reset(curl_mime_init(c));
+    for (const FormPart& part : request.form) {
+      curl_mimepart* p = curl_mime_addpart(mime.get());
+      curl_mime_name(p, part.name.c_str());
+      if (!part.file.empty()) {
+        if (curl_mime_filedata(p, part.file.string().c_str()) != CURLE_OK)
+          return Error{fmt::format("cannot read {}", part.file.string())};
+        curl_mime_filename(p, part.filename.c_str());
+      } else {
+        curl_mime_data(p, part.value.data(), part.value.size());
+      }
+      if (!part.content_type.empty()) curl_mime_type(p, part.content_type.c_str());
+    }
+    curl_easy_setopt(c, CURLOPT_MIMEPOST, mime.get());
+  } else if (!request.body.empty() || request.method == "POST") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+  }
+  if (request.method != "GET" && request.method != "POST")
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+
+  const CURLcode rc = curl_easy_perform(c);
+  if (rc != CURLE_OK) {
+    return Error{fmt::format("{} {}: {}", request.method, request.url,
+                             *error_buffer ? error_buffer : curl_easy_strerror(rc))};
+  }
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+}  // namespace sagebuild::net

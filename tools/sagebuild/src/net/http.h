@@ -1,0 +1,60 @@
+// HTTP for the commands that talk to servers (release, publish), on libcurl. One request per
+// call; no retries here (net/retry.h decides those). Credentials go in headers or curl's auth
+// options, never into URLs, and nothing here prints or logs a request: error texts carry the
+// method, the URL and curl's reason only.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace sagebuild::net {
+
+struct FormPart {  // one multipart/form-data field: a value, or a file streamed from disk
+  std::string name;
+  std::string value;
+  std::filesystem::path file;  // when set, sent as the field's content with `filename`
+  std::string filename;
+  std::string content_type;
+};
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+  std::string body;                  // sent when non-empty (JSON)
+  std::filesystem::path body_file;   // streamed as the body when set (release assets)
+  std::vector<FormPart> form;        // multipart/form-data when non-empty (package uploads)
+  std::string username;              // HTTP basic auth, when set
+  std::string password;
+  bool use_netrc = false;  // take credentials from ~/.netrc ($NETRC) when none are given
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased; the last value wins
+  std::string body;
+
+  std::string header(const std::string& lower_name) const;
+};
+
+struct HttpOptions {
+  std::chrono::seconds connect_timeout{30};
+  // A transfer that moves less than a byte a second for this long is abandoned (a stalled
+  // server or a dropped connection), whatever its size: big uploads are not cut off.
+  std::chrono::seconds stall_timeout{60};
+  std::string user_agent;
+};
+
+// Errors are transport failures (cannot connect, timed out, connection reset): retryable.
+// Any HTTP status, including 4xx and 5xx, is a response.
+Expected<HttpResponse> perform(const HttpRequest& request, const HttpOptions& options);
+
+// Percent-encodes a URL query value (RFC 3986 unreserved characters kept).
+std::string url_encode(std::string_view value);
+
+}  // namespace sagebuild::net

@@ -1,0 +1,87 @@
+#include "net/retry.h"
+
+#include <algorithm>
+#include <charconv>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace sagebuild::net {
+namespace {
+
+std::optional<std::int64_t> header_number(const HttpResponse& r, const std::string& name) {
+  const std::string v = r.header(name);
+  std::int64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return n;
+}
+
+std::chrono::milliseconds backoff(int attempt, const RetryPolicy& policy) {
+  auto wait = policy.first_backoff;
+  for (int i = 1; i < attempt && wait < policy.max_backoff; ++i)
+    wait *= 2;
+  return std::min(wait, policy.max_backoff);
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+bool is_rate_limited(const HttpResponse& r) {
+  if (r.status == 429) return true;
+  return r.status == 403 &&
+         (!r.header("retry-after").empty() || r.header("x-ratelimit-remaining") == "0");
+}
+
+std::optional<std::chrono::milliseconds> retry_delay(const HttpResponse& r, int attempt,
+                                                     const RetryPolicy& policy, std::int64_t now) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  std::optional<milliseconds> wait;
+  if (is_rate_limited(r)) {
+    if (auto after = header_number(r, "retry-after")) {
+      wait = seconds(std::max<std::int64_t>(*after, 0));
+    } else if (auto reset = header_number(r, "x-ratelimit-reset");
+               reset && r.header("x-ratelimit-remaining") == "0") {
+      wait = seconds(std::max<std::int64_t>(*reset - now, 0) + 1);
+    } else {
+      wait = backoff(attempt, policy);
+    }
+    if (*wait > policy.max_wait) return std::nullopt;
+  } else if (r.status >= 500 && r.status != 501) {
+    wait = backoff(attempt, policy);
+  }
+  return wait;
+}
+
+Expected<HttpResponse> perform_with_retries(const HttpRequest& request, const HttpOptions& options,
+                                            const RetryPolicy& policy) {
+  auto sleep = policy.sleep ? policy.sleep
+                            : [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  for (int attempt = 1;; ++attempt) {
+    auto response = perform(request, options);
+    std::optional<std::chrono::milliseconds> wait;
+    std::string why;
+    if (!response) {
+      wait = backoff(attempt, policy);
+      why = response.error().message;
+    } else {
+      wait = retry_delay(*response, attempt, policy, unix_now());
+      why = fmt::format("{} {}: HTTP {}", request.method, request.url, response->status);
+    }
+    if (!wait || attempt >= policy.max_attempts) return response;
+    if (policy.note) {
+      policy.note(fmt::format("{}; retrying in {:.1f} s (attempt {} of {})", why,
+                              static_cast<double>(wait->count()) / 1000.0, attempt + 1,
+                              policy.max_attempts));
+    }
+    sleep(*wait);
+  }
+}
+
+}  // namespace sagebuild::net

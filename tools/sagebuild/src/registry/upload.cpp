@@ -1,0 +1,134 @@
+#include "registry/upload.h"
+
+#include <fmt/format.h>
+
+#include "util/secrets.h"
+#include "util/sha256.h"
+#include "util/text.h"
+#include "wheel/dist_info.h"
+#include "wheel/filename.h"
+
+namespace sagebuild::registry {
+namespace {
+
+// METADATA header -> upload field, as twine maps them; the multi-valued ones repeat.
+struct FieldMap {
+  const char* header;
+  const char* field;
+};
+constexpr FieldMap kFields[] = {
+    {"Metadata-Version", "metadata_version"},
+    {"Summary", "summary"},
+    {"Home-page", "home_page"},
+    {"Author", "author"},
+    {"Author-email", "author_email"},
+    {"Maintainer", "maintainer"},
+    {"Maintainer-email", "maintainer_email"},
+    {"License", "license"},
+    {"License-Expression", "license_expression"},
+    {"Keywords", "keywords"},
+    {"Requires-Python", "requires_python"},
+    {"Description-Content-Type", "description_content_type"},
+    {"Classifier", "classifiers"},
+    {"Requires-Dist", "requires_dist"},
+    {"Provides-Extra", "provides_extra"},
+    {"Project-URL", "project_urls"},
+    {"Platform", "platform"},
+};
+
+// "Already there" as the registries say it: 409 (pypiserver, devpi), 400 with "already
+// exists" (Warehouse), 403 with it (some GitHub Packages answers).
+bool says_already_there(const net::HttpResponse& r) {
+  const std::string body = text::ascii_lower(r.body);
+  return r.status == 409 || ((r.status == 400 || r.status == 403) &&
+                             (body.find("already exist") != std::string::npos ||
+                              body.find("file exists") != std::string::npos));
+}
+
+}  // namespace
+
+Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel) {
+  auto name = wheel::parse_wheel_filename(wheel.filename().string());
+  if (!name) return name.error();
+  auto metadata_text = wheel::read_dist_info_member(wheel, "METADATA");
+  if (!metadata_text) return metadata_text.error();
+  auto metadata = wheel::Headers::parse(*metadata_text);
+  if (!metadata) return metadata.error();
+  auto digest = sha256_file(wheel);
+  if (!digest) return digest.error();
+
+  std::vector<net::FormPart> form = {
+      {":action", "file_upload", {}, {}, {}},
+      {"protocol_version", "1", {}, {}, {}},
+      {"name", metadata->first("Name").value_or(name->name_part), {}, {}, {}},
+      {"version", metadata->first("Version").value_or(name->version_text), {}, {}, {}},
+      {"filetype", "bdist_wheel", {}, {}, {}},
+      {"pyversion", text::split(name->tag_text, '-').front(), {}, {}, {}},
+      {"sha256_digest", to_hex(digest->digest), {}, {}, {}},
+  };
+  for (const FieldMap& f : kFields) {
+    for (const std::string& value : metadata->all(f.header))
+      form.push_back({f.field, value, {}, {}, {}});
+  }
+  // The long description is METADATA's body (after the headers), when there is one.
+  if (const auto blank = metadata_text->find("\n\n"); blank != std::string::npos) {
+    const std::string body = metadata_text->substr(blank + 2);
+    if (!text::trim(body).empty()) form.push_back({"description", body, {}, {}, {}});
+  }
+  form.push_back({"content", "", wheel, wheel.filename().string(), "application/octet-stream"});
+  return form;
+}
+
+std::vector<PublishResult> publish_wheels(const PublishRequest& request,
+                                          const std::vector<std::filesystem::path>& wheels,
+                                          const std::function<void(const std::string&)>& log) {
+  std::vector<PublishResult> results;
+  for (const auto& path : wheels) {
+    PublishResult out{path, PublishOutcome::failed, ""};
+    const std::string file = path.filename().string();
+    auto name = wheel::parse_wheel_filename(file);
+    auto form = name ? upload_form(path) : Expected<std::vector<net::FormPart>>(name.error());
+    if (!form) {
+      out.message = form.error().message;
+    } else if (name->version.has_local && !request.allow_local_versions) {
+      out.message = fmt::format(
+          "version {} has a local label, which PyPI refuses; pass --allow-local-versions for a "
+          "registry that accepts them",
+          name->version.normalized);
+    } else {
+      net::HttpRequest http;
+      http.method = "POST";
+      http.url = request.repository_url;
+      http.form = std::move(*form);
+      http.username = request.username;
+      http.password = request.password;
+      http.use_netrc = true;
+      auto r = net::perform_with_retries(http, request.http, request.retry);
+      if (!r) {
+        out.message = r.error().message;
+      } else if (r->status >= 200 && r->status < 300) {
+        out.outcome = PublishOutcome::uploaded;
+        out.message = "uploaded";
+      } else if (says_already_there(*r)) {
+        out.outcome = PublishOutcome::already_there;
+        out.message = "already there, skipped";
+      } else {
+        std::string advice;
+        if (r->status == 401 || r->status == 403) {
+          advice =
+              "; check the credentials (SAGEBUILD_PUBLISH_USERNAME/PASSWORD, "
+              "TWINE_USERNAME/PASSWORD or ~/.netrc)";
+        }
+        const std::string reason = std::string(text::trim(r->body)).substr(0, 300);
+        out.message =
+            fmt::format("HTTP {}{}{}", r->status, reason.empty() ? "" : ": " + reason, advice);
+      }
+    }
+    out.message = redact(out.message, {request.password});
+    log(fmt::format("  {}: {}", file, out.message));
+    results.push_back(std::move(out));
+  }
+  return results;
+}
+
+}  // namespace sagebuild::registry

@@ -1,0 +1,42 @@
+// `sagebuild publish`: uploads wheels to a PyPI-compatible registry through the upload API that
+// twine uses (the "legacy" API: one multipart/form-data POST per file with the core metadata as
+// fields), so GitHub Packages, devpi, pypiserver and Warehouse all take it. Credentials come
+// from the caller (environment) or ~/.netrc through libcurl; never printed.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "net/http.h"
+#include "net/retry.h"
+#include "util/expected.h"
+
+namespace sagebuild::registry {
+
+struct PublishRequest {
+  std::string repository_url;  // the upload endpoint, e.g. http://127.0.0.1:8080/
+  std::string username;        // with password: HTTP basic auth; both empty: ~/.netrc
+  std::string password;
+  bool allow_local_versions = false;  // "+label" versions (PyPI refuses them)
+  net::HttpOptions http;
+  net::RetryPolicy retry;
+};
+
+enum class PublishOutcome { uploaded, already_there, failed };
+
+struct PublishResult {
+  std::filesystem::path file;
+  PublishOutcome outcome = PublishOutcome::failed;
+  std::string message;
+};
+
+// The form fields for one wheel, from its file name and METADATA (what twine sends).
+Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel);
+
+std::vector<PublishResult> publish_wheels(const PublishRequest& request,
+                                          const std::vector<std::filesystem::path>& wheels,
+                                          const std::function<void(const std::string&)>& log);
+
+}  // namespace sagebuild::registry
