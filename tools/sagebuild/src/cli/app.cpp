@@ -20,11 +20,15 @@
 #include "cli/exit_codes.h"
 #include "cli/terminal.h"
 #include "github/output.h"
+#include "github/release.h"
 #include "github/simple_index.h"
 #include "github/summary.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "matrix/package_version.h"
+#include "net/http.h"
+#include "net/retry.h"
+#include "registry/upload.h"
 #include "util/fs.h"
 #include "util/text.h"
 #include "vcs/git.h"
@@ -47,6 +51,42 @@ struct CommandError {
 
 // GitHub Actions allows at most this many jobs from one matrix.
 constexpr std::size_t kGithubMaxMatrixJobs = 256;
+
+// --timeout/--retries/... of the commands that talk to servers.
+struct NetworkFlags {
+  int timeout = 60;          // seconds without progress before a transfer is abandoned
+  int retries = 5;           // further attempts after the first
+  double retry_wait = 1.0;   // first backoff, seconds (doubled each time)
+  int retry_max_wait = 900;  // longest rate-limit wait accepted, seconds
+
+  void add_to(CLI::App* cmd) {
+    cmd->add_option("--timeout", timeout, "seconds without progress before a transfer fails")
+        ->capture_default_str();
+    cmd->add_option("--retries", retries, "further attempts after network errors, 5xx, 429")
+        ->capture_default_str();
+    cmd->add_option("--retry-wait", retry_wait, "first backoff in seconds, doubled per retry")
+        ->capture_default_str();
+    cmd->add_option("--retry-max-wait", retry_max_wait,
+                    "longest rate-limit wait to sit out, in seconds")
+        ->capture_default_str();
+  }
+
+  void apply(net::HttpOptions& http, net::RetryPolicy& retry, std::ostream& log) const {
+    http.stall_timeout = std::chrono::seconds(std::max(1, timeout));
+    http.user_agent = std::string("sagebuild/") + SAGEBUILD_VERSION;
+    retry.max_attempts = std::max(1, retries + 1);
+    retry.first_backoff = std::chrono::milliseconds(static_cast<long>(retry_wait * 1000));
+    retry.max_wait = std::chrono::seconds(retry_max_wait);
+    retry.note = [&log](const std::string& line) { log << "sagebuild: " << line << "\n"; };
+  }
+};
+
+std::string env_or(std::initializer_list<const char*> names, std::string fallback = {}) {
+  for (const char* name : names) {
+    if (const char* v = std::getenv(name); v && *v) return v;
+  }
+  return fallback;
+}
 
 struct LoadedMatrix {
   matrix::Matrix matrix;
@@ -384,6 +424,58 @@ class Commands {
     throw CommandError{kVerificationFailure,
                        fmt::format("not reproducible: two builds of {} differ (second: {}):{}",
                                    first.filename().string(), again->wheel.string(), lines)};
+  }
+
+  int release(github::ReleaseRequest request, const std::vector<std::string>& files,
+              const NetworkFlags& network) {
+    request.token = env_or({"GITHUB_TOKEN", "GH_TOKEN"});
+    if (request.token.empty()) {
+      throw CommandError{kUsageError, "no token: set GITHUB_TOKEN (or GH_TOKEN)"};
+    }
+    if (request.repo.empty()) request.repo = env_or({"GITHUB_REPOSITORY"});
+    if (request.repo.empty() || request.repo.find('/') == std::string::npos) {
+      throw CommandError{kUsageError,
+                         "no repository: pass --repo owner/name (or set "
+                         "GITHUB_REPOSITORY)"};
+    }
+    request.api_url = env_or({"GITHUB_API_URL"}, "https://api.github.com");
+    network.apply(request.http, request.retry, err_);
+    std::vector<stdfs::path> paths(files.begin(), files.end());
+    auto result = github::upload_release_assets(
+        request, paths, [this](const std::string& line) { out_ << "sagebuild: " << line << "\n"; });
+    if (!result) throw CommandError{kPublishFailure, result.error().message};
+    std::size_t failed = 0;
+    for (const auto& a : result->assets)
+      failed += a.outcome == github::AssetOutcome::failed;
+    if (failed) {
+      throw CommandError{kPublishFailure,
+                         fmt::format("{} of {} asset{} not uploaded", failed, result->assets.size(),
+                                     result->assets.size() == 1 ? "" : "s")};
+    }
+    out_ << fmt::format("sagebuild: release {} has all {} asset{}\n", request.tag,
+                        result->assets.size(), result->assets.size() == 1 ? "" : "s");
+    return kSuccess;
+  }
+
+  int publish(registry::PublishRequest request, const std::vector<std::string>& files,
+              const NetworkFlags& network) {
+    request.username = env_or({"SAGEBUILD_PUBLISH_USERNAME", "TWINE_USERNAME"});
+    request.password = env_or({"SAGEBUILD_PUBLISH_PASSWORD", "TWINE_PASSWORD"});
+    network.apply(request.http, request.retry, err_);
+    std::vector<stdfs::path> paths(files.begin(), files.end());
+    out_ << fmt::format("sagebuild: publishing {} file{} to {}\n", paths.size(),
+                        paths.size() == 1 ? "" : "s", request.repository_url);
+    const auto results = registry::publish_wheels(
+        request, paths, [this](const std::string& line) { out_ << "sagebuild: " << line << "\n"; });
+    std::size_t failed = 0;
+    for (const auto& r : results)
+      failed += r.outcome == registry::PublishOutcome::failed;
+    if (failed) {
+      throw CommandError{kPublishFailure,
+                         fmt::format("{} of {} file{} not published", failed, results.size(),
+                                     results.size() == 1 ? "" : "s")};
+    }
+    return kSuccess;
   }
 
   int index(const std::vector<std::string>& inputs, const std::string& site) {
@@ -761,6 +853,42 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   version_cmd->add_flag("--check-tag", check_tag,
                         "fail unless this is a release tag build whose tag equals the version");
 
+  github::ReleaseRequest release_request;
+  std::vector<std::string> release_files;
+  std::string notes_file;
+  NetworkFlags network;
+  CLI::App* release_cmd = app.add_subcommand(
+      "release", "Upload wheels to the GitHub release of a tag (created when missing)");
+  release_cmd->add_option("files", release_files, "wheels (or any files) to attach")
+      ->required()
+      ->check(CLI::ExistingFile);
+  release_cmd->add_option("--tag", release_request.tag, "the release's tag, e.g. v2.2.0")
+      ->required();
+  release_cmd->add_option("--repo", release_request.repo,
+                          "owner/name (default: $GITHUB_REPOSITORY)");
+  release_cmd->add_option("--title", release_request.title, "release name (default: the tag)");
+  release_cmd->add_option("--notes", release_request.notes, "release notes, for a new release");
+  release_cmd->add_option("--notes-file", notes_file, "release notes from a file")
+      ->check(CLI::ExistingFile);
+  release_cmd->add_flag("--draft", release_request.draft, "create the release as a draft");
+  release_cmd->add_flag("--clobber", release_request.clobber,
+                        "replace assets of the same name whose content differs");
+  network.add_to(release_cmd);
+
+  registry::PublishRequest publish_request;
+  std::vector<std::string> publish_files;
+  CLI::App* publish_cmd = app.add_subcommand(
+      "publish", "Upload wheels to a PyPI-compatible registry (twine's upload API)");
+  publish_cmd->add_option("files", publish_files, "wheels to upload")
+      ->required()
+      ->check(CLI::ExistingFile);
+  publish_cmd
+      ->add_option("--repository-url", publish_request.repository_url, "the registry's upload URL")
+      ->required();
+  publish_cmd->add_flag("--allow-local-versions", publish_request.allow_local_versions,
+                        "upload versions with a +local label (PyPI refuses them)");
+  network.add_to(publish_cmd);
+
   std::vector<std::string> index_inputs;
   std::string index_site = "site";
   CLI::App* index_cmd = app.add_subcommand(
@@ -798,6 +926,15 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                           check_reproducible);
   }
   if (version_cmd->parsed()) return commands.version(version_format, check_tag);
+  if (release_cmd->parsed()) {
+    if (!notes_file.empty()) {
+      auto notes = fs::read_file(notes_file);
+      if (!notes) throw CommandError{kUsageError, notes.error().message};
+      release_request.notes = *notes;
+    }
+    return commands.release(release_request, release_files, network);
+  }
+  if (publish_cmd->parsed()) return commands.publish(publish_request, publish_files, network);
   if (verify_cmd->parsed()) {
     if (list) return commands.list_checks();
     if (wheels.empty())

@@ -11,11 +11,12 @@ enum ExitCode : int {
   kConfigError = 3,          // matrix.yaml or a file it names is invalid
   kBuildFailure = 4,         // a build step failed
   kVerificationFailure = 5,  // a wheel failed verification
+  kPublishFailure = 6,       // a release or registry upload failed (server, network, auth)
   kInterrupted = 130,        // stopped by SIGINT
 };
 
 inline constexpr const char* kExitCodeHelp =
     "Exit codes: 0 success, 1 internal error, 2 usage error, 3 configuration error,\n"
-    "4 build failure, 5 verification failure, 130 interrupted.";
+    "4 build failure, 5 verification failure, 6 release/publish failure, 130 interrupted.";
 
 }  // namespace sagebuild::cli

@@ -87,14 +87,18 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
     PublishResult out{path, PublishOutcome::failed, ""};
     const std::string file = path.filename().string();
     auto name = wheel::parse_wheel_filename(file);
-    auto form = name ? upload_form(path) : Expected<std::vector<net::FormPart>>(name.error());
-    if (!form) {
-      out.message = form.error().message;
-    } else if (name->version.has_local && !request.allow_local_versions) {
+    const bool refused_local = name && name->version.has_local && !request.allow_local_versions;
+    auto form =
+        name && !refused_local ? upload_form(path) : Expected<std::vector<net::FormPart>>(Error{});
+    if (!name) {
+      out.message = name.error().message;
+    } else if (refused_local) {
       out.message = fmt::format(
           "version {} has a local label, which PyPI refuses; pass --allow-local-versions for a "
           "registry that accepts them",
           name->version.normalized);
+    } else if (!form) {
+      out.message = form.error().message;
     } else {
       net::HttpRequest http;
       http.method = "POST";

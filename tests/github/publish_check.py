@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""sagebuild publish against a real pypiserver on 127.0.0.1 (with htpasswd authentication), then a
+real `pip install --index-url` from it: uploads, re-runs that skip files already there, wrong
+credentials, ~/.netrc credentials, local versions refused unless allowed. The password must appear
+in no output.
+
+Usage: publish_check.py SAGEBUILD PYTOOLS_BIN_DIR
+"""
+import base64
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from index_install_check import make_wheel  # noqa: E402  (one wheel maker for the index tests)
+
+USER = "publisher"
+PASSWORD = "pypi-FAKEpassword0123456789SECRET"
+failures = []
+outputs = []
+
+
+def check(name, condition, detail=""):
+    print(("ok   " if condition else "FAIL ") + name)
+    if not condition:
+        failures.append(name)
+        if detail:
+            print("     " + detail.replace("\n", "\n     "))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def publish(sb, url, *files, env_extra=None, creds=True, flags=()):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TWINE_", "SAGEBUILD_PUBLISH_", "NETRC"))}
+    env["HOME"] = env.get("PUBLISH_TEST_HOME", env.get("HOME", "/"))
+    if creds:
+        env.update({"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD})
+    env.update(env_extra or {})
+    done = subprocess.run([sb, "publish", "--repository-url", url, "--retry-wait", "0.1",
+                           *flags, *files], capture_output=True, text=True, env=env, timeout=300)
+    outputs.append(done.stdout + done.stderr)
+    return done
+
+
+def local_version_wheel(directory):
+    """A minimal, consistent wheel whose version has a local label."""
+    version = "2.2.0+g0123abc"
+    dist = f"localdemo-{version}.dist-info"
+    files = {
+        "localdemo/__init__.py": b"",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: localdemo\nVersion: {version}\n".encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}\n"
+                     for p, d in files.items()) + f"{dist}/RECORD,,\n"
+    path = os.path.join(directory, f"localdemo-{version}-py3-none-any.whl")
+    with zipfile.ZipFile(path, "w") as z:
+        for p, d in files.items():
+            z.writestr(p, d)
+        z.writestr(f"{dist}/RECORD", record)
+    return path
+
+
+def main():
+    sb, pytools = sys.argv[1], sys.argv[2]
+    python = os.path.join(pytools, "python")
+    with tempfile.TemporaryDirectory() as tmp:
+        dist = os.path.join(tmp, "dist")
+        os.makedirs(dist)
+        w28 = os.path.join(dist, make_wheel(dist, "2.8.0", "12.9.1", "280.129"))
+        w27 = os.path.join(dist, make_wheel(dist, "2.7.0", "12.8.1", "270.128"))
+        renamed = local_version_wheel(tmp)
+
+        htpasswd = os.path.join(tmp, "htpasswd")
+        subprocess.run([python, "-c", "import sys; from passlib.apache import HtpasswdFile; "
+                        "h = HtpasswdFile(sys.argv[1], new=True); h.set_password(sys.argv[2], sys.argv[3]); h.save()",
+                        htpasswd, USER, PASSWORD], check=True)
+        packages = os.path.join(tmp, "packages")
+        os.makedirs(packages)
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/"
+        server = subprocess.Popen([os.path.join(pytools, "pypi-server"), "run", "-p", str(port), "-i", "127.0.0.1",
+                                   "-P", htpasswd, "-a", "update", "--disable-fallback", packages],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(100):  # wait until it answers (bounded)
+                try:
+                    urllib.request.urlopen(url + "simple/", timeout=1)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+            done = publish(sb, url, w28, w27)
+            check("uploads two wheels", done.returncode == 0 and done.stdout.count("uploaded") == 2
+                  and sorted(os.listdir(packages)) == sorted(map(os.path.basename, [w28, w27])),
+                  done.stdout + done.stderr)
+
+            done = publish(sb, url, w28, w27)
+            check("a re-run skips files already there", done.returncode == 0
+                  and done.stdout.count("already there") == 2, done.stdout + done.stderr)
+
+            done = publish(sb, url, w28, creds=False,
+                           env_extra={"TWINE_USERNAME": USER, "TWINE_PASSWORD": "wrong-" + PASSWORD})
+            check("wrong credentials: exit 6 with advice", done.returncode == 6
+                  and "credentials" in done.stdout, done.stdout + done.stderr)
+
+            done = publish(sb, url, renamed)
+            check("a local version is refused by default", done.returncode == 6
+                  and "--allow-local-versions" in done.stdout, done.stdout + done.stderr)
+
+            netrc = os.path.join(tmp, "netrc")
+            with open(netrc, "w") as f:
+                f.write(f"machine 127.0.0.1\nlogin {USER}\npassword {PASSWORD}\n")
+            os.chmod(netrc, 0o600)
+            done = publish(sb, url, renamed, creds=False, env_extra={"NETRC": netrc},
+                           flags=("--allow-local-versions",))
+            check("credentials from a netrc file; --allow-local-versions", done.returncode == 0
+                  and "uploaded" in done.stdout, done.stdout + done.stderr)
+
+            target = os.path.join(tmp, "installed")
+            # The wheels are cp312; this pip may run on another Python, so it is told the target's.
+            pip = subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
+                                  "--python-version", "3.12", "--platform", "linux_x86_64",
+                                  "--only-binary=:all:", "--isolated",
+                                  "--index-url", url + "simple/", "--target", target,
+                                  "sageattention==2.2.0"], capture_output=True, text=True)
+            init = os.path.join(target, "sageattention", "__init__.py")
+            text = open(init).read() if os.path.exists(init) else ""
+            check("pip installs from the registry (highest build tag: torch 2.8)",
+                  pip.returncode == 0 and "2.8.0+cu12.9.1" in text, pip.stdout + pip.stderr + text)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+    leaked = [i for i, t in enumerate(outputs) if PASSWORD in t]
+    check("the password appears in no output", not leaked, f"runs {leaked}")
+    print(f"publish checks: {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""sagebuild release against a local GitHub stand-in (fake_github.py) on 127.0.0.1: creation,
+pagination, idempotent re-runs, --clobber, drafts, GitHub Enterprise prefixes, and every injected
+fault (5xx, dropped connections, stalls, primary and secondary rate limits, an upload stored
+before a 502, a half-finished upload) ending in success after retries or in a clear error, never
+a duplicate or half-uploaded asset. The token must appear in no output.
+
+Usage: release_check.py SAGEBUILD
+"""
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_github  # noqa: E402
+
+TOKEN = "ghp_FAKEtoken0123456789abcdefSECRET"
+REPO = "sage/attention"
+failures = []
+outputs = []
+
+
+def check(name, condition, detail=""):
+    print(("ok   " if condition else "FAIL ") + name)
+    if not condition:
+        failures.append(name)
+        if detail:
+            print("     " + detail.replace("\n", "\n     "))
+
+
+def run(sb, api_base, *args, token=TOKEN):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_"))}
+    env.update({"GITHUB_API_URL": api_base, "GITHUB_REPOSITORY": REPO})
+    if token:
+        env["GITHUB_TOKEN"] = token
+    done = subprocess.run([sb, "release", "--retry-wait", "0.05", "--timeout", "2", *args],
+                          capture_output=True, text=True, env=env, timeout=120)
+    outputs.append(done.stdout + done.stderr)
+    return done
+
+
+def assets_of(state, tag):
+    for r in state.releases:
+        if r["tag_name"] == tag:
+            return state.assets.get(r["id"], [])
+    return []
+
+
+def consistent(state, tag, files):
+    """Each file exactly once, complete, with its content; nothing else."""
+    assets = assets_of(state, tag)
+    names = sorted(a["name"] for a in assets)
+    want = sorted(os.path.basename(f) for f in files)
+    if names != want:
+        return False, f"assets {names}, want {want}"
+    for a in assets:
+        data = open([f for f in files if os.path.basename(f) == a["name"]][0], "rb").read()
+        if a["state"] != "uploaded" or a["data"] != data:
+            return False, f"{a['name']}: state {a['state']}, {len(a['data'])} of {len(data)} bytes"
+    return True, ""
+
+
+def main():
+    sb = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for i in range(5):  # more than a page of assets (the fake pages by 2)
+            path = os.path.join(tmp, f"sageattention-2.2.0-280.129-cp31{i}-cp31{i}-linux_x86_64.whl")
+            with open(path, "wb") as f:
+                f.write(os.urandom(200_000 + i))
+            files.append(path)
+
+        state, stop = fake_github.start(TOKEN, REPO)
+        try:
+            api = state.api_base
+            # 1. A new release with five assets.
+            done = run(sb, api, "--tag", "v2.2.0", *files)
+            ok, why = consistent(state, "v2.2.0", files)
+            check("creates the release and uploads every asset", done.returncode == 0 and ok,
+                  why + done.stdout + done.stderr)
+
+            # 2. Re-run: nothing uploaded again.
+            before = sum(1 for m, p, s in state.log if m == "POST" and "/assets" in p)
+            done = run(sb, api, "--tag", "v2.2.0", *files)
+            after = sum(1 for m, p, s in state.log if m == "POST" and "/assets" in p)
+            check("a re-run skips assets with the same content", done.returncode == 0
+                  and after == before and done.stdout.count("already there") == 5, done.stdout)
+
+            # 3. Same name, other content: refused, then replaced with --clobber.
+            changed = os.path.join(tmp, "changed")
+            os.makedirs(changed)
+            replacement = os.path.join(changed, os.path.basename(files[0]))
+            with open(replacement, "wb") as f:
+                f.write(b"different content")
+            done = run(sb, api, "--tag", "v2.2.0", replacement)
+            ok, _ = consistent(state, "v2.2.0", files)
+            check("a different asset of the same name is refused (exit 6), left alone",
+                  done.returncode == 6 and "--clobber" in done.stdout + done.stderr and ok,
+                  done.stdout + done.stderr)
+            done = run(sb, api, "--tag", "v2.2.0", "--clobber", replacement)
+            ok, why = consistent(state, "v2.2.0", [replacement] + files[1:])
+            check("--clobber replaces it", done.returncode == 0 and ok and "replaced" in done.stdout,
+                  why + done.stdout + done.stderr)
+
+            # 4. Faults on every kind of call; each ends in success with nothing duplicated.
+            for kind, arg, method, pattern in [
+                ("status", 502, "GET", r"/releases/tags/"),
+                ("status", 503, "POST", r"/releases$"),
+                ("drop", None, "GET", r"/assets$"),
+                ("primary", 1, "GET", r"/assets$"),
+                ("secondary", 1, "POST", r"/assets$"),
+                ("status", 500, "POST", r"/assets$"),
+                ("drop", None, "POST", r"/assets$"),
+                ("stall", 4, "POST", r"/assets$"),
+                ("store_502", None, "POST", r"/assets$"),
+                ("partial", None, "POST", r"/assets$"),
+            ]:
+                state.add_fault(method, pattern, kind, arg)
+            done = run(sb, api, "--tag", "v3.0.0", *files)
+            ok, why = consistent(state, "v3.0.0", files)
+            check("every injected fault ends in success, each asset once and complete",
+                  done.returncode == 0 and ok and not state.faults,
+                  why + f" faults left: {len(state.faults)}\n" + done.stdout + done.stderr)
+            check("retries are reported", "retrying in" in done.stderr, done.stderr)
+
+            # 5. A half-finished upload left by an earlier run is replaced.
+            rel = [r for r in state.releases if r["tag_name"] == "v3.0.0"][0]
+            state.assets[rel["id"]] = [a for a in state.assets[rel["id"]] if a["name"] != os.path.basename(files[1])]
+            state.add_asset(rel["id"], os.path.basename(files[1]), b"half", state="starter")
+            done = run(sb, api, "--tag", "v3.0.0", *files)
+            ok, why = consistent(state, "v3.0.0", files)
+            check("a 'starter' asset from a failed run is removed and uploaded again",
+                  done.returncode == 0 and ok, why + done.stdout + done.stderr)
+
+            # 6. A draft release is found through the list (the tags endpoint hides drafts).
+            state.releases.append({"id": state.new_id(), "tag_name": "v4.0.0", "name": "v4.0.0",
+                                   "body": "", "draft": True})
+            for i in range(3):  # push it past the first page of releases
+                state.releases.append({"id": state.new_id(), "tag_name": f"v0.{i}", "name": "",
+                                       "body": "", "draft": False})
+            done = run(sb, api, "--tag", "v4.0.0", "--draft", files[0])
+            drafts = [r for r in state.releases if r["tag_name"] == "v4.0.0"]
+            check("an existing draft is used, not duplicated", done.returncode == 0
+                  and len(drafts) == 1 and len(assets_of(state, "v4.0.0")) == 1,
+                  done.stdout + done.stderr)
+
+            # 7. Clear errors.
+            done = run(sb, api, "--tag", "v2.2.0", files[0], token="ghp_wrongTOKEN")
+            outputs.append("")  # the wrong token is not the secret under test
+            check("a rejected token: exit 6 and what to do", done.returncode == 6
+                  and "401" in done.stderr and "GITHUB_TOKEN" in done.stderr, done.stderr)
+            check("the rejected token is not printed", "ghp_wrongTOKEN" not in done.stdout + done.stderr)
+            done = run(sb, api, "--tag", "v2.2.0", "--repo", "sage/missing", files[0])
+            check("an unknown repository: 404 with advice", done.returncode == 6
+                  and "404" in done.stderr and "sage/missing" in done.stderr, done.stderr)
+            state.add_fault("GET", r"/releases/tags/", "primary", 3600)
+            done = run(sb, api, "--tag", "v2.2.0", "--retry-max-wait", "5", files[0])
+            check("a rate limit that resets in an hour: a clear error, no hang", done.returncode == 6
+                  and "rate limited" in done.stderr, done.stderr)
+            done = run(sb, api, "--tag", "v2.2.0", files[0], token="")
+            check("no token: usage error", done.returncode == 2 and "GITHUB_TOKEN" in done.stderr,
+                  done.stderr)
+            state.add_fault("GET", r"/releases/tags/", "status", 502)
+            state.add_fault("GET", r"/releases/tags/", "status", 502)
+            state.add_fault("GET", r"/releases/tags/", "status", 502)
+            done = run(sb, api, "--tag", "v2.2.0", "--retries", "2", files[0])
+            check("persistent 5xx: gives up after --retries with the status", done.returncode == 6
+                  and "502" in done.stderr, done.stderr)
+        finally:
+            stop()
+
+        # 8. GitHub Enterprise: the API under /api/v3, uploads on their own host.
+        state, stop = fake_github.start(TOKEN, REPO, prefix="/api/v3")
+        try:
+            done = run(sb, state.api_base, "--tag", "v2.2.0", *files[:2])
+            ok, why = consistent(state, "v2.2.0", files[:2])
+            check("GITHUB_API_URL with a path prefix (Enterprise)", done.returncode == 0 and ok,
+                  why + done.stdout + done.stderr)
+        finally:
+            stop()
+
+    leaked = [i for i, text in enumerate(outputs) if TOKEN in text]
+    check("the token appears in no output of any run", not leaked, f"runs {leaked}")
+    print(f"release checks: {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
