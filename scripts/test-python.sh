@@ -14,7 +14,9 @@ sb=build/ci/tools/sagebuild/sagebuild
 rm -rf build/ci-dist
 # The entry as matrix.yaml declares it (all its architectures), so that the wheel also passes
 # verify-wheel against matrix.yaml below.
-env -u TORCH_CUDA_ARCH_LIST "$sb" build --env current --python "$venv/bin/python" --dist build/ci-dist
+# --check-reproducible builds it twice and requires byte-identical wheels (docs/reproducible.md).
+env -u TORCH_CUDA_ARCH_LIST "$sb" build --env current --python "$venv/bin/python" --dist build/ci-dist \
+  --check-reproducible
 wheel=$(ls build/ci-dist/sageattention-*.whl)
 "$sb" verify-wheel --import-python "$venv/bin/python" "$wheel"
 

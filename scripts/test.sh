@@ -17,6 +17,11 @@ files=$(git ls-files 'tools/*.cpp' 'tools/*.h' 'kernels/*.cpp' 'kernels/*.h' 'ke
   ':!kernels/src/instantiations/*')
 clang-format --dry-run --Werror $files
 build/pytools/bin/hadolint docker/Dockerfile.linux
+# The workflow: GitHub's workflow schema, then zizmor's security audits (offline: no API calls).
+# actionlint is not used: its PyPI package downloads its binary from GitHub while installing,
+# which this machine cannot reach (docs/github.md).
+build/pytools/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+build/pytools/bin/zizmor --offline --no-progress .github/workflows/
 
 ctest --preset ci -j "$(nproc)"
 
