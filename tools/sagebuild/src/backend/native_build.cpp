@@ -247,6 +247,13 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   p.python = env->python.str();
   p.platform_tag = "linux_x86_64";
   p.archs = archs;
+  // The settings this build passed that change the binaries (the compiler flags themselves are
+  // fixed by the sources' CMake files, which the commit pins).
+  p.flags = {"TORCH_CUDA_ARCH_LIST=" + arch_list,
+             "SOURCE_DATE_EPOCH=" + std::to_string(o.source_date_epoch)};
+  for (const char* var : {"SKBUILD_CMAKE_DEFINE", "SKBUILD_CMAKE_ARGS", "CMAKE_ARGS"}) {
+    if (const char* v = std::getenv(var); v && *v) p.flags.push_back(std::string(var) + "=" + v);
+  }
   wheel::RepackRequest repack{produced, work / "out", tag, p};
   repack.version = o.package_version;
   repack.source_date_epoch = o.source_date_epoch;
