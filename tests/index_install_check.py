@@ -16,6 +16,8 @@ import tempfile
 import time
 import zipfile
 
+from checklib import free_port
+
 
 def make_wheel(directory, torch, cuda, tag):
     name = f"sageattention-2.2.0-{tag}-cp312-cp312-linux_x86_64.whl"
@@ -35,12 +37,6 @@ def make_wheel(directory, torch, cuda, tag):
             z.writestr(p, d)
         z.writestr(f"{dist}/RECORD", record)
     return name
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main():

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+from checklib import check, finish
+
 MATRIX = """\
 package:
   name: demo
@@ -35,16 +37,6 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
     "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
 }
-
-failures = []
-
-
-def check(name, condition, detail=""):
-    print(("ok   " if condition else "FAIL ") + name)
-    if not condition:
-        failures.append(name)
-        if detail:
-            print("     " + detail.replace("\n", "\n     "))
 
 
 class Repo:
@@ -169,8 +161,7 @@ def main():
         check("outside git: the file's version, git null", doc and doc["version"] == "3.0.0"
               and doc["git"] is None, done.stderr)
 
-    print(f"version checks: {len(failures)} failed")
-    return 1 if failures else 0
+    return finish("version checks")
 
 
 if __name__ == "__main__":

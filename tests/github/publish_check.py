@@ -9,7 +9,6 @@ Usage: publish_check.py SAGEBUILD PYTOOLS_BIN_DIR
 import base64
 import hashlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,25 +18,11 @@ import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from index_install_check import make_wheel  # noqa: E402  (one wheel maker for the index tests)
+from checklib import check, finish, free_port  # noqa: E402
 
 USER = "publisher"
 PASSWORD = "pypi-FAKEpassword0123456789SECRET"
-failures = []
 outputs = []
-
-
-def check(name, condition, detail=""):
-    print(("ok   " if condition else "FAIL ") + name)
-    if not condition:
-        failures.append(name)
-        if detail:
-            print("     " + detail.replace("\n", "\n     "))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def publish(sb, url, *files, env_extra=None, creds=True, flags=()):
@@ -145,8 +130,7 @@ def main():
 
     leaked = [i for i, t in enumerate(outputs) if PASSWORD in t]
     check("the password appears in no output", not leaked, f"runs {leaked}")
-    print(f"publish checks: {len(failures)} failed")
-    return 1 if failures else 0
+    return finish("publish checks")
 
 
 if __name__ == "__main__":

@@ -14,20 +14,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import fake_github  # noqa: E402
+from checklib import check, finish  # noqa: E402
 
 TOKEN = "ghp_FAKEtoken0123456789abcdefSECRET"
 REPO = "sage/attention"
-failures = []
 outputs = []
-
-
-def check(name, condition, detail=""):
-    print(("ok   " if condition else "FAIL ") + name)
-    if not condition:
-        failures.append(name)
-        if detail:
-            print("     " + detail.replace("\n", "\n     "))
 
 
 def run(sb, api_base, *args, token=TOKEN):
@@ -183,8 +176,7 @@ def main():
 
     leaked = [i for i, text in enumerate(outputs) if TOKEN in text]
     check("the token appears in no output of any run", not leaked, f"runs {leaked}")
-    print(f"release checks: {len(failures)} failed")
-    return 1 if failures else 0
+    return finish("release checks")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 #include <ctime>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -91,10 +92,6 @@ class Api {
   const ReleaseRequest& r_;
 };
 
-bool ok_status(const net::HttpResponse& r, long want) {
-  return r.status == want;
-}
-
 Expected<json> parse_object(const net::HttpResponse& r, const std::string& what) {
   json doc = json::parse(r.body, nullptr, false);
   if (!doc.is_object())
@@ -102,23 +99,36 @@ Expected<json> parse_object(const net::HttpResponse& r, const std::string& what)
   return doc;
 }
 
-// Every asset of the release, following pagination.
-Expected<std::map<std::string, json>> list_assets(const Api& api, std::int64_t release_id) {
-  std::map<std::string, json> assets;
-  std::string url = api.repo_url(fmt::format("/releases/{}/assets?per_page=100", release_id));
+// GETs `url` and every rel="next" page after it, handing each JSON array item to `visit`, which
+// returns true to stop early.
+Expected<Ok> for_each_item(const Api& api, std::string url, const std::string& what,
+                           const std::function<bool(const json&)>& visit) {
   for (int page = 0; !url.empty(); ++page) {
-    if (page > 1000) return Error{"listing release assets: more than 1000 pages"};
+    if (page > 1000) return Error{what + ": more than 1000 pages"};
     auto r = api.call("GET", url);
     if (!r) return r.error();
-    if (!ok_status(*r, 200)) return Error{api.failure("listing release assets", *r)};
+    if (r->status != 200) return Error{api.failure(what, *r)};
     const json doc = json::parse(r->body, nullptr, false);
-    if (!doc.is_array()) return Error{"listing release assets: the answer is not a JSON array"};
-    for (const json& a : doc) {
-      if (a.is_object() && a.contains("name") && a["name"].is_string())
-        assets[a["name"].get<std::string>()] = a;
+    if (!doc.is_array()) return Error{what + ": the answer is not a JSON array"};
+    for (const json& item : doc) {
+      if (item.is_object() && visit(item)) return Ok{};
     }
     url = next_page_url(r->header("link"));
   }
+  return Ok{};
+}
+
+// Every asset of the release, by name.
+Expected<std::map<std::string, json>> list_assets(const Api& api, std::int64_t release_id) {
+  std::map<std::string, json> assets;
+  auto listed =
+      for_each_item(api, api.repo_url(fmt::format("/releases/{}/assets?per_page=100", release_id)),
+                    "listing release assets", [&](const json& a) {
+                      if (a.contains("name") && a["name"].is_string())
+                        assets[a["name"].get<std::string>()] = a;
+                      return false;
+                    });
+  if (!listed) return listed.error();
   return assets;
 }
 
@@ -130,18 +140,15 @@ Expected<json> find_or_create_release(const Api& api, const ReleaseRequest& requ
   if (!r) return r.error();
   if (r->status == 200) return parse_object(*r, "reading the release");
   if (r->status != 404) return Error{api.failure("reading the release of " + request.tag, *r)};
-  std::string url = api.repo_url("/releases?per_page=100");
-  while (!url.empty()) {
-    auto page = api.call("GET", url);
-    if (!page) return page.error();
-    if (page->status != 200) return Error{api.failure("listing releases", *page)};
-    const json doc = json::parse(page->body, nullptr, false);
-    if (!doc.is_array()) return Error{"listing releases: the answer is not a JSON array"};
-    for (const json& rel : doc) {
-      if (rel.is_object() && rel.value("tag_name", "") == request.tag) return rel;
-    }
-    url = next_page_url(page->header("link"));
-  }
+  std::optional<json> draft;
+  auto listed = for_each_item(api, api.repo_url("/releases?per_page=100"), "listing releases",
+                              [&](const json& rel) {
+                                if (rel.value("tag_name", "") != request.tag) return false;
+                                draft = rel;
+                                return true;
+                              });
+  if (!listed) return listed.error();
+  if (draft) return *draft;
   const json body = {{"tag_name", request.tag},
                      {"name", request.title.empty() ? request.tag : request.title},
                      {"body", request.notes},
@@ -156,6 +163,11 @@ Expected<json> find_or_create_release(const Api& api, const ReleaseRequest& requ
   if (made->status != 201) return Error{api.failure("creating the release " + request.tag, *made)};
   *created = true;
   return parse_object(*made, "creating the release");
+}
+
+// GitHub marks an upload that never finished with state "starter".
+bool is_complete(const json& asset) {
+  return asset.value("state", "uploaded") == "uploaded";
 }
 
 bool same_content(const json& asset, const LocalFile& f) {
@@ -232,7 +244,7 @@ Expected<ReleaseResult> upload_release_assets(const ReleaseRequest& request,
     bool replacing = false;
     if (auto existing = assets->find(f.name); existing != assets->end()) {
       const json& asset = existing->second;
-      const bool complete = asset.value("state", "uploaded") == "uploaded";
+      const bool complete = is_complete(asset);
       if (complete && same_content(asset, f)) {
         out.outcome = AssetOutcome::unchanged;
         out.message = "already there with the same content";
@@ -264,18 +276,16 @@ Expected<ReleaseResult> upload_release_assets(const ReleaseRequest& request,
     auto r = api.call("POST", url, {}, f.path);
     bool uploaded = r && r->status == 201;
     if (r && r->status == 422) {
-      // An earlier attempt of this call may have stored it before the connection dropped.
+      // An earlier attempt of this call may have stored it before the connection dropped: keep
+      // it when it is this file, else remove the leftover and upload once more.
       auto now = list_assets(api, id);
-      if (now) {
-        if (auto again = now->find(f.name); again != now->end()) {
-          if (again->second.value("state", "uploaded") == "uploaded" &&
-              same_content(again->second, f)) {
-            uploaded = true;
-          } else if (!remove(again->second)) {
-            auto retry = api.call("POST", url, {}, f.path);
-            uploaded = retry && retry->status == 201;
-            if (!uploaded) r = std::move(retry);
-          }
+      const auto stored = now ? now->find(f.name) : std::map<std::string, json>::iterator();
+      if (now && stored != now->end()) {
+        if (is_complete(stored->second) && same_content(stored->second, f)) {
+          uploaded = true;
+        } else if (!remove(stored->second)) {
+          r = api.call("POST", url, {}, f.path);
+          uploaded = r && r->status == 201;
         }
       }
     }

@@ -24,11 +24,11 @@ Expected<WheelComparison> compare_wheels(const std::filesystem::path& first,
   auto b = ZipArchive::open(second);
   if (!b) return b.error();
   std::map<std::string, const ZipEntry*> in_b;
-  for (const ZipEntry& e : b->entries())
-    in_b[e.name] = &e;
   std::vector<std::string> order_a, order_b;
-  for (const ZipEntry& e : b->entries())
+  for (const ZipEntry& e : b->entries()) {
+    in_b[e.name] = &e;
     order_b.push_back(e.name);
+  }
   for (const ZipEntry& e : a->entries()) {
     order_a.push_back(e.name);
     const auto found = in_b.find(e.name);
