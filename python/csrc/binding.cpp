@@ -3,9 +3,14 @@
 // TORCH_LIBRARY_IMPL (CUDA kernel); the fake (meta) implementation is registered from Python
 // (sageattention/_ops.py, which loads this library as _kernels.so), so torch.compile traces it without a graph break. No Python headers:
 // the library is loaded with torch.ops.load_library and works with every Python of the wheel.
-#include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
+// Narrow headers, not ATen/ATen.h and ATen/cuda/CUDAContext.h: those pull in every operator and
+// cuBLAS/cuSPARSE, which makes this file the slowest of the wheel to compile (once per Python)
+// and needs the toolkit's cuBLAS headers.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -59,7 +64,7 @@ std::tuple<at::Tensor, at::Tensor> attention_cuda(const at::Tensor& q, const at:
   // From torch's caching allocator: cheap per call, and legal during CUDA graph capture.
   at::Tensor workspace = at::empty({static_cast<int64_t>(bytes)}, q.options().dtype(at::kByte));
   const sageattn::Status status =
-      sageattn::forward(p, workspace.data_ptr(), bytes, at::cuda::getCurrentCUDAStream(q.device().index()));
+      sageattn::forward(p, workspace.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream(q.device().index()));
   TORCH_CHECK(status.ok, status.message);
   return {o, lse};
 }

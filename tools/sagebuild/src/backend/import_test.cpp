@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "platform/process.h"
+#include "toolchain/python.h"
 #include "util/fs.h"
 
 namespace sagebuild::backend {
@@ -17,14 +18,6 @@ namespace stdfs = std::filesystem;
 
 using fs::TempDir;
 
-std::optional<std::string> python_version(const stdfs::path& python) {
-  auto r = platform::run_process(
-      {python.string(), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"},
-      {.timeout = std::chrono::seconds(60)});
-  if (!r || !r->ok()) return std::nullopt;
-  return r->last_line();
-}
-
 ImportOutcome skipped(std::string why) {
   return {ImportOutcome::Status::skipped, std::move(why)};
 }
@@ -34,45 +27,16 @@ ImportOutcome failed(std::string why) {
 
 }  // namespace
 
-std::optional<stdfs::path> find_python(std::string_view version) {
-  // pyenv's installations first: its shims on PATH only run the version that is active.
-  const char* root_env = std::getenv("PYENV_ROOT");
-  const char* home = std::getenv("HOME");
-  const stdfs::path root =
-      root_env ? stdfs::path(root_env) : (home ? stdfs::path(home) / ".pyenv" : stdfs::path());
-  std::error_code ec;
-  std::vector<stdfs::path> candidates;
-  if (!root.empty() && stdfs::is_directory(root / "versions", ec)) {
-    for (const auto& dir : stdfs::directory_iterator(root / "versions", ec)) {
-      const std::string name = dir.path().filename().string();
-      const auto python = dir.path() / "bin" / fmt::format("python{}", version);
-      if (name.starts_with(std::string(version) + ".") && stdfs::exists(python, ec)) {
-        candidates.push_back(python);
-      }
-    }
-  }
-  if (!candidates.empty()) {
-    std::sort(candidates.begin(), candidates.end());
-    return candidates.back();
-  }
-  auto on_path = platform::find_in_path(fmt::format("python{}", version));
-  if (on_path && on_path->parent_path().filename() != "shims") return on_path;
-  return std::nullopt;
-}
-
 ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::ImportRequest& request,
                               const ImportTestOptions& options) {
   stdfs::path base = options.python;
   const bool existing_environment = !base.empty();
   if (!existing_environment) {
-    auto found = find_python(request.python);
-    if (!found) {
-      return skipped(fmt::format("no Python {} here (looked for python{} in PATH and in pyenv)",
-                                 request.python, request.python));
-    }
+    auto found = toolchain::find_python(request.python);
+    if (!found) return skipped(found.error().message);
     base = *found;
   }
-  const auto version = python_version(base);
+  const auto version = toolchain::python_version(base);
   if (!version) return skipped(fmt::format("cannot run {}", base.string()));
   if (*version != request.python) {
     return skipped(fmt::format("{} is Python {}, the wheel is for Python {}", base.string(),
@@ -92,8 +56,15 @@ ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::Import
     // Let the new environment see the given interpreter's packages (its torch). venv's
     // --system-site-packages would not do it when that interpreter is itself a venv: it adds the
     // base installation's site-packages, not the venv's. A .pth file names the exact paths.
+    // Its site directories and what their .pth files add (sagebuild's environments reach the
+    // shared CUDA runtime libraries that way), without the standard library's directories.
     const char* paths =
-        "import sysconfig; p = sysconfig.get_paths(); print(p['purelib']); print(p['platlib'])";
+        "import sys, sysconfig\n"
+        "p = sysconfig.get_paths(); std = (p['stdlib'], p['platstdlib'])\n"
+        "for d in dict.fromkeys([p['purelib'], p['platlib']] + sys.path[1:]):\n"
+        "    if d and not d.endswith('.zip') and not any(d == s or d.startswith(s + "
+        "'/lib-dynload') "
+        "for s in std): print(d)\n";
     auto theirs = platform::run_process({base.string(), "-c", paths});
     auto ours = platform::run_process(
         {python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});

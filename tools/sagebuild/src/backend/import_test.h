@@ -26,7 +26,4 @@ wheel::ImportOutcome run_import_test(const std::filesystem::path& wheel_path,
                                      const wheel::ImportRequest& request,
                                      const ImportTestOptions& options);
 
-// pythonX.Y from PATH, else the newest pyenv installation of X.Y ($PYENV_ROOT or ~/.pyenv).
-std::optional<std::filesystem::path> find_python(std::string_view version);
-
 }  // namespace sagebuild::backend

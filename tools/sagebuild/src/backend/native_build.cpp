@@ -8,14 +8,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/wheel_finish.h"
 #include "matrix/expand.h"
 #include "platform/process.h"
 #include "util/fs.h"
-#include "util/sha256.h"
 #include "util/text.h"
 #include "wheel/naming.h"
-#include "wheel/repack.h"
-#include "wheel/verify.h"
 
 namespace sagebuild::backend {
 namespace {
@@ -254,56 +252,37 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   for (const char* var : {"SKBUILD_CMAKE_DEFINE", "SKBUILD_CMAKE_ARGS", "CMAKE_ARGS"}) {
     if (const char* v = std::getenv(var); v && *v) p.flags.push_back(std::string(var) + "=" + v);
   }
-  wheel::RepackRequest repack{produced, work / "out", tag, p};
-  repack.version = o.package_version;
-  repack.source_date_epoch = o.source_date_epoch;
-  auto repacked = wheel::repack_wheel(repack);
-  if (!repacked) {
-    result.message = "re-packing the wheel failed: " + repacked.error().message;
-    save("build_failed", result.message);
-    return result;
-  }
-
-  // 3. Verify every check against what this build promised.
-  wheel::VerifyOptions verify;
-  verify.known = wheel::KnownVersions{{env->torch}, {env->cuda}};
-  verify.known_entries.push_back({id, repacked->filename().string(), env->torch, env->cuda,
-                                  env->python, "linux_x86_64", archs});
-  const wheel::WheelReport report = wheel::verify_wheel(*repacked, verify);
-  out << wheel::format_report(report);
-  if (!report.ok()) {
+  WheelToFinish finish{produced,
+                       work / "out",
+                       dist,
+                       tag,
+                       o.package_version,
+                       o.source_date_epoch,
+                       p,
+                       {id, "", env->torch, env->cuda, env->python, "linux_x86_64", archs}};
+  const FinishedWheel finished = finish_wheel(finish, out);
+  if (finished.outcome == FinishedWheel::Outcome::verification_failed) {
     result.outcome = BuildOutcome::verification_failed;
-    result.message = fmt::format("{} failed verification; it stays in {}",
-                                 repacked->filename().string(), (work / "out").string());
-    std::string findings;
-    for (const auto& f : report.findings) {
-      findings +=
-          fmt::format("{} {}{}\n", f.check, f.where.empty() ? "" : f.where + ": ", f.message);
-    }
-    record["wheel"] = repacked->filename().string();
-    save("verification_failed", findings);
+    result.message = finished.message;
+    record["wheel"] = finished.wheel.filename().string();
+    save("verification_failed", finished.findings);
     return result;
   }
-
-  // 4. Into dist/, atomically (same file system: build/ and dist/ are both under the root).
-  result.wheel = dist / repacked->filename();
-  stdfs::rename(*repacked, result.wheel, ec);
-  if (ec) {
-    result.message = fmt::format("cannot move the wheel into {}: {}", dist.string(), ec.message());
+  if (finished.outcome != FinishedWheel::Outcome::moved) {
+    result.message = finished.message;
     save("build_failed", result.message);
     return result;
   }
+  result.wheel = finished.wheel;
   result.outcome = BuildOutcome::built;
-  auto digest = sha256_file(result.wheel);
-  if (!digest) return digest.error();
   record["wheel"] = result.wheel.filename().string();
-  record["sha256"] = to_hex(digest->digest);
-  record["size"] = digest->size;
-  record["checks"] = report.checks_run.size();
+  record["sha256"] = finished.sha256;
+  record["size"] = finished.size;
+  record["checks"] = finished.checks;
   record["build_seconds"] = build_seconds;
   save("built", "");
   out << fmt::format("sagebuild: built {} ({:.1f} MB) in {:.0f} s\n", result.wheel.string(),
-                     static_cast<double>(digest->size) / 1e6, seconds_since(start));
+                     static_cast<double>(finished.size) / 1e6, seconds_since(start));
   return result;
 }
 

@@ -16,6 +16,7 @@
 #include "backend/bake.h"
 #include "backend/import_test.h"
 #include "backend/native_build.h"
+#include "backend/profile_build.h"
 #include "cli/entry_json.h"
 #include "cli/exit_codes.h"
 #include "cli/terminal.h"
@@ -28,6 +29,8 @@
 #include "matrix/package_version.h"
 #include "net/http.h"
 #include "net/retry.h"
+#include "platform/interrupt.h"
+#include "platform/process.h"
 #include "registry/upload.h"
 #include "util/fs.h"
 #include "util/text.h"
@@ -53,6 +56,15 @@ struct CommandError {
 constexpr std::size_t kGithubMaxMatrixJobs = 256;
 
 // --timeout/--retries/... of the commands that talk to servers.
+// sagebuild build --profile/--entry: what the flags say, before the matrix is read.
+struct ProfileBuildFlags {
+  std::string profile;
+  std::vector<std::string> entries;
+  std::string platform = "linux";
+  std::vector<std::string> cuda_paths;  // "X.Y=DIR"
+  backend::ProfileBuildOptions options;
+};
+
 struct NetworkFlags {
   int timeout = 60;          // seconds without progress before a transfer is abandoned
   int retries = 5;           // further attempts after the first
@@ -360,14 +372,21 @@ class Commands {
   }
 
   int build(backend::CurrentBuildOptions options, const std::string& env,
-            const std::string& profile, const std::string& entry, bool require_clean,
-            bool check_reproducible) {
-    if (!profile.empty() || !entry.empty() || env != "current") {
-      throw CommandError{
-          kUsageError,
-          "this sagebuild builds the active environment's wheel only (--env current); "
-          "--profile and --entry, one isolated environment per matrix entry, are not "
-          "in this version"};
+            const ProfileBuildFlags& flags, bool require_clean, bool check_reproducible) {
+    if (env.empty() && flags.profile.empty() && flags.entries.empty()) {
+      throw CommandError{kUsageError,
+                         "say what to build: --profile NAME, --entry ID, or --env current"};
+    }
+    if (!env.empty() && (!flags.profile.empty() || !flags.entries.empty())) {
+      throw CommandError{kUsageError,
+                         "--env current builds this environment's wheel; it does not take "
+                         "--profile or --entry"};
+    }
+    if (env.empty()) {
+      if (check_reproducible) {
+        throw CommandError{kUsageError, "--check-reproducible works with --env current"};
+      }
+      return build_profile(flags, require_clean);
     }
     const LoadedMatrix m = load();
     SourceVersion v = source_version(m);
@@ -396,6 +415,128 @@ class Commands {
         break;
     }
     throw CommandError{kBuildFailure, result->message};
+  }
+
+  int build_profile(const ProfileBuildFlags& flags, bool require_clean) {
+    const LoadedMatrix m = load();
+    // The entries: a profile's (all, or those named), or entries named anywhere in the matrix.
+    std::vector<matrix::Entry> selected;
+    std::vector<matrix::Entry> pool;
+    std::vector<std::string> profiles = {flags.profile};
+    if (flags.profile.empty()) profiles = m.matrix.profile_names();
+    for (const std::string& name : profiles) {
+      auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, flags.platform});
+      if (!entries) {
+        if (!flags.profile.empty()) throw CommandError{kUsageError, entries.error().message};
+        continue;
+      }
+      for (auto& e : *entries) {
+        const bool seen = std::any_of(pool.begin(), pool.end(),
+                                      [&](const matrix::Entry& p) { return p.id == e.id; });
+        if (!seen) pool.push_back(std::move(e));
+      }
+    }
+    if (flags.entries.empty()) {
+      selected = pool;
+    } else {
+      std::vector<std::string> ids;
+      for (const auto& e : pool)
+        ids.push_back(e.id);
+      for (const std::string& id : flags.entries) {
+        auto it = std::find_if(pool.begin(), pool.end(),
+                               [&](const matrix::Entry& e) { return e.id == id; });
+        if (it == pool.end()) {
+          throw CommandError{
+              kUsageError,
+              fmt::format("no entry '{}' in {}{}", id,
+                          flags.profile.empty() ? "any profile" : "profile '" + flags.profile + "'",
+                          text::did_you_mean(id, ids))};
+        }
+        selected.push_back(*it);
+      }
+    }
+    if (selected.empty()) throw CommandError{kUsageError, "nothing to build"};
+    for (const auto& e : selected) {
+      if (e.os != "linux") {
+        throw CommandError{
+            kUsageError,
+            fmt::format("{} is a {} entry: it builds on a {} runner (the MSVC backend), not "
+                        "here; pick --platform linux",
+                        e.id, e.os, e.os)};
+      }
+    }
+
+    SourceVersion v = source_version(m);
+    if (require_clean && v.git && v.git->dirty) {
+      throw CommandError{
+          kConfigError,
+          fmt::format("--require-clean: the working tree has uncommitted changes ({}); commit "
+                      "or stash them first",
+                      text::join(v.git->dirty_paths, ", "))};
+    }
+    backend::ProfileBuildOptions options = flags.options;
+    options.root = m.root;
+    options.package_version = v.resolved.version;
+    options.git = std::move(v.git);
+    options.source_date_epoch = wheel::source_date_epoch();
+    if (const char* given = std::getenv("SOURCE_DATE_EPOCH"); (!given || !*given) && options.git)
+      options.source_date_epoch = options.git->commit_time;
+    if (options.cache.empty()) options.cache = fs::default_cache_dir();
+    options.cache = stdfs::absolute(options.cache);
+    for (const std::string& spec : flags.cuda_paths) {
+      const auto eq = spec.find('=');
+      auto version = Version::parse(spec.substr(0, eq));
+      if (eq == std::string::npos || !version || version->size() != 2) {
+        throw CommandError{
+            kUsageError,
+            fmt::format("--cuda-path '{}': expected X.Y=DIR, e.g. 12.8=/opt/cuda-12.8", spec)};
+      }
+      options.cuda_paths.push_back({*version, stdfs::absolute(spec.substr(eq + 1))});
+    }
+    out_ << fmt::format("sagebuild: {} entr{} of {}, version {}, cache {}{}\n", selected.size(),
+                        selected.size() == 1 ? "y" : "ies",
+                        flags.profile.empty() ? "the matrix" : "profile " + flags.profile,
+                        options.package_version, options.cache.string(),
+                        options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
+    if (options.dry_run) {
+      backend::describe_entries(m.matrix, selected, options, out_);
+      return kSuccess;
+    }
+
+    const platform::InterruptGuard interrupts;
+    const backend::ProgressStyle style = running_in_github_actions()
+                                             ? backend::ProgressStyle::github
+                                         : stdout_is_terminal() ? backend::ProgressStyle::live
+                                                                : backend::ProgressStyle::plain;
+    auto progress = backend::make_progress(style, out_);
+    const auto results = backend::build_entries(m.matrix, selected, options, *progress, out_);
+    out_ << "\n" << backend::format_results(results);
+    std::size_t failed = 0, verification = 0, built = 0;
+    for (const auto& r : results) {
+      if (r.ok())
+        ++built;
+      else if (r.status == "verification_failed")
+        ++verification;
+      else
+        ++failed;
+    }
+    if (platform::stop_requested()) {
+      throw CommandError{kInterrupted,
+                         fmt::format("interrupted: {} of {} entr{} finished; nothing unfinished "
+                                     "reached {}",
+                                     built, results.size(), results.size() == 1 ? "y" : "ies",
+                                     options.dist.string())};
+    }
+    if (failed + verification > 0) {
+      throw CommandError{
+          failed ? kBuildFailure : kVerificationFailure,
+          fmt::format("{} of {} entr{} failed; logs under build/logs/", failed + verification,
+                      results.size(), results.size() == 1 ? "y" : "ies")};
+    }
+    out_ << fmt::format(
+        "sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s",
+        (options.dist.is_absolute() ? options.dist : m.root / options.dist).string());
+    return kSuccess;
   }
 
   // Builds the same wheel again in another directory and compares it byte for byte with the
@@ -817,24 +958,52 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   verify_cmd->add_flag("--list-checks", list, "list the checks and exit");
 
   backend::CurrentBuildOptions build_options;
-  std::string build_env, build_entry;
+  std::string build_env;
+  ProfileBuildFlags build_flags;
   CLI::App* build_cmd = app.add_subcommand(
       "build",
-      "Build, name, record and verify a wheel into dist/ (--env current: this environment)");
+      "Build matrix entries (--profile, --entry) or this environment (--env current) into "
+      "verified wheels in dist/");
   build_cmd
       ->add_option("--env", build_env,
                    "current: the active interpreter, its torch and the CUDA found")
-      ->required();
-  build_cmd->add_option("--profile", profile, "(not in this version: one environment per entry)");
-  build_cmd->add_option("--entry", build_entry, "(not in this version: one environment per entry)");
+      ->check(CLI::IsMember({"current"}));
+  build_cmd->add_option("--profile", build_flags.profile, "build this profile's entries");
+  build_cmd->add_option("--entry", build_flags.entries,
+                        "build only this entry (an id from `sagebuild matrix`); repeatable");
+  build_cmd->add_option("--platform", build_flags.platform, "platform of the entries")
+      ->capture_default_str();
+  build_cmd->add_option("-j,--jobs", build_flags.options.jobs, "entries built at once")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  build_cmd->add_flag("--dry-run", build_flags.options.dry_run,
+                      "print each entry's toolchain, commands and environment; build nothing");
+  build_cmd->add_flag("--force", build_flags.options.force, "rebuild wheels that are up to date");
+  build_cmd->add_option("--cache-dir", build_flags.options.cache,
+                        "environments, toolkits and kernels (default: $SAGEBUILD_CACHE_DIR, "
+                        "else $XDG_CACHE_HOME/sagebuild, else ~/.cache/sagebuild)");
+  build_cmd->add_flag("--no-cache{false}", build_flags.options.kernel_cache,
+                      "compile the kernels for every entry instead of using the kernel cache");
+  build_cmd->add_flag("--no-import-test{false}", build_flags.options.import_test,
+                      "skip installing and importing each wheel in a fresh venv");
+  build_cmd->add_option("--torch-index-url", build_flags.options.torch.index_url,
+                        "where torch comes from (default: pip's configured index)");
+  build_cmd->add_option("--torch-find-links", build_flags.options.torch.find_links,
+                        "a directory or URL of torch wheels (pip --find-links)");
+  build_cmd->add_option("--python-env", build_flags.options.torch.existing,
+                        "an interpreter whose environment has torch: entries of its Python and "
+                        "torch build there; repeatable");
+  build_cmd->add_option("--cuda-path", build_flags.cuda_paths,
+                        "X.Y=DIR: the CUDA X.Y toolkit is in DIR; repeatable");
   build_cmd
-      ->add_option("--python", build_options.python, "interpreter whose torch to build against")
+      ->add_option("--python", build_options.python,
+                   "--env current: interpreter whose torch to build against")
       ->capture_default_str();
   build_cmd->add_option("--dist", build_options.dist, "where verified wheels go")
       ->capture_default_str();
   build_cmd->add_option(
       "--arch-list", build_options.arch_list,
-      "CUDA architectures (TORCH_CUDA_ARCH_LIST form; default: the matrix entry's)");
+      "--env current: CUDA architectures (TORCH_CUDA_ARCH_LIST form; default: the entry's)");
   bool require_clean = false, check_reproducible = false;
   build_cmd->add_flag("--require-clean", require_clean,
                       "refuse to build from a working tree with uncommitted changes");
@@ -922,8 +1091,8 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   if (index_cmd->parsed()) return commands.index(index_inputs, index_site);
   if (summary_cmd->parsed()) return commands.summary(summary_files);
   if (build_cmd->parsed()) {
-    return commands.build(build_options, build_env, profile, build_entry, require_clean,
-                          check_reproducible);
+    build_flags.options.dist = build_options.dist;
+    return commands.build(build_options, build_env, build_flags, require_clean, check_reproducible);
   }
   if (version_cmd->parsed()) return commands.version(version_format, check_tag);
   if (release_cmd->parsed()) {

@@ -61,6 +61,10 @@ bool stderr_is_terminal() {
   return SAGEBUILD_ISATTY(2) != 0;
 }
 
+bool stdout_is_terminal() {
+  return SAGEBUILD_ISATTY(1) != 0;
+}
+
 bool running_in_github_actions() {
   const char* value = std::getenv("GITHUB_ACTIONS");
   return value && std::string_view(value) == "true";

@@ -7,6 +7,7 @@
 namespace sagebuild::cli {
 
 bool stderr_is_terminal();
+bool stdout_is_terminal();
 bool running_in_github_actions();  // GITHUB_ACTIONS=true
 
 // A workflow command annotation, escaped as the Actions toolkit escapes data and properties:

@@ -16,14 +16,16 @@ namespace {
 
 using Strings = std::vector<std::string>;
 
-const Strings kTopKeys = {"schema", "package", "architectures", "default_archs",
-                          "cuda",   "torch",   "platforms",     "profiles"};
+const Strings kTopKeys = {"schema", "package",   "architectures", "default_archs", "cuda",
+                          "torch",  "platforms", "profiles",      "toolchains"};
 const Strings kTopRequired = {"package", "cuda", "torch", "platforms", "profiles"};
-const Strings kPackageKeys = {"name", "version", "source_dir", "build_command", "entry_id"};
+const Strings kPackageKeys = {"name",          "version",        "source_dir",
+                              "build_command", "build_requires", "entry_id"};
 const Strings kVersionKeys = {"file", "regex", "tag_prefix", "untagged"};
 const Strings kVersionRequired = {"file", "regex"};
 const Strings kUntaggedNames = {"release", "dev", "dev-local"};
-const Strings kCudaKeys = {"version", "archs"};
+const Strings kCudaKeys = {"version", "archs", "pypi"};
+const Strings kToolchainKeys = {"python", "cuda"};
 const Strings kTorchKeys = {"cuda", "python"};
 const Strings kPlatformKeys = {"tag", "os", "runner", "docker"};
 const Strings kPlatformRequired = {"tag", "os"};
@@ -245,6 +247,7 @@ class Loader {
     if (const Field* f = top->get("torch")) read_torch(f->value, m);
     if (const Field* f = top->get("platforms")) read_platforms(f->value, m);
     if (const Field* f = top->get("profiles")) read_profiles(f->value, m);
+    if (const Field* f = top->get("toolchains")) read_toolchains(f->value, m);
   }
 
   Reader& reader() { return r_; }
@@ -323,6 +326,12 @@ class Loader {
           p.build_command.push_back(item.value);
       }
     }
+    if (const Field* x = f->get("build_requires")) {
+      if (auto list = r_.scalars(x->value, "package.build_requires")) {
+        for (auto& item : *list)
+          p.build_requires.push_back(item.value);
+      }
+    }
     p.entry_id_template =
         "{platform}-pytorch{torch_major}{torch_minor}-cu{cuda_major}{cuda_minor}"
         "-python{python_major}{python_minor}";
@@ -375,7 +384,7 @@ class Loader {
             fmt::format("CUDA toolkits are named by major.minor ('12.9'), not '{}'", item.key));
         continue;
       }
-      CudaToolkit toolkit{*version, item.key, std::nullopt, r_.where(item.key_node)};
+      CudaToolkit toolkit{*version, item.key, std::nullopt, "", r_.where(item.key_node)};
       auto f = r_.fields(item.value, fmt::format("cuda '{}'", item.key), kCudaKeys, {"version"});
       if (!f) continue;
       if (const Field* x = f->get("version")) {
@@ -392,7 +401,35 @@ class Loader {
       if (const Field* x = f->get("archs")) {
         toolkit.archs = r_.scalars(x->value, fmt::format("cuda '{}' archs", item.key));
       }
+      if (const Field* x = f->get("pypi")) {
+        toolkit.pypi = r_.scalar(x->value, fmt::format("cuda '{}' pypi", item.key)).value_or("");
+      }
       m.cuda.push_back(std::move(toolkit));
+    }
+  }
+
+  void read_toolchains(const YAML::Node& node, Matrix& m) {
+    auto f = r_.fields(node, "toolchains", kToolchainKeys, {});
+    if (!f) return;
+    for (const std::string kind : {"python", "cuda"}) {
+      const Field* x = f->get(kind);
+      if (!x) continue;
+      auto items = r_.named_items(x->value, "toolchains." + kind);
+      if (!items) continue;
+      for (const Field& item : items->items) {
+        auto version = r_.version(item.key, r_.where(item.key_node), kind + " version");
+        if (!version) continue;
+        if (version->size() != 2) {
+          r_.error(r_.where(item.key_node),
+                   fmt::format("toolchains.{} is keyed by major.minor ('{}.{}'), not '{}'", kind,
+                               version->major(), version->minor(), item.key));
+          continue;
+        }
+        auto path = r_.scalar(item.value, fmt::format("the path of {} {}", kind, item.key));
+        if (!path) continue;
+        auto& list = kind == "python" ? m.toolchains.python : m.toolchains.cuda;
+        list.push_back({*version, {*path, r_.where(item.value)}});
+      }
     }
   }
 

@@ -38,7 +38,10 @@ struct PackageSpec {
   VersionSource version;
   std::string source_dir;
   std::vector<std::string> build_command;  // {python}, {wheel_dir}, {source_dir} are substituted
-  std::string entry_id_template;           // fmt named fields, see expand.h
+  // What the build command needs in the entry's environment besides torch (pyproject.toml's
+  // [build-system] requires: builds run without isolation so that they see the entry's torch).
+  std::vector<std::string> build_requires;
+  std::string entry_id_template;  // fmt named fields, see expand.h
   SourceLocation entry_id_location;
 };
 
@@ -54,7 +57,17 @@ struct CudaToolkit {
   Version version;           // "12.9": what build tags and ids use
   std::string full_version;  // "12.9.1": what installers and base images use
   std::optional<std::vector<Located<std::string>>> archs;  // overrides default_archs
+  // A pip requirement that installs this toolkit, nvcc included, from PyPI (NVIDIA's toolkit
+  // wheels), so that an entry builds on a host without it. Empty: it cannot be had that way.
+  std::string pypi;
   SourceLocation location;
+};
+
+// Where this project's machines keep interpreters and toolkits, when not in the usual places
+// (pyenv, PATH, /usr/local/cuda-X.Y). Keys are major.minor versions; paths may start with "~/".
+struct Toolchains {
+  std::vector<std::pair<Version, Located<std::string>>> python;  // -> an interpreter
+  std::vector<std::pair<Version, Located<std::string>>> cuda;    // -> a toolkit root (bin/nvcc)
 };
 
 struct TorchRelease {
@@ -107,6 +120,7 @@ struct Matrix {
   std::vector<TorchRelease> torch;
   std::vector<Platform> platforms;
   std::vector<Profile> profiles;
+  Toolchains toolchains;
 
   const Profile* find_profile(std::string_view name) const;
   const CudaToolkit* find_cuda(const Version& version) const;

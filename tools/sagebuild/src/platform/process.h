@@ -29,10 +29,11 @@ struct ProcessResult {
   int exit_code = -1;      // when the child exited
   int signal = 0;          // when a signal ended it
   bool timed_out = false;  // stopped by us at the timeout
+  bool cancelled = false;  // stopped by us because request_stop() was called
   std::string output;      // stdout and stderr interleaved (the tail: keep_output bytes)
 
-  bool ok() const { return exit_code == 0 && signal == 0 && !timed_out; }
-  std::string describe() const;  // "exit code 1", "killed by signal 9", "timed out"
+  bool ok() const { return exit_code == 0 && signal == 0 && !timed_out && !cancelled; }
+  std::string describe() const;  // "exit code 1", "killed by signal 9", "timed out", "stopped"
   std::string last_line() const;
 };
 
@@ -40,6 +41,14 @@ struct ProcessResult {
 // stdout+stderr captured. Errors are for failures to start it ("cannot run 'x': No such file").
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
                                     const ProcessOptions& options = {});
+
+// Stopping everything (Ctrl-C): after request_stop(), every run_process in flight, on any thread,
+// stops its child's whole process group (SIGTERM, then SIGKILL after two seconds) and returns
+// with `cancelled` set, and new calls return that at once without starting anything.
+// request_stop() is async-signal-safe: a SIGINT handler may call it.
+void request_stop() noexcept;
+bool stop_requested() noexcept;
+void clear_stop() noexcept;  // for tests, and for a tool that goes on after an interruption
 
 // The first executable named `program` in PATH.
 std::optional<std::filesystem::path> find_in_path(std::string_view program);

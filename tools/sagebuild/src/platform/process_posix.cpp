@@ -1,6 +1,7 @@
 // POSIX implementation of platform/process.h: posix_spawn (no fork of a large parent), the child
 // in its own process group (so a timeout or Ctrl-C can stop everything it started), stdin from
 // /dev/null, every descriptor of ours close-on-exec, and errors that name the call that failed.
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -54,6 +55,10 @@ std::vector<std::string> child_environment(const ProcessOptions& options) {
   return out;
 }
 
+// Lock-free, so that a signal handler may set it.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
 void stop_group(pid_t pid) {
   ::kill(-pid, SIGTERM);
   for (int i = 0; i < 20; ++i) {  // two seconds to exit cleanly, then no choice
@@ -65,8 +70,19 @@ void stop_group(pid_t pid) {
 
 }  // namespace
 
+void request_stop() noexcept {
+  g_stop.store(true);
+}
+bool stop_requested() noexcept {
+  return g_stop.load();
+}
+void clear_stop() noexcept {
+  g_stop.store(false);
+}
+
 std::string ProcessResult::describe() const {
   if (timed_out) return "timed out";
+  if (cancelled) return "stopped (interrupted)";
   if (signal) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
   return fmt::format("exit code {}", exit_code);
 }
@@ -102,6 +118,11 @@ std::optional<std::filesystem::path> find_in_path(std::string_view program) {
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
                                     const ProcessOptions& options) {
   if (argv.empty()) return Error{"no program to run"};
+  if (stop_requested()) {
+    ProcessResult stopped;
+    stopped.cancelled = true;
+    return stopped;
+  }
   const auto program = find_in_path(argv[0]);
   if (!program) return Error{fmt::format("cannot run '{}': not found in PATH", argv[0])};
 
@@ -158,7 +179,13 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   char buffer[65536];
   while (true) {
-    int wait_ms = -1;
+    // Wake up at least every 100 ms to notice request_stop() from another thread.
+    int wait_ms = 100;
+    if (stop_requested()) {
+      result.cancelled = true;
+      stop_group(pid);
+      break;
+    }
     if (options.timeout.count() > 0) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
@@ -167,7 +194,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
         stop_group(pid);
         break;
       }
-      wait_ms = static_cast<int>(std::min<long long>(left.count(), 1000));
+      wait_ms = static_cast<int>(std::min<long long>(left.count(), wait_ms));
     }
     pollfd fd{read_end.get(), POLLIN, 0};
     const int ready = ::poll(&fd, 1, wait_ms);
@@ -189,7 +216,8 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status) && !result.timed_out) result.signal = WTERMSIG(status);
+  if (WIFSIGNALED(status) && !result.timed_out && !result.cancelled)
+    result.signal = WTERMSIG(status);
   return result;
 }
 

@@ -1,5 +1,7 @@
 #include "platform/process.h"
 
+#include <thread>
+
 #include <catch2/catch.hpp>
 
 namespace sagebuild::platform {
@@ -32,6 +34,31 @@ TEST_CASE("a timeout stops the whole process group", "[process]") {
   CHECK(r->timed_out);
   CHECK(r->describe() == "timed out");
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+TEST_CASE("request_stop stops children on other threads and refuses new ones", "[process]") {
+  clear_stop();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread stopper([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    request_stop();
+  });
+  auto r = run_process({"sh", "-c", "sleep 30 & sleep 30; echo never"});
+  stopper.join();
+  REQUIRE(r);
+  CHECK(r->cancelled);
+  CHECK_FALSE(r->ok());
+  CHECK(r->describe() == "stopped (interrupted)");
+  CHECK(r->output.find("never") == std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  auto after = run_process({"sh", "-c", "echo started"});
+  REQUIRE(after);
+  CHECK(after->cancelled);
+  CHECK(after->output.empty());
+  clear_stop();
+  auto again = run_process({"sh", "-c", "echo started"});
+  REQUIRE(again);
+  CHECK(again->ok());
 }
 
 TEST_CASE("a program that does not exist is an error that names it", "[process]") {

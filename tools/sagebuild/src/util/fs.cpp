@@ -1,6 +1,7 @@
 #include "util/fs.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -110,6 +111,19 @@ TempDir::TempDir(std::string_view purpose) {
 TempDir::~TempDir() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+std::filesystem::path default_cache_dir() {
+  for (const char* var : {"SAGEBUILD_CACHE_DIR"}) {
+    if (const char* v = std::getenv(var); v && *v) return v;
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return std::filesystem::path(xdg) / "sagebuild";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::filesystem::path(home) / ".cache" / "sagebuild";
+  }
+  return std::filesystem::temp_directory_path() / "sagebuild-cache";
 }
 
 }  // namespace sagebuild::fs

@@ -32,6 +32,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// sagebuild's cache: $SAGEBUILD_CACHE_DIR, else $XDG_CACHE_HOME/sagebuild, else
+// ~/.cache/sagebuild (the XDG base directory rule).
+std::filesystem::path default_cache_dir();
+
 // The nearest directory at or above `start` that contains `name`.
 std::filesystem::path find_upwards(const std::filesystem::path& start, std::string_view name);
 

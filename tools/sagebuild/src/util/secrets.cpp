@@ -11,4 +11,16 @@ std::string redact(std::string text, std::initializer_list<std::string_view> sec
   return text;
 }
 
+std::string redact_url(std::string_view url) {
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return std::string(url);
+  const std::size_t host_start = scheme + 3;
+  const std::size_t path = url.find('/', host_start);
+  const std::size_t at = url.rfind('@', path);
+  if (at == std::string_view::npos || at < host_start) return std::string(url);
+  const std::size_t colon = url.find(':', host_start);
+  const std::size_t user_end = colon != std::string_view::npos && colon < at ? colon : at;
+  return std::string(url.substr(0, user_end)) + ":***" + std::string(url.substr(at));
+}
+
 }  // namespace sagebuild

@@ -1,0 +1,171 @@
+#include "backend/progress.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace sagebuild::backend {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+class PlainProgress : public Progress {
+ public:
+  explicit PlainProgress(std::ostream& out) : out_(out) {}
+  void phase(const std::string& id, const std::string& phase) override {
+    std::lock_guard lock(mutex_);
+    auto [it, added] = started_.try_emplace(id, Clock::now());
+    out_ << fmt::format("[{}] {} ({:.0f} s)\n", id, phase, since(it->second)) << std::flush;
+  }
+  void note(const std::string& id, const std::string& line) override {
+    std::lock_guard lock(mutex_);
+    out_ << fmt::format("[{}] {}\n", id, line) << std::flush;
+  }
+  void finished(const std::string& id, bool, const std::string& line) override { note(id, line); }
+  void stop() override {}
+
+ private:
+  std::ostream& out_;
+  std::mutex mutex_;
+  std::map<std::string, Clock::time_point> started_;
+};
+
+class GithubProgress : public Progress {
+ public:
+  explicit GithubProgress(std::ostream& out) : out_(out) {}
+  void phase(const std::string& id, const std::string& phase) override {
+    std::lock_guard lock(mutex_);
+    auto [it, added] = started_.try_emplace(id, Clock::now());
+    lines_[id].push_back(fmt::format("{} ({:.0f} s)", phase, since(it->second)));
+  }
+  void note(const std::string& id, const std::string& line) override {
+    std::lock_guard lock(mutex_);
+    lines_[id].push_back(line);
+  }
+  void finished(const std::string& id, bool ok, const std::string& line) override {
+    std::lock_guard lock(mutex_);
+    out_ << fmt::format("::group::{} {}\n", ok ? "✓" : "✗", id);
+    for (const std::string& l : lines_[id])
+      out_ << l << "\n";
+    out_ << line << "\n::endgroup::\n";
+    if (!ok) out_ << fmt::format("::error title={}::{}\n", id, escape(line));
+    out_ << std::flush;
+    lines_.erase(id);
+  }
+  void stop() override {}
+
+ private:
+  static std::string escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '%')
+        out += "%25";
+      else if (c == '\r')
+        out += "%0D";
+      else if (c == '\n')
+        out += "%0A";
+      else
+        out += c;
+    }
+    return out;
+  }
+  std::ostream& out_;
+  std::mutex mutex_;
+  std::map<std::string, Clock::time_point> started_;
+  std::map<std::string, std::vector<std::string>> lines_;
+};
+
+class LiveProgress : public Progress {
+ public:
+  explicit LiveProgress(std::ostream& out) : out_(out), drawer_([this] { draw_loop(); }) {}
+  ~LiveProgress() override { stop(); }
+  void phase(const std::string& id, const std::string& phase) override {
+    std::lock_guard lock(mutex_);
+    auto [it, added] = running_.try_emplace(id, Row{Clock::now(), phase});
+    it->second.phase = phase;
+    redraw_locked();
+  }
+  void note(const std::string& id, const std::string& line) override {
+    std::lock_guard lock(mutex_);
+    above_locked(fmt::format("{}: {}", id, line));
+  }
+  void finished(const std::string& id, bool ok, const std::string& line) override {
+    std::lock_guard lock(mutex_);
+    running_.erase(id);
+    above_locked(fmt::format("{} {}: {}", ok ? "\033[32m✓\033[0m" : "\033[31m✗\033[0m", id, line));
+  }
+  void stop() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) return;
+      stopped_ = true;
+      clear_locked();
+    }
+    wake_.notify_all();
+    if (drawer_.joinable()) drawer_.join();
+  }
+
+ private:
+  struct Row {
+    Clock::time_point start;
+    std::string phase;
+  };
+  void clear_locked() {
+    for (std::size_t i = 0; i < drawn_; ++i)
+      out_ << "\033[1A\033[2K";  // up one line, erase it
+    drawn_ = 0;
+  }
+  void above_locked(const std::string& line) {
+    clear_locked();
+    out_ << line << "\n";
+    redraw_locked();
+  }
+  void redraw_locked() {
+    if (stopped_) return;
+    clear_locked();
+    for (const auto& [id, row] : running_) {
+      out_ << fmt::format("  \033[36m{:>5.0f} s\033[0m  {}  {}\n", since(row.start), id, row.phase);
+      ++drawn_;
+    }
+    out_ << std::flush;
+  }
+  void draw_loop() {
+    std::unique_lock lock(mutex_);
+    while (!stopped_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(500));
+      if (!stopped_) redraw_locked();
+    }
+  }
+  std::ostream& out_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::map<std::string, Row> running_;
+  std::size_t drawn_ = 0;
+  bool stopped_ = false;
+  std::thread drawer_;  // last: starts after the members it uses
+};
+
+}  // namespace
+
+std::unique_ptr<Progress> make_progress(ProgressStyle style, std::ostream& out) {
+  switch (style) {
+    case ProgressStyle::live:
+      return std::make_unique<LiveProgress>(out);
+    case ProgressStyle::github:
+      return std::make_unique<GithubProgress>(out);
+    case ProgressStyle::plain:
+      break;
+  }
+  return std::make_unique<PlainProgress>(out);
+}
+
+}  // namespace sagebuild::backend

@@ -1,0 +1,64 @@
+#include "backend/wheel_finish.h"
+
+#include <fmt/format.h>
+
+#include "util/sha256.h"
+#include "wheel/repack.h"
+
+namespace sagebuild::backend {
+
+namespace stdfs = std::filesystem;
+
+FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {
+  FinishedWheel result{FinishedWheel::Outcome::repack_failed, {}, {}, {}, 0, 0, {}};
+  wheel::RepackRequest repack{r.produced, r.work, r.build_tag, r.provenance};
+  repack.version = r.version;
+  repack.source_date_epoch = r.source_date_epoch;
+  auto repacked = wheel::repack_wheel(repack);
+  if (!repacked) {
+    result.message = "re-packing the wheel failed: " + repacked.error().message;
+    return result;
+  }
+  result.wheel = *repacked;
+
+  wheel::VerifyOptions verify;
+  verify.known = wheel::KnownVersions{{r.expected.torch}, {r.expected.cuda}};
+  wheel::ExpectedBuild expected = r.expected;
+  expected.wheel = repacked->filename().string();
+  verify.known_entries.push_back(expected);
+  verify.import_tester = r.import_tester;
+  const wheel::WheelReport report = wheel::verify_wheel(*repacked, verify);
+  out << wheel::format_report(report);
+  result.checks = report.checks_run.size();
+  if (!report.ok()) {
+    result.outcome = FinishedWheel::Outcome::verification_failed;
+    result.message = fmt::format("{} failed verification; it stays in {}",
+                                 repacked->filename().string(), r.work.string());
+    for (const auto& f : report.findings) {
+      result.findings +=
+          fmt::format("{} {}{}\n", f.check, f.where.empty() ? "" : f.where + ": ", f.message);
+    }
+    return result;
+  }
+
+  const stdfs::path target = r.dist / repacked->filename();
+  std::error_code ec;
+  stdfs::create_directories(r.dist, ec);
+  stdfs::rename(*repacked, target, ec);
+  if (ec) {
+    result.outcome = FinishedWheel::Outcome::move_failed;
+    result.message =
+        fmt::format("cannot move the wheel into {}: {}", r.dist.string(), ec.message());
+    return result;
+  }
+  result.wheel = target;
+  auto digest = sha256_file(target);
+  if (digest) {
+    result.sha256 = to_hex(digest->digest);
+    result.size = digest->size;
+  }
+  result.outcome = FinishedWheel::Outcome::moved;
+  return result;
+}
+
+}  // namespace sagebuild::backend

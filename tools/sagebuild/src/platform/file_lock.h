@@ -1,0 +1,31 @@
+// An exclusive lock on a file, held for the object's lifetime: how two sagebuild runs (or two
+// entries of one run) that share a cache take turns to fill one of its entries. The lock is the
+// operating system's (flock on POSIX), so it is released when the holder exits, however it exits.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+
+#include "util/expected.h"
+
+namespace sagebuild::platform {
+
+class FileLock {
+ public:
+  // Blocks until the lock is had; `waiting` is called once if another holder makes us wait.
+  // Gives up, with an error, when request_stop() is called while waiting.
+  static Expected<FileLock> acquire(const std::filesystem::path& path,
+                                    const std::function<void()>& waiting = {});
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+}  // namespace sagebuild::platform

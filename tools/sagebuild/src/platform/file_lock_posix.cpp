@@ -1,0 +1,57 @@
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <thread>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "platform/file_lock.h"
+#include "platform/process.h"
+
+namespace sagebuild::platform {
+
+Expected<FileLock> FileLock::acquire(const std::filesystem::path& path,
+                                     const std::function<void()>& waiting) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{fmt::format("cannot open {}: {}", path.string(), std::strerror(errno))};
+  bool told = false;
+  // Non-blocking attempts, so that a Ctrl-C while another run holds the lock is noticed.
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      const int err = errno;
+      ::close(fd);
+      return Error{fmt::format("cannot lock {}: {}", path.string(), std::strerror(err))};
+    }
+    if (!told && waiting) waiting();
+    told = true;
+    if (stop_requested()) {
+      ::close(fd);
+      return Error{fmt::format("interrupted while waiting for {}", path.string())};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return FileLock(fd);
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
+}
+
+}  // namespace sagebuild::platform

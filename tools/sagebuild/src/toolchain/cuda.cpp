@@ -1,0 +1,198 @@
+#include "toolchain/cuda.h"
+
+#include <cstdlib>
+#include <regex>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "platform/file_lock.h"
+#include "platform/process.h"
+#include "toolchain/python.h"
+#include "util/fs.h"
+#include "util/text.h"
+
+namespace sagebuild::toolchain {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+bool same_release(const Version& a, const Version& b) {
+  return a.major() == b.major() && a.minor() == b.minor();
+}
+
+// NVIDIA's wheels lay a toolkit out as nvidia/cu13/{bin,include,lib,nvvm}; find the root that
+// has bin/nvcc, and give it what CMake's FindCUDAToolkit looks for (an unversioned libcudart.so).
+Expected<stdfs::path> provisioned_root(const stdfs::path& dir) {
+  std::error_code ec;
+  for (auto it = stdfs::recursive_directory_iterator(dir, ec);
+       it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->path().filename() == "nvcc" && it->path().parent_path().filename() == "bin") {
+      const stdfs::path root = it->path().parent_path().parent_path();
+      for (const auto& lib : stdfs::directory_iterator(root / "lib", ec)) {
+        const std::string name = lib.path().filename().string();
+        if (name.starts_with("libcudart.so.") && !stdfs::exists(root / "lib" / "libcudart.so")) {
+          stdfs::create_symlink(name, root / "lib" / "libcudart.so", ec);
+        }
+      }
+      return root;
+    }
+  }
+  return Error{"no bin/nvcc"};
+}
+
+}  // namespace
+
+Expected<CudaToolkitPath> inspect_toolkit(const stdfs::path& root) {
+  const stdfs::path nvcc = root / "bin" / "nvcc";
+  std::error_code ec;
+  if (!stdfs::exists(nvcc, ec)) return Error{"no bin/nvcc"};
+  auto r =
+      platform::run_process({nvcc.string(), "--version"}, {.timeout = std::chrono::minutes(1)});
+  if (!r) return Error{r.error().message};
+  if (!r->ok()) return Error{fmt::format("`nvcc --version` failed: {}", r->last_line())};
+  std::smatch m;
+  if (!std::regex_search(r->output, m, std::regex(R"(release (\d+\.\d+), V(\d+\.\d+\.\d+))"))) {
+    return Error{"`nvcc --version` printed no release"};
+  }
+  return CudaToolkitPath{root, nvcc, *Version::parse(m[1].str()), m[2].str(), root.string()};
+}
+
+Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaSearch& search) {
+  const Version& want = cuda.version;
+  // 1. Paths the user named: these must be right.
+  auto named = [&](const stdfs::path& root, const std::string& who) -> Expected<CudaToolkitPath> {
+    auto found = inspect_toolkit(root);
+    if (!found) {
+      return Error{fmt::format("{} names {} for CUDA {}, which is not a CUDA toolkit ({})", who,
+                               root.string(), want.str(), found.error().message)};
+    }
+    if (!same_release(found->release, want)) {
+      return Error{fmt::format("{} names {} for CUDA {}, but its nvcc is {}: wrong nvcc version",
+                               who, root.string(), want.str(), found->version)};
+    }
+    found->origin = root.string() + " (" + who + ")";
+    return found;
+  };
+  for (const auto& [v, root] : search.given) {
+    if (same_release(v, want)) return named(root, "--cuda-path");
+  }
+  for (const auto& [v, path] : search.configured.cuda) {
+    if (same_release(v, want)) {
+      return named(
+          expand_home(path.value),
+          fmt::format("{}: toolchains.cuda",
+                      fmt::format("matrix.yaml:{}:{}", path.location.line, path.location.column)));
+    }
+  }
+
+  // 2. The usual places, taken when their nvcc is the right one.
+  std::vector<std::string> looked;
+  std::vector<std::pair<stdfs::path, std::string>> candidates;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* home = std::getenv(var); home && *home)
+      candidates.push_back({home, "$" + std::string(var)});
+  }
+  candidates.push_back({fmt::format("/usr/local/cuda-{}", want.str()), ""});
+  candidates.push_back({"/usr/local/cuda", ""});
+  if (auto nvcc = platform::find_in_path("nvcc")) {
+    std::error_code ec;
+    const stdfs::path real = stdfs::canonical(*nvcc, ec);
+    candidates.push_back({(ec ? *nvcc : real).parent_path().parent_path(), "nvcc on PATH"});
+  }
+  if (!search.cache.empty()) candidates.push_back({search.cache / want.str() / "toolkit", "cache"});
+  for (const auto& [root, label] : candidates) {
+    const std::string name = label.empty() ? root.string() : label + " " + root.string();
+    stdfs::path probe_root = root;
+    if (label == "cache") {
+      auto provisioned = provisioned_root(root);
+      if (!provisioned) {
+        looked.push_back(name + ": absent");
+        continue;
+      }
+      probe_root = *provisioned;
+    }
+    auto found = inspect_toolkit(probe_root);
+    if (!found) {
+      std::error_code ec;
+      looked.push_back(
+          fmt::format("{}: {}", name, stdfs::exists(root, ec) ? found.error().message : "absent"));
+      continue;
+    }
+    if (same_release(found->release, want)) {
+      found->origin =
+          label == "cache" ? fmt::format("{} (provisioned from PyPI)", probe_root.string()) : name;
+      return found;
+    }
+    looked.push_back(fmt::format("{}: nvcc {}", name, found->version));
+  }
+
+  // 3. Provision it from PyPI into the cache.
+  if (cuda.pypi.empty() || search.cache.empty()) {
+    return Error{fmt::format(
+        "no CUDA {0} toolkit: {1}; {2}. Install it (/usr/local/cuda-{0}), pass "
+        "--cuda-path {0}=DIR, or set toolchains.cuda in matrix.yaml",
+        want.str(), text::join(looked, "; "),
+        search.cache.empty() ? "provisioning is off (--no-cache)"
+                             : fmt::format("matrix.yaml gives CUDA {} no `pypi` requirement to "
+                                           "provision it with",
+                                           want.str()))};
+  }
+  if (!search.provision) {
+    return Error{
+        fmt::format("CUDA {} is not on this machine; it would be provisioned from PyPI "
+                    "({}) into {}",
+                    want.str(), cuda.pypi, (search.cache / want.str()).string())};
+  }
+  const stdfs::path slot = search.cache / want.str();
+  auto lock = platform::FileLock::acquire(slot.string() + ".lock");
+  if (!lock) return lock.error();
+  if (auto again = provisioned_root(slot / "toolkit")) {  // another run provisioned it meanwhile
+    if (auto found = inspect_toolkit(*again); found && same_release(found->release, want)) {
+      found->origin = fmt::format("{} (provisioned from PyPI)", again->string());
+      return found;
+    }
+  }
+  if (search.note)
+    search.note(fmt::format("provisioning CUDA {} from PyPI: {}", want.str(), cuda.pypi));
+  const stdfs::path staging = slot / fmt::format("toolkit.tmp-{}", ::getpid());
+  std::error_code ec;
+  stdfs::remove_all(staging, ec);
+  stdfs::create_directories(slot, ec);
+  auto installed = platform::run_process(
+      {search.python.string(), "-m", "pip", "install", "--quiet", "--no-warn-conflicts",
+       "--disable-pip-version-check", "--target", staging.string(), cuda.pypi},
+      {.timeout = std::chrono::minutes(30)});
+  if (!installed || !installed->ok()) {
+    stdfs::remove_all(staging, ec);
+    return Error{fmt::format("provisioning CUDA {} from PyPI ({}) failed: {}", want.str(),
+                             cuda.pypi,
+                             installed ? installed->last_line() : installed.error().message)};
+  }
+  auto root = provisioned_root(staging);
+  if (!root) {
+    stdfs::remove_all(staging, ec);
+    return Error{
+        fmt::format("{} installs no nvcc (bin/nvcc), so CUDA {} cannot be provisioned "
+                    "from PyPI; install the toolkit or pass --cuda-path {}=DIR",
+                    cuda.pypi, want.str(), want.str())};
+  }
+  auto found = inspect_toolkit(*root);
+  if (!found || !same_release(found->release, want)) {
+    stdfs::remove_all(staging, ec);
+    return Error{fmt::format("{} installs nvcc {}, not CUDA {}: wrong nvcc version", cuda.pypi,
+                             found ? found->version : found.error().message, want.str())};
+  }
+  stdfs::remove_all(slot / "toolkit", ec);
+  stdfs::rename(staging, slot / "toolkit", ec);
+  if (ec)
+    return Error{fmt::format("cannot move the toolkit into {}: {}", slot.string(), ec.message())};
+  auto final_root = provisioned_root(slot / "toolkit");
+  if (!final_root) return final_root.error();
+  auto result = inspect_toolkit(*final_root);
+  if (result) result->origin = fmt::format("{} (provisioned from PyPI)", final_root->string());
+  return result;
+}
+
+}  // namespace sagebuild::toolchain
