@@ -216,18 +216,17 @@ class EntryRun {
     KernelInputs kernel_inputs{o_.root, *toolkit, e_.archs, kernel_defines_from_environment()};
     auto key = kernel_key(kernel_inputs);
     if (!key) return fail("build_failed", key.error().message);
-    const std::string inputs = nlohmann::json{
-        {"kernels", key->json},
-        {"package", package_sources_digest(o_.root / m_.package.source_dir)},
-        {"build_command", m_.package.build_command},
-        {"python", env->python.string()},
-        {"torch", env->torch_version},
-        {"version", o_.package_version},
-        {"source_date_epoch", o_.source_date_epoch},
-        {"commit", o_.git ? o_.git->commit : ""},
-        {"dirty", o_.git ? o_.git->dirty : false},
-        {"sagebuild",
-         SAGEBUILD_VERSION}}.dump();
+    inputs_ = nlohmann::json{{"kernels", key->name},
+                             {"package", package_sources_digest(o_.root / m_.package.source_dir)},
+                             {"build_command", m_.package.build_command},
+                             {"python", env->python.string()},
+                             {"torch", env->torch_version},
+                             {"version", o_.package_version},
+                             {"source_date_epoch", o_.source_date_epoch},
+                             {"commit", o_.git ? o_.git->commit : ""},
+                             {"dirty", o_.git ? o_.git->dirty : false},
+                             {"sagebuild", SAGEBUILD_VERSION}};
+    const std::string inputs = inputs_.dump();
     const auto d = sha256({reinterpret_cast<const std::uint8_t*>(inputs.data()), inputs.size()});
     inputs_digest_ = to_hex(d);
     if (!o_.force && up_to_date()) return;
@@ -335,7 +334,20 @@ class EntryRun {
     if (!text) return false;
     try {
       const auto j = nlohmann::json::parse(*text);
-      if (j.value("status", "") != "built" || j.value("inputs", "") != inputs_digest_) return false;
+      const std::string status = j.value("status", "");
+      if (status != "built" && status != "up_to_date") return false;
+      if (j.value("inputs", "") != inputs_digest_) {
+        // Say why, like ninja -d explain: which inputs differ from the last build's.
+        std::vector<std::string> changed;
+        const auto& before =
+            j.contains("input_values") ? j["input_values"] : nlohmann::json::object();
+        for (const auto& [key, value] : inputs_.items()) {
+          if (!before.contains(key) || before[key] != value) changed.push_back(key);
+        }
+        if (!changed.empty())
+          note("rebuilding: changed since the last build: " + text::join(changed, ", "));
+        return false;
+      }
       const stdfs::path wheel = dist() / j.value("wheel", "");
       auto digest = sha256_file(wheel);
       if (!digest || to_hex(digest->digest) != j.value("sha256", "")) return false;
@@ -383,7 +395,10 @@ class EntryRun {
     for (const auto& ph : result_.phases)
       phases[ph.phase] = ph.seconds;
     record["phases"] = phases;
-    if (result_.ok()) record["inputs"] = inputs_digest_;
+    if (result_.ok()) {
+      record["inputs"] = inputs_digest_;
+      record["input_values"] = inputs_;
+    }
     std::error_code ec;
     stdfs::create_directories(results_file().parent_path(), ec);
     (void)fs::write_file_atomic(results_file(), record.dump(2) + "\n");
@@ -397,6 +412,7 @@ class EntryRun {
   EntryResult result_;
   std::string current_phase_;
   Clock::time_point phase_start_;
+  nlohmann::json inputs_;  // what decides the wheel (see execute)
   std::string inputs_digest_;
 };
 

@@ -11,6 +11,9 @@ namespace stdfs = std::filesystem;
 
 FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {
   FinishedWheel result{FinishedWheel::Outcome::repack_failed, {}, {}, {}, 0, 0, {}};
+  std::error_code ec;
+  stdfs::remove_all(r.work, ec);  // a wheel left by an earlier failed verification
+  stdfs::create_directories(r.work, ec);
   wheel::RepackRequest repack{r.produced, r.work, r.build_tag, r.provenance};
   repack.version = r.version;
   repack.source_date_epoch = r.source_date_epoch;
@@ -42,7 +45,6 @@ FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {
   }
 
   const stdfs::path target = r.dist / repacked->filename();
-  std::error_code ec;
   stdfs::create_directories(r.dist, ec);
   stdfs::rename(*repacked, target, ec);
   if (ec) {

@@ -99,3 +99,61 @@ TEST_CASE("the loader survives hostile input", "[loader]") {
 
 }  // namespace
 }  // namespace sagebuild::matrix
+
+namespace sagebuild::matrix {
+namespace {
+
+constexpr const char* kWithToolchains = R"(package:
+  name: x
+  version: {file: V, regex: '(.*)'}
+  source_dir: p
+  build_requires: ["scikit-build-core==1.1.2", ninja]
+architectures: {"8.0": ">=11.0"}
+default_archs: ["8.0"]
+cuda:
+  "12.6": {version: 12.6.1}
+  "13.0": {version: 13.0.1, pypi: "cuda-toolkit[nvcc]==13.0.1"}
+torch:
+  "2.11.0": {cuda: ["13.0"], python: ["3.12"]}
+platforms:
+  linux: {tag: linux_x86_64, os: linux}
+profiles:
+  all: {description: everything}
+toolchains:
+  python: {"3.12": ~/py/bin/python3.12}
+  cuda: {"12.6": /opt/cuda-12.6}
+)";
+
+TEST_CASE("build_requires, a toolkit's pypi requirement and toolchains are read", "[loader]") {
+  const LoadResult r = load_matrix(kWithToolchains, "matrix.yaml");
+  REQUIRE(r.diagnostics.empty());
+  REQUIRE(r.matrix);
+  CHECK(r.matrix->package.build_requires ==
+        std::vector<std::string>{"scikit-build-core==1.1.2", "ninja"});
+  CHECK(r.matrix->find_cuda(*Version::parse("13.0"))->pypi == "cuda-toolkit[nvcc]==13.0.1");
+  CHECK(r.matrix->find_cuda(*Version::parse("12.6"))->pypi.empty());
+  REQUIRE(r.matrix->toolchains.python.size() == 1);
+  CHECK(r.matrix->toolchains.python[0].first.str() == "3.12");
+  CHECK(r.matrix->toolchains.python[0].second.value == "~/py/bin/python3.12");
+  CHECK(r.matrix->toolchains.python[0].second.location.line == 18);
+  REQUIRE(r.matrix->toolchains.cuda.size() == 1);
+  CHECK(r.matrix->toolchains.cuda[0].second.value == "/opt/cuda-12.6");
+}
+
+TEST_CASE("toolchains are checked like the rest of the file", "[loader]") {
+  std::string text = kWithToolchains;
+  text.replace(text.find("cuda: {\"12.6\": /opt"), 4, "cdua");
+  const LoadResult typo = load_matrix(text, "matrix.yaml");
+  REQUIRE_FALSE(typo.diagnostics.empty());
+  CHECK(format_headline(typo.diagnostics[0]) ==
+        "matrix.yaml:19:3: unknown key 'cdua' in toolchains (did you mean 'cuda'?)");
+  text = kWithToolchains;
+  text.replace(text.find("\"3.12\": ~/py"), 6, "\"3.12.1\"");
+  const LoadResult patch = load_matrix(text, "matrix.yaml");
+  REQUIRE_FALSE(patch.diagnostics.empty());
+  CHECK(format_headline(patch.diagnostics[0]) ==
+        "matrix.yaml:18:12: toolchains.python is keyed by major.minor ('3.12'), not '3.12.1'");
+}
+
+}  // namespace
+}  // namespace sagebuild::matrix

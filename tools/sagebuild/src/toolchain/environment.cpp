@@ -245,8 +245,24 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
       },
       request.note);
   if (!made) return made.error();
-  auto env = probe_torch(venv / "bin" / "python", request.log);
-  if (!env) return env.error();
+  // What torch reports is asked once (importing it takes a second) and kept beside the venv.
+  const stdfs::path probed = venv / "sagebuild-torch.json";
+  Expected<BuildEnvironment> env = Error{""};
+  if (auto kept = fs::read_file(probed)) {
+    try {
+      const auto j = nlohmann::json::parse(*kept);
+      env = BuildEnvironment{venv / "bin" / "python", j.at("version").get<std::string>(),
+                             j.at("cuda").get<std::string>(), false, ""};
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  if (!env) {
+    env = probe_torch(venv / "bin" / "python", request.log);
+    if (!env) return env.error();
+    (void)fs::write_file_atomic(
+        probed,
+        nlohmann::json{{"version", env->torch_version}, {"cuda", env->torch_cuda}}.dump() + "\n");
+  }
   env->reused = !*made;
   env->origin = venv.string();
   return env;

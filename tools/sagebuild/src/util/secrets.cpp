@@ -19,8 +19,11 @@ std::string redact_url(std::string_view url) {
   const std::size_t at = url.rfind('@', path);
   if (at == std::string_view::npos || at < host_start) return std::string(url);
   const std::size_t colon = url.find(':', host_start);
-  const std::size_t user_end = colon != std::string_view::npos && colon < at ? colon : at;
-  return std::string(url.substr(0, user_end)) + ":***" + std::string(url.substr(at));
+  if (colon == std::string_view::npos || colon > at) {
+    // "https://TOKEN@host": the user name is the secret.
+    return std::string(url.substr(0, host_start)) + "***" + std::string(url.substr(at));
+  }
+  return std::string(url.substr(0, colon)) + ":***" + std::string(url.substr(at));
 }
 
 }  // namespace sagebuild
