@@ -1,6 +1,7 @@
 #include "backend/import_test.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 
@@ -17,6 +18,13 @@ using wheel::ImportOutcome;
 namespace stdfs = std::filesystem;
 
 using fs::TempDir;
+
+// "pip 23.2.1 from ..." -> whether it has --python (added in 22.3).
+bool pip_has_python_option(const std::string& version_output) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version_output.c_str(), "pip %d.%d", &major, &minor) != 2) return false;
+  return major > 22 || (major == 22 && minor >= 3);
+}
 
 ImportOutcome skipped(std::string why) {
   return {ImportOutcome::Status::skipped, std::move(why)};
@@ -45,8 +53,11 @@ ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::Import
 
   TempDir dir("sagebuild-import");
   const stdfs::path venv = dir.path() / "venv";
-  auto made = platform::run_process({base.string(), "-m", "venv", venv.string()},
+  // Without pip (ensurepip takes seconds); the base interpreter's pip installs into it through
+  // --python (pip >= 22.3), else the venv gets its own pip after all.
+  auto made = platform::run_process({base.string(), "-m", "venv", "--without-pip", venv.string()},
                                     {.timeout = std::chrono::minutes(5)});
+  if (made && made->cancelled) return failed("interrupted");
   if (!made || !made->ok()) {
     return skipped(fmt::format("cannot make a virtual environment with {}: {}", base.string(),
                                made ? made->last_line() : made.error().message));
@@ -75,6 +86,23 @@ ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::Import
                                          theirs->output);
     if (!written) return skipped(written.error().message);
   }
+  std::vector<std::string> pip = {base.string(), "-m", "pip", "--python", python};
+  if (auto v = platform::run_process({base.string(), "-m", "pip", "--version"});
+      !v || !v->ok() || !pip_has_python_option(v->output)) {
+    auto ensured = platform::run_process({python, "-m", "ensurepip", "--default-pip"},
+                                         {.timeout = std::chrono::minutes(5)});
+    if (!ensured || !ensured->ok()) {
+      return skipped(fmt::format("cannot put pip into the test environment: {}",
+                                 ensured ? ensured->last_line() : ensured.error().message));
+    }
+    pip = {python, "-m", "pip"};
+  }
+  auto pip_install = [&pip](std::vector<std::string> args) {
+    std::vector<std::string> argv = pip;
+    argv.push_back("install");
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  };
   const platform::ProcessOptions pip_options{
       .environment = {{"PIP_DISABLE_PIP_VERSION_CHECK", "1"}, {"PIP_NO_INPUT", "1"}},
       .timeout = options.install_timeout};
@@ -96,15 +124,15 @@ ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::Import
       }
     }
   } else if (!request.torch_requirement.empty()) {
-    auto torch = platform::run_process(
-        {python, "-m", "pip", "install", "--quiet", request.torch_requirement}, pip_options);
+    auto torch =
+        platform::run_process(pip_install({"--quiet", request.torch_requirement}), pip_options);
     if (!torch || !torch->ok()) {
       return skipped(fmt::format("{} cannot be installed here: {}", request.torch_requirement,
                                  torch ? torch->last_line() : torch.error().message));
     }
   }
-  auto install = platform::run_process(
-      {python, "-m", "pip", "install", "--quiet", "--no-deps", wheel_path.string()}, pip_options);
+  auto install = platform::run_process(pip_install({"--quiet", "--no-deps", wheel_path.string()}),
+                                       pip_options);
   if (!install || !install->ok()) {
     return failed(fmt::format("pip cannot install the wheel: {}",
                               install ? install->last_line() : install.error().message));

@@ -175,18 +175,11 @@ class EntryRun {
   }
 
   void execute() {
-    phase("environment");
+    // The toolchain first: a missing toolkit is found out in a second, before gigabytes of
+    // torch are downloaded for nothing.
+    phase("toolchain");
     auto python = toolchain::find_python(e_.python.str(), m_.toolchains);
     if (!python) return fail("build_failed", python.error().message);
-    toolchain::EnvironmentRequest env_request{
-        *python,  e_.python, e_.torch,    m_.package.build_requires,
-        o_.torch, o_.cache,  result_.log, [this](const std::string& l) { note(l); }};
-    auto env = toolchain::prepare_environment(env_request);
-    if (!env) return fail("build_failed", env.error().message);
-    note(fmt::format("Python {} with torch {} (CUDA {}): {}{}", e_.python.str(), env->torch_version,
-                     env->torch_cuda, env->origin, env->reused ? " (reused)" : ""));
-
-    phase("toolkit");
     const matrix::CudaToolkit* cuda = m_.find_cuda(e_.cuda);
     if (!cuda)
       return fail("build_failed", fmt::format("CUDA {} is not in matrix.yaml", e_.cuda.str()));
@@ -195,7 +188,17 @@ class EntryRun {
         *python,       true,          [this](const std::string& l) { note(l); }};
     auto toolkit = toolchain::find_cuda(*cuda, search);
     if (!toolkit) return fail("build_failed", toolkit.error().message);
-    note(fmt::format("CUDA {}: {}", toolkit->version, toolkit->origin));
+    note(fmt::format("Python {}: {}; CUDA {}: {}", e_.python.str(), python->string(),
+                     toolkit->version, toolkit->origin));
+
+    phase("environment");
+    toolchain::EnvironmentRequest env_request{
+        *python,  e_.python, e_.torch,    m_.package.build_requires,
+        o_.torch, o_.cache,  result_.log, [this](const std::string& l) { note(l); }};
+    auto env = toolchain::prepare_environment(env_request);
+    if (!env) return fail("build_failed", env.error().message);
+    note(fmt::format("torch {} (CUDA {}): {}{}", env->torch_version, env->torch_cuda, env->origin,
+                     env->reused ? " (reused)" : ""));
     const auto torch_cuda = Version::parse(env->torch_cuda);
     if (!torch_cuda || torch_cuda->major() != e_.cuda.major()) {
       return fail("build_failed",
@@ -515,26 +518,33 @@ void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>&
                                  false,
                                  {}};
     auto toolkit = toolchain::find_cuda(*cuda, search);
-    if (!toolkit) {
-      out << fmt::format("  toolkit      {}\n\n", toolkit.error().message);
-      continue;
+    stdfs::path kernels;
+    toolchain::CudaToolkitPath shown;
+    if (toolkit) {
+      shown = *toolkit;
+      out << fmt::format("  toolkit      CUDA {}: {}\n", toolkit->version, toolkit->origin);
+      KernelInputs inputs{o.root, *toolkit, e.archs, kernel_defines_from_environment()};
+      auto key = kernel_key(inputs);
+      kernels = o.kernel_cache && key
+                    ? o.cache / "kernels" / key->name / "prefix"
+                    : o.root / "build" / "sagebuild" / e.id / "kernels" / "prefix";
+      std::error_code ec;
+      out << fmt::format("  kernels      {} ({})\n", key ? key->name : key.error().message,
+                         !o.kernel_cache ? "compiled for this entry (--no-cache)"
+                         : stdfs::exists(kernels.parent_path() / "key.json", ec) ? "cached"
+                                                                                 : "to compile");
+    } else {
+      // The plan still shows the commands, with the toolkit's place left open.
+      out << fmt::format("  toolkit      MISSING: {}\n", toolkit.error().message);
+      shown.root = fmt::format("<CUDA {} toolkit>", e.cuda.str());
+      shown.nvcc = shown.root / "bin" / "nvcc";
+      kernels = o.cache / "kernels" / fmt::format("cuda{}-<key>", e.cuda.str()) / "prefix";
     }
-    out << fmt::format("  toolkit      CUDA {}: {}\n", toolkit->version, toolkit->origin);
-    KernelInputs inputs{o.root, *toolkit, e.archs, kernel_defines_from_environment()};
-    auto key = kernel_key(inputs);
-    const stdfs::path kernels = o.kernel_cache && key
-                                    ? o.cache / "kernels" / key->name / "prefix"
-                                    : o.root / "build" / "sagebuild" / e.id / "kernels" / "prefix";
-    std::error_code ec;
-    out << fmt::format("  kernels      {} ({})\n", key ? key->name : key.error().message,
-                       !o.kernel_cache ? "compiled for this entry (--no-cache)"
-                       : stdfs::exists(kernels.parent_path() / "key.json", ec) ? "cached"
-                                                                               : "to compile");
     const stdfs::path work = o.root / "build" / "sagebuild" / e.id;
     const stdfs::path venv_python = o.cache / "envs" / "<environment>" / "bin" / "python";
     out << "  command      "
         << text::join(build_argv(m, o.root, venv_python, work / "backend"), " ") << "\n";
-    for (const auto& [name, value] : wheel_build_environment(e, o, *toolkit, kernels, work, 1)) {
+    for (const auto& [name, value] : wheel_build_environment(e, o, shown, kernels, work, 1)) {
       if (name != "PATH") out << fmt::format("    {}={}\n", name, value);
     }
     out << "\n";

@@ -1,8 +1,9 @@
 // sagebuild build --profile P [--entry ID]: every selected matrix entry built natively into a
 // verified wheel in dist/. Per entry:
-//   environment  the entry's Python (toolchain/python.h) and a venv with its torch
-//                (toolchain/environment.h), made once in the cache
-//   toolkit      the entry's CUDA toolkit, found or provisioned (toolchain/cuda.h)
+//   toolchain    the entry's Python (toolchain/python.h) and CUDA toolkit, found or
+//                provisioned (toolchain/cuda.h): first, as it fails fast
+//   environment  a venv of that Python with the entry's torch (toolchain/environment.h), made
+//                once in the cache
 //   kernels      the kernel library from the kernel cache, compiled on a miss (kernel_cache.h)
 //   wheel        package.build_command in the environment, linking the cached kernels
 //   verify       renamed, provenance recorded, every verify-wheel check incl. an import in a

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "platform/process.h"
 #include "util/sha256.h"
 #include "wheel/repack.h"
 
@@ -44,6 +45,12 @@ FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {
     return result;
   }
 
+  // Ctrl-C during verification: whatever the checks said, they did not all run to the end.
+  if (platform::stop_requested()) {
+    result.outcome = FinishedWheel::Outcome::verification_failed;
+    result.message = "interrupted during verification";
+    return result;
+  }
   const stdfs::path target = r.dist / repacked->filename();
   stdfs::create_directories(r.dist, ec);
   stdfs::rename(*repacked, target, ec);

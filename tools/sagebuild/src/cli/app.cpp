@@ -483,6 +483,13 @@ class Commands {
       options.source_date_epoch = options.git->commit_time;
     if (options.cache.empty()) options.cache = fs::default_cache_dir();
     options.cache = stdfs::absolute(options.cache);
+    // Builds run in the matrix's directory: paths given relative to here must not move.
+    for (auto& python : options.torch.existing) {
+      if (python.has_parent_path()) python = stdfs::absolute(python);
+    }
+    if (!options.torch.find_links.empty() && stdfs::exists(options.torch.find_links)) {
+      options.torch.find_links = stdfs::absolute(options.torch.find_links).string();
+    }
     for (const std::string& spec : flags.cuda_paths) {
       const auto eq = spec.find('=');
       auto version = Version::parse(spec.substr(0, eq));

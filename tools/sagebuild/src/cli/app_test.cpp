@@ -110,12 +110,36 @@ TEST_CASE("bake writes a file atomically, or to stdout", "[cli]") {
   CHECK(windows_only.code == kUsageError);
 }
 
-TEST_CASE("build says plainly what this version does not do", "[cli]") {
-  const Run r = sagebuild({"build", "--env", "current", "--profile", "stable"});
-  CHECK(r.code == kUsageError);
-  CHECK(r.err.find("--profile and --entry, one isolated environment per matrix entry, are not in "
-                   "this version") != std::string::npos);
-  CHECK(sagebuild({"build"}).code == kUsageError);  // --env is required
+TEST_CASE("build needs to be told what to build, and says so", "[cli]") {
+  const Run both = sagebuild({"build", "--env", "current", "--profile", "stable"});
+  CHECK(both.code == kUsageError);
+  CHECK(both.err.find("--env current builds this environment's wheel; it does not take "
+                      "--profile or --entry") != std::string::npos);
+  const Run none = sagebuild({"build"});
+  CHECK(none.code == kUsageError);
+  CHECK(none.err.find("say what to build: --profile NAME, --entry ID, or --env current") !=
+        std::string::npos);
+  const Run typo =
+      sagebuild({"build", "--entry", "linux-sage2-pytorch28-cu129-python311x", "--dry-run"});
+  CHECK(typo.code == kUsageError);
+  CHECK(typo.err.find("no entry 'linux-sage2-pytorch28-cu129-python311x' in any profile (did you "
+                      "mean 'linux-sage2-pytorch28-cu129-python311'?)") != std::string::npos);
+  const Run windows = sagebuild({"build", "--profile", "stable", "--platform", "windows"});
+  CHECK(windows.code == kUsageError);
+  CHECK(windows.err.find("is a windows entry: it builds on a windows runner") != std::string::npos);
+}
+
+TEST_CASE("build --dry-run shows each entry's plan and builds nothing", "[cli]") {
+  const Run dry = sagebuild(
+      {"build", "--profile", "stable", "--dry-run", "--cache-dir", "/nonexistent/sagebuild-cache"});
+  CHECK(dry.code == kSuccess);
+  CHECK(dry.out.find("sagebuild: 3 entries of profile stable") != std::string::npos);
+  CHECK(dry.out.find("linux-sage2-pytorch28-cu129-python312\n  wheel        "
+                     "sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl") !=
+        std::string::npos);
+  CHECK(dry.out.find("-m pip wheel --no-deps --no-build-isolation") != std::string::npos);
+  CHECK(dry.out.find("TORCH_CUDA_ARCH_LIST=8.0;8.6;8.9;9.0a;12.0") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists("/nonexistent/sagebuild-cache"));
 }
 
 TEST_CASE("profiles and validate", "[cli]") {

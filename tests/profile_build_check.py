@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""sagebuild build --profile/--entry end to end, on a copy of this repository's kernels and
+package with a test matrix (one architecture, so that the kernels compile in seconds):
+
+- a real build: the kernels are compiled into the kernel cache, the wheel links them, is
+  verified (import test included) and lands in dist/; the results file records each phase
+- a second run is "up to date" and builds nothing; --no-cache compiles the kernels again
+- a missing Python, a missing CUDA toolkit, a wrong nvcc version and a failing compiler each
+  end with a clear message, exit code 4 and nothing in dist/
+- Ctrl-C (SIGINT) in each phase (toolchain, environment, kernels, wheel, verify) ends with exit
+  code 130, no process left running, nothing in dist/, no half-made cache entry
+
+Usage: profile_build_check.py SAGEBUILD REPO TORCH_PYTHON
+TORCH_PYTHON: an interpreter with torch 2.11 (CUDA 13), used as an existing environment.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+from checklib import check, finish
+
+MATRIX = """\
+schema: 1
+package:
+  name: sageattention
+  version: {{file: python/pyproject.toml, regex: '^version\\s*=\\s*"([^"]+)"'}}
+  source_dir: python
+  build_command: {build_command}
+architectures: {{"8.0": ">=11.0"}}
+default_archs: ["8.0"]
+cuda:
+  "12.6": {{version: "12.6.1"}}
+  "13.0": {{version: "13.0.1"}}
+torch:
+  "2.11.0": {{cuda: ["12.6", "13.0"], python: ["3.8", "3.12"]}}
+platforms: {{linux: {{tag: linux_x86_64, os: linux}}}}
+profiles:
+  all: {{description: every entry}}
+{toolchains}
+"""
+PIP_WHEEL = ('["{python}", "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", '
+             '"--wheel-dir", "{wheel_dir}", "{source_dir}"]')
+ENTRY = "linux-pytorch211-cu130-python312"
+# A marker in the command lines of the slow fakes, to find any left running after Ctrl-C.
+MARKER = "sagebuild-interrupt-probe"
+SLEEP = f'exec python3 -c "import time; time.sleep(600)" {MARKER}'
+
+
+def write_script(path, body):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body + "\n")
+    os.chmod(path, stat.S_IRWXU)
+    return path
+
+
+def fake_toolkit(root, version, otherwise):
+    """A CUDA toolkit whose nvcc reports `version` and does `otherwise` for anything else."""
+    release = version.rsplit(".", 1)[0]
+    write_script(os.path.join(root, "bin", "nvcc"),
+                 f'if [ "$1" = "--version" ]; then\n'
+                 f"  echo 'Cuda compilation tools, release {release}, V{version}'; exit 0\nfi\n"
+                 + otherwise)
+    return root
+
+
+class Project:
+    def __init__(self, repo, tmp):
+        self.root = os.path.join(tmp, "project")
+        for item in ["CMakeLists.txt", "kernels/CMakeLists.txt", "kernels/include", "kernels/src",
+                     "kernels/cmake", "python"]:
+            src, dst = os.path.join(repo, item), os.path.join(self.root, item)
+            if os.path.isdir(src):
+                shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "build",
+                                                                        "dist", "*.so"))
+            else:
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copy(src, dst)
+        self.cache = os.path.join(tmp, "cache")
+        self.dist = os.path.join(self.root, "dist")
+
+    def configure(self, build_command=PIP_WHEEL, toolchains=""):
+        with open(os.path.join(self.root, "matrix.yaml"), "w") as f:
+            f.write(MATRIX.format(build_command=build_command, toolchains=toolchains))
+
+    def argv(self, sagebuild, *args):
+        return [sagebuild, "--matrix", os.path.join(self.root, "matrix.yaml"), "build",
+                "--cache-dir", self.cache, *args]
+
+    def dist_files(self):
+        return sorted(os.listdir(self.dist)) if os.path.isdir(self.dist) else []
+
+    def leftovers(self):
+        """Half-made cache entries: staging directories that outlived their run."""
+        return glob.glob(os.path.join(self.cache, "**", "*.tmp-*"), recursive=True)
+
+    def results(self, entry=ENTRY):
+        with open(os.path.join(self.root, "build", "results", entry + ".json")) as f:
+            return json.load(f)
+
+
+def run(argv, env=None, timeout=900):
+    start = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
+    return done, time.monotonic() - start
+
+
+def clean_env(**extra):
+    env = dict(os.environ)
+    for var in ["CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST", "SKBUILD_CMAKE_DEFINE",
+                "GITHUB_ACTIONS"]:
+        env.pop(var, None)
+    env.update(extra)
+    return env
+
+
+def interrupt_in_phase(project, argv, phase, env):
+    """Starts the build, sends SIGINT once the entry reports `phase` (plus a moment, so that the
+    phase's work is under way), and returns (exit code, output)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
+    output = []
+    deadline = time.monotonic() + 300
+    for line in proc.stdout:
+        output.append(line)
+        if line.startswith(f"[{ENTRY}] {phase} ("):
+            time.sleep(1.5)
+            proc.send_signal(signal.SIGINT)
+            break
+        if time.monotonic() > deadline:
+            break
+    try:
+        rest, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rest, _ = proc.communicate()
+    output.append(rest)
+    return proc.returncode, "".join(output)
+
+
+def stray_processes():
+    done = subprocess.run(["pgrep", "-f", MARKER], capture_output=True, text=True)
+    return done.stdout.split()
+
+
+def main():
+    sagebuild, repo, torch_python = (os.path.abspath(a) for a in sys.argv[1:4])
+    tmp = tempfile.mkdtemp(prefix="sagebuild-profile-")
+    try:
+        project = Project(repo, tmp)
+        env = clean_env()
+
+        # --- a real build, then nothing to do, then --no-cache ---------------------------------
+        project.configure()
+        done, seconds = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env", torch_python),
+                            env)
+        wheel = f"sageattention-2.2.0-2110.130-cp312-cp312-linux_x86_64.whl"
+        check("a real entry builds into dist/ through the kernel cache",
+              done.returncode == 0 and project.dist_files() == [wheel]
+              and "kernel cache miss: compiling cuda13.0-" in done.stdout,
+              done.stdout[-3000:] + done.stderr)
+        if done.returncode != 0:
+            return finish("profile build")
+        record = project.results()
+        check("the results file records the wheel, its digest and every phase",
+              record["status"] == "built" and record["wheel"] == wheel
+              and len(record["sha256"]) == 64
+              and list(record["phases"]) == ["toolchain", "environment", "kernels", "wheel", "verify"],
+              json.dumps(record, indent=1))
+        check("the entry's log holds the build and the verification report",
+              "import test passed" in open(record["log"]).read())
+        print(f"     first build: {seconds:.1f} s")
+
+        again, again_seconds = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env",
+                                                torch_python), env)
+        check("a second run with nothing changed is up to date and builds nothing",
+              again.returncode == 0 and "up_to_date" in again.stdout and again_seconds < 10,
+              again.stdout + again.stderr)
+        print(f"     second run: {again_seconds:.2f} s")
+
+        forced, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env", torch_python,
+                                     "--force"), env)
+        check("--force rebuilds, taking the kernels from the cache",
+              forced.returncode == 0 and "kernel cache hit: cuda13.0-" in forced.stdout,
+              forced.stdout[-2000:])
+        naive, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env", torch_python,
+                                    "--force", "--no-cache"), env)
+        check("--no-cache compiles the kernels for the entry itself",
+              naive.returncode == 0 and "(cuda13.0-" in naive.stdout and "no cache" in naive.stdout,
+              naive.stdout[-2000:])
+        dry, _ = run(project.argv(sagebuild, "--profile", "all", "--dry-run", "--python-env",
+                                  torch_python), env)
+        check("--dry-run prints each entry's toolchain and exact command, builds nothing",
+              dry.returncode == 0 and f"{ENTRY}\n" in dry.stdout
+              and "SKBUILD_CMAKE_DEFINE=SAGEATTN_KERNELS_PREBUILT=" in dry.stdout
+              and "-m pip wheel --no-deps" in dry.stdout
+              and "no CUDA 12.6 toolkit" in dry.stdout, dry.stdout[-3000:])
+        shutil.rmtree(project.dist)
+
+        # --- failures: a clear message, exit 4, nothing in dist/ ------------------------------
+        def failure(name, args, want, extra_env=None, toolchains=""):
+            project.configure(toolchains=toolchains)
+            done, _ = run(project.argv(sagebuild, *args), clean_env(**(extra_env or {})))
+            text = done.stdout + done.stderr
+            check(f"{name}: exit 4, '{want}', dist/ empty",
+                  done.returncode == 4 and want in text and not project.dist_files(), text[-2500:])
+
+        failure("a missing Python", ["--entry", "linux-pytorch211-cu130-python38"],
+                "no Python 3.8 here: looked in matrix.yaml toolchains.python, pyenv",
+                {"PYENV_ROOT": os.path.join(tmp, "no-pyenv"), "PATH": "/usr/bin:/bin"})
+        failure("a configured Python that is not there", ["--entry", ENTRY],
+                "toolchains.python '3.12' is /nonexistent/python3.12, which does not run",
+                toolchains='toolchains: {python: {"3.12": /nonexistent/python3.12}}')
+        failure("a missing CUDA toolkit",
+                ["--entry", "linux-pytorch211-cu126-python312", "--python-env", torch_python],
+                "no CUDA 12.6 toolkit: ")
+        wrong = fake_toolkit(os.path.join(tmp, "cuda-12.4"), "12.4.131", "exit 1")
+        failure("a wrong nvcc version",
+                ["--entry", "linux-pytorch211-cu126-python312", "--python-env", torch_python,
+                 "--cuda-path", f"12.6={wrong}"],
+                "but its nvcc is 12.4.131: wrong nvcc version")
+        broken = fake_toolkit(os.path.join(tmp, "cuda-broken"), "13.0.88",
+                              'echo "nvcc fatal: the compiler says no" >&2; exit 1')
+        failure("a failing compiler",
+                ["--entry", ENTRY, "--python-env", torch_python, "--force",
+                 "--cuda-path", f"13.0={broken}"],
+                "configuring the kernels failed (exit code 1); log: ")
+        check("a failing compiler leaves no kernel cache entry behind", not project.leftovers(),
+              str(project.leftovers()))
+
+        # --- Ctrl-C in each phase --------------------------------------------------------------
+        # The interpreter the torch environment was made from (not a pyenv shim, which runs
+        # only the active version).
+        real_python = subprocess.check_output(
+            [torch_python, "-c", "import os, sys; print(os.path.realpath(sys._base_executable))"],
+            text=True).strip()
+        # Sleeps when asked to make a venv (the environment phase without --python-env, and the
+        # import test of the verify phase), else is the interpreter it wraps.
+        def slow_venv_python(name, target):
+            return write_script(os.path.join(tmp, name, "python3.12"),
+                                f'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then\n'
+                                f"  {SLEEP}\nfi\nexec {target} \"$@\"")
+        slow_base = slow_venv_python("slow-base", real_python)
+        slow_env = slow_venv_python("slow-env", torch_python)
+        slow_nvcc_version = write_script(os.path.join(tmp, "cuda-slow-version", "bin", "nvcc"),
+                                         SLEEP)
+        slow_compiler = fake_toolkit(os.path.join(tmp, "cuda-slow"), "13.0.88",
+                                     SLEEP)
+        cases = [
+            ("environment", ["--entry", ENTRY], PIP_WHEEL,
+             f'toolchains: {{python: {{"3.12": {slow_base}}}}}'),
+            ("toolchain", ["--entry", ENTRY, "--python-env", torch_python, "--cuda-path",
+                         f"13.0={os.path.dirname(os.path.dirname(slow_nvcc_version))}"],
+             PIP_WHEEL, ""),
+            ("kernels", ["--entry", ENTRY, "--python-env", torch_python, "--no-cache",
+                         "--cuda-path", f"13.0={slow_compiler}"], PIP_WHEEL, ""),
+            ("wheel", ["--entry", ENTRY, "--python-env", torch_python, "--force"],
+             f'["{{python}}", "-c", "import time; time.sleep(600)  # {MARKER}"]', ""),
+            ("verify", ["--entry", ENTRY, "--python-env", slow_env, "--force"], PIP_WHEEL, ""),
+        ]
+        for phase, args, build_command, toolchains in cases:
+            project.configure(build_command=build_command, toolchains=toolchains)
+            start = time.monotonic()
+            code, output = interrupt_in_phase(project, project.argv(sagebuild, *args), phase, env)
+            seconds = time.monotonic() - start
+            time.sleep(0.5)
+            strays = stray_processes()
+            record = project.results()
+            check(f"Ctrl-C during {phase}: exit 130 in {seconds:.0f} s, no process left, dist/ "
+                  "empty, no half-made cache entry, recorded as interrupted",
+                  code == 130 and "interrupted" in output and not strays
+                  and not project.dist_files() and not project.leftovers()
+                  and record["status"] == "interrupted",
+                  f"exit {code}; strays {strays}; dist {project.dist_files()}; "
+                  f"leftovers {project.leftovers()}; status {record['status']}\n{output[-2500:]}")
+            for pid in strays:
+                os.kill(int(pid), signal.SIGKILL)
+        return finish("profile build")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
