@@ -17,6 +17,7 @@ files=$(git ls-files 'tools/*.cpp' 'tools/*.h' 'kernels/*.cpp' 'kernels/*.h' 'ke
   ':!kernels/src/instantiations/*')
 clang-format --dry-run --Werror $files
 build/pytools/bin/hadolint docker/Dockerfile.linux
+bash scripts/check-win32.sh   # the Win32 process layer and MSVC backend, cross-compiled
 # The workflow: GitHub's workflow schema, then zizmor's security audits (offline: no API calls).
 # actionlint is not used: its PyPI package downloads its binary from GitHub while installing,
 # which this machine cannot reach (docs/github.md).

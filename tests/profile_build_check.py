@@ -7,6 +7,8 @@ package with a test matrix (one architecture, so that the kernels compile in sec
 - a second run is "up to date" and builds nothing; --no-cache compiles the kernels again
 - a missing Python, a missing CUDA toolkit, a wrong nvcc version and a failing compiler each
   end with a clear message, exit code 4 and nothing in dist/
+- --backend docker with a fake docker client: the Bake file, the exact command, the wheel
+  verified on the host and moved into dist/, a failing bake
 - Ctrl-C (SIGINT) in each phase (toolchain, environment, kernels, wheel, verify) ends with exit
   code 130, no process left running, nothing in dist/, no half-made cache entry
 
@@ -145,6 +147,82 @@ def interrupt_in_phase(project, argv, phase, env):
     return proc.returncode, "".join(output)
 
 
+FAKE_DOCKER = """#!/usr/bin/env python3
+# Stands in for the docker client (this machine has no engine): records its arguments, and for
+# `buildx bake` exports each target's wheel (by its image title label) from $FAKE_DOCKER_WHEELS
+# into the target's local output, like the real exporter would.
+import json, os, shutil, sys
+args = sys.argv[1:]
+with open(os.environ["FAKE_DOCKER_LOG"], "a") as log:
+    log.write(json.dumps(args) + "\\n")
+if args[:2] != ["buildx", "bake"]:
+    sys.exit(2)
+targets, i = [], 2
+while i < len(args):
+    if args[i] in ("--file", "--progress", "--set"):
+        i += 2
+        continue
+    targets.append(args[i])
+    i += 1
+bake = json.load(open(args[args.index("--file") + 1]))
+for name in targets:
+    target = bake["target"][name]
+    dest = target["output"][0].split("dest=", 1)[1]
+    wheel = os.path.join(os.environ.get("FAKE_DOCKER_WHEELS", "/nonexistent"),
+                         target["labels"]["org.opencontainers.image.title"])
+    if os.path.exists(wheel):
+        os.makedirs(dest, exist_ok=True)
+        shutil.copy(wheel, dest)
+print("#1 [internal] load build definition from Dockerfile.linux")
+sys.exit(int(os.environ.get("FAKE_DOCKER_EXIT", "0")))
+"""
+
+
+def docker_backend(sagebuild, project, tmp, wheels, wheel):
+    """--backend docker against a fake docker client: the generated Bake file, the exact
+    command, the host-side verification and move into dist/, and a failing bake."""
+    project.configure()
+    bin_dir = os.path.join(tmp, "fake-docker")
+    os.makedirs(bin_dir)
+    with open(os.path.join(bin_dir, "docker"), "w") as f:
+        f.write(FAKE_DOCKER)
+    os.chmod(os.path.join(bin_dir, "docker"), stat.S_IRWXU)
+    log = os.path.join(tmp, "docker-argv.log")
+    env = clean_env(PATH=bin_dir + os.pathsep + os.environ["PATH"], FAKE_DOCKER_LOG=log,
+                    FAKE_DOCKER_WHEELS=wheels)
+    done, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--backend", "docker"), env)
+    bake_file = os.path.join(project.root, "build", "sagebuild", "docker-bake.json")
+    argv = [json.loads(line) for line in open(log)] if os.path.exists(log) else []
+    check("--backend docker runs `docker buildx bake` on the generated file, then verifies and "
+          "moves the exported wheel into dist/",
+          done.returncode == 0 and project.dist_files() == [wheel]
+          and argv == [["buildx", "bake", "--file", bake_file, "--progress", "plain", ENTRY]]
+          and project.results()["status"] == "built"
+          and list(project.results()["phases"]) == ["docker", "verify"],
+          f"argv {argv}\n{done.stdout[-2500:]}{done.stderr}")
+    bake = json.load(open(bake_file))
+    target = bake["target"][ENTRY]
+    check("the Bake target builds the entry with sagebuild inside and exports per entry",
+          target["args"]["SAGEBUILD_ENTRY"] == ENTRY and target["args"]["CUDA_VERSION"] == "13.0.1"
+          and target["output"] == ["type=local,dest=" + os.path.join(
+              project.root, "build", "sagebuild", "docker-out", ENTRY)]
+          and target["dockerfile"] == "docker/Dockerfile.linux", json.dumps(target, indent=1))
+    shutil.rmtree(project.dist)
+    failed, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--backend", "docker"),
+                    dict(env, FAKE_DOCKER_EXIT="1", FAKE_DOCKER_WHEELS=os.path.join(tmp, "none")))
+    check("a failing bake: exit 4, its log named with its last lines, dist/ empty",
+          failed.returncode == 4 and "docker buildx bake failed (exit code 1); log: " in failed.stdout
+          and "load build definition" in failed.stdout and not project.dist_files(),
+          failed.stdout[-2000:] + failed.stderr)
+    dry, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--backend", "docker", "--dry-run",
+                              "--torch-index-url", "https://user:t0ken@example.invalid/whl/cu130"),
+                 env)
+    check("--dry-run --backend docker prints the exact command, with credentials masked",
+          dry.returncode == 0 and f"docker buildx bake --file {bake_file} --progress plain --set "
+          "'*.args.TORCH_INDEX_URL=https://user:***@example.invalid/whl/cu130' " + ENTRY in dry.stdout
+          and "t0ken" not in dry.stdout, dry.stdout + dry.stderr)
+
+
 def stray_processes():
     done = subprocess.run(["pgrep", "-f", MARKER], capture_output=True, text=True)
     return done.stdout.split()
@@ -202,7 +280,11 @@ def main():
               and "SKBUILD_CMAKE_DEFINE=SAGEATTN_KERNELS_PREBUILT=" in dry.stdout
               and "-m pip wheel --no-deps" in dry.stdout
               and "no CUDA 12.6 toolkit" in dry.stdout, dry.stdout[-3000:])
+        wheels = os.path.join(tmp, "wheels")
+        os.makedirs(wheels)
+        shutil.copy(os.path.join(project.dist, wheel), wheels)
         shutil.rmtree(project.dist)
+        docker_backend(sagebuild, project, tmp, wheels, wheel)
 
         # --- failures: a clear message, exit 4, nothing in dist/ ------------------------------
         def failure(name, args, want, extra_env=None, toolchains=""):

@@ -30,7 +30,9 @@ nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
       target["labels"] = {
           {"org.opencontainers.image.title", e.wheel},
       };
-      target["output"] = {"type=local,dest=" + options.output_dir};
+      target["output"] = {"type=local,dest=" + (options.output_per_target
+                                                    ? options.output_dir + "/" + e.id
+                                                    : options.output_dir)};
       target_section[e.id] = std::move(target);
     }
     if (!names.empty()) {
@@ -43,6 +45,20 @@ nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
   file["group"] = std::move(group_section);
   file["target"] = std::move(target_section);
   return file;
+}
+
+std::vector<std::string> bake_command(const std::string& file,
+                                      const std::vector<std::string>& targets,
+                                      const std::vector<std::string>& set) {
+  // --progress plain: the log is a file, not a terminal.
+  std::vector<std::string> argv = {"docker", "buildx",     "bake", "--file",
+                                   file,     "--progress", "plain"};
+  for (const std::string& s : set) {
+    argv.push_back("--set");
+    argv.push_back(s);
+  }
+  argv.insert(argv.end(), targets.begin(), targets.end());
+  return argv;
 }
 
 }  // namespace sagebuild::backend

@@ -16,6 +16,9 @@ struct BakeOptions {
   std::string context = ".";
   std::string stage = "wheel";      // the Dockerfile stage whose files are the output
   std::string output_dir = "dist";  // local exporter destination
+  // Each target exports into output_dir/<entry id>, so that a wheel is known by its entry
+  // (sagebuild build --backend docker); off: all into output_dir (the seeds' layout).
+  bool output_per_target = false;
 };
 
 struct BakeGroup {
@@ -27,5 +30,11 @@ struct BakeGroup {
 // one group per profile, and "default": the profile named "default" if present, else the first.
 nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
                                       const BakeOptions& options);
+
+// The command that builds `targets` of the Bake file at `file`: what `sagebuild build
+// --backend docker` runs (and --dry-run prints). `set` adds --set overrides (target.key=value).
+std::vector<std::string> bake_command(const std::string& file,
+                                      const std::vector<std::string>& targets,
+                                      const std::vector<std::string>& set = {});
 
 }  // namespace sagebuild::backend

@@ -293,8 +293,8 @@ class EntryRun {
     p.flags = {"TORCH_CUDA_ARCH_LIST=" + e_.arch_list(),
                "SOURCE_DATE_EPOCH=" + std::to_string(o_.source_date_epoch),
                "kernels=" + kernels->key};
-    for (const std::string& d : kernel_inputs.defines)
-      p.flags.push_back("SKBUILD_CMAKE_DEFINE=" + d);
+    for (const std::string& define : kernel_inputs.defines)
+      p.flags.push_back("SKBUILD_CMAKE_DEFINE=" + define);
     WheelToFinish finish{
         produced,
         work() / "out",
@@ -380,31 +380,9 @@ class EntryRun {
   stdfs::path results_file() const { return o_.root / "build" / "results" / (e_.id + ".json"); }
 
   void save() {
-    nlohmann::ordered_json record = {
-        {"entry", e_.id},          {"status", result_.status},    {"python", e_.python.str()},
-        {"torch", e_.torch.str()}, {"cuda", e_.cuda_full},        {"platform", e_.platform_tag},
-        {"archs", e_.archs},       {"log", result_.log.string()}, {"seconds", result_.seconds}};
-    if (!result_.message.empty() && !result_.ok()) record["message"] = result_.message;
-    if (!result_.wheel.empty()) record["wheel"] = result_.wheel.filename().string();
-    if (!result_.sha256.empty()) {
-      record["sha256"] = result_.sha256;
-      record["size"] = result_.size;
-    }
-    if (!result_.kernels.empty()) {
-      record["kernels"] = result_.kernels;
-      record["kernel_cache_hit"] = result_.kernel_cache_hit;
-    }
-    nlohmann::ordered_json phases = nlohmann::ordered_json::object();
-    for (const auto& ph : result_.phases)
-      phases[ph.phase] = ph.seconds;
-    record["phases"] = phases;
-    if (result_.ok()) {
-      record["inputs"] = inputs_digest_;
-      record["input_values"] = inputs_;
-    }
-    std::error_code ec;
-    stdfs::create_directories(results_file().parent_path(), ec);
-    (void)fs::write_file_atomic(results_file(), record.dump(2) + "\n");
+    nlohmann::json inputs;
+    if (result_.ok()) inputs = {{"digest", inputs_digest_}, {"values", inputs_}};
+    write_result(o_.root, e_, result_, inputs);
   }
 
   const matrix::Matrix& m_;
@@ -431,6 +409,36 @@ double available_memory_gb() {
 }
 
 }  // namespace
+
+void write_result(const stdfs::path& root, const matrix::Entry& e, const EntryResult& r,
+                  const nlohmann::json& inputs) {
+  nlohmann::ordered_json record = {
+      {"entry", e.id},          {"status", r.status},    {"python", e.python.str()},
+      {"torch", e.torch.str()}, {"cuda", e.cuda_full},   {"platform", e.platform_tag},
+      {"archs", e.archs},       {"log", r.log.string()}, {"seconds", r.seconds}};
+  if (!r.message.empty() && !r.ok()) record["message"] = r.message;
+  if (!r.wheel.empty()) record["wheel"] = r.wheel.filename().string();
+  if (!r.sha256.empty()) {
+    record["sha256"] = r.sha256;
+    record["size"] = r.size;
+  }
+  if (!r.kernels.empty()) {
+    record["kernels"] = r.kernels;
+    record["kernel_cache_hit"] = r.kernel_cache_hit;
+  }
+  nlohmann::ordered_json phases = nlohmann::ordered_json::object();
+  for (const auto& ph : r.phases)
+    phases[ph.phase] = ph.seconds;
+  record["phases"] = phases;
+  if (inputs.contains("digest")) {
+    record["inputs"] = inputs["digest"];
+    record["input_values"] = inputs["values"];
+  }
+  const stdfs::path file = root / "build" / "results" / (e.id + ".json");
+  std::error_code ec;
+  stdfs::create_directories(file.parent_path(), ec);
+  (void)fs::write_file_atomic(file, record.dump(2) + "\n");
+}
 
 BuildBudget plan_budget(int requested_jobs, std::size_t entries, unsigned cores, double memory_gb,
                         std::size_t kernel_files, std::size_t archs) {
@@ -475,8 +483,9 @@ std::vector<EntryResult> build_entries(const matrix::Matrix& m,
   auto worker = [&] {
     for (std::size_t i = next++; i < entries.size(); i = next++) {
       if (platform::stop_requested()) {
-        results[i] = EntryResult{
-            .id = entries[i].id, .status = "not_started", .message = "not started (interrupted)"};
+        results[i].id = entries[i].id;
+        results[i].status = "not_started";
+        results[i].message = "not started (interrupted)";
         continue;
       }
       results[i] = EntryRun(m, entries[i], options, budget, progress).run();

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "backend/progress.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
@@ -41,6 +43,7 @@ struct ProfileBuildOptions {
   bool force = false;
   bool dry_run = false;
   bool import_test = true;
+  std::string backend = "native";  // native or docker
   toolchain::TorchSource torch;
   std::vector<std::pair<Version, std::filesystem::path>> cuda_paths;  // --cuda-path
 };
@@ -88,6 +91,11 @@ std::vector<EntryResult> build_entries(const matrix::Matrix& m,
 // would use and the exact build command and environment, without building or installing.
 void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
                       const ProfileBuildOptions& options, std::ostream& out);
+
+// build/results/<entry>.json: what `sagebuild summary` reads; `inputs` ({"digest", "values"}),
+// when given, is what the next run compares to decide that the wheel is up to date.
+void write_result(const std::filesystem::path& root, const matrix::Entry& e, const EntryResult& r,
+                  const nlohmann::json& inputs = {});
 
 // The table printed at the end, and what `sagebuild summary` reads.
 std::string format_results(const std::vector<EntryResult>& results);

@@ -23,41 +23,43 @@ FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {
     result.message = "re-packing the wheel failed: " + repacked.error().message;
     return result;
   }
-  result.wheel = *repacked;
+  return verify_and_move(*repacked, r.dist, r.expected, r.import_tester, out);
+}
 
+FinishedWheel verify_and_move(const stdfs::path& wheel, const stdfs::path& dist,
+                              const wheel::ExpectedBuild& expected_build,
+                              const wheel::ImportTester& import_tester, std::ostream& out) {
+  FinishedWheel result{FinishedWheel::Outcome::verification_failed, {}, wheel, {}, 0, 0, {}};
   wheel::VerifyOptions verify;
-  verify.known = wheel::KnownVersions{{r.expected.torch}, {r.expected.cuda}};
-  wheel::ExpectedBuild expected = r.expected;
-  expected.wheel = repacked->filename().string();
+  verify.known = wheel::KnownVersions{{expected_build.torch}, {expected_build.cuda}};
+  wheel::ExpectedBuild expected = expected_build;
+  expected.wheel = wheel.filename().string();
   verify.known_entries.push_back(expected);
-  verify.import_tester = r.import_tester;
-  const wheel::WheelReport report = wheel::verify_wheel(*repacked, verify);
+  verify.import_tester = import_tester;
+  const wheel::WheelReport report = wheel::verify_wheel(wheel, verify);
   out << wheel::format_report(report);
   result.checks = report.checks_run.size();
   if (!report.ok()) {
-    result.outcome = FinishedWheel::Outcome::verification_failed;
     result.message = fmt::format("{} failed verification; it stays in {}",
-                                 repacked->filename().string(), r.work.string());
+                                 wheel.filename().string(), wheel.parent_path().string());
     for (const auto& f : report.findings) {
       result.findings +=
           fmt::format("{} {}{}\n", f.check, f.where.empty() ? "" : f.where + ": ", f.message);
     }
     return result;
   }
-
   // Ctrl-C during verification: whatever the checks said, they did not all run to the end.
   if (platform::stop_requested()) {
-    result.outcome = FinishedWheel::Outcome::verification_failed;
     result.message = "interrupted during verification";
     return result;
   }
-  const stdfs::path target = r.dist / repacked->filename();
-  stdfs::create_directories(r.dist, ec);
-  stdfs::rename(*repacked, target, ec);
+  const stdfs::path target = dist / wheel.filename();
+  std::error_code ec;
+  stdfs::create_directories(dist, ec);
+  stdfs::rename(wheel, target, ec);
   if (ec) {
     result.outcome = FinishedWheel::Outcome::move_failed;
-    result.message =
-        fmt::format("cannot move the wheel into {}: {}", r.dist.string(), ec.message());
+    result.message = fmt::format("cannot move the wheel into {}: {}", dist.string(), ec.message());
     return result;
   }
   result.wheel = target;

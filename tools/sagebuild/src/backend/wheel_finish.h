@@ -39,4 +39,10 @@ struct FinishedWheel {
 // Prints the verification report to `out`.
 FinishedWheel finish_wheel(const WheelToFinish& request, std::ostream& out);
 
+// The second half of finish_wheel, for a wheel that is already named and recorded (the Docker
+// backend's, made by sagebuild inside the container): verify it, then move it into `dist`.
+FinishedWheel verify_and_move(const std::filesystem::path& wheel, const std::filesystem::path& dist,
+                              const wheel::ExpectedBuild& expected,
+                              const wheel::ImportTester& import_tester, std::ostream& out);
+
 }  // namespace sagebuild::backend

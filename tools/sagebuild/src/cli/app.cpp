@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/bake.h"
+#include "backend/docker_build.h"
 #include "backend/import_test.h"
 #include "backend/native_build.h"
 #include "backend/profile_build.h"
@@ -506,7 +507,11 @@ class Commands {
                         options.package_version, options.cache.string(),
                         options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
     if (options.dry_run) {
-      backend::describe_entries(m.matrix, selected, options, out_);
+      if (options.backend == "docker") {
+        backend::describe_docker(selected, options, out_);
+      } else {
+        backend::describe_entries(m.matrix, selected, options, out_);
+      }
       return kSuccess;
     }
 
@@ -516,7 +521,10 @@ class Commands {
                                          : stdout_is_terminal() ? backend::ProgressStyle::live
                                                                 : backend::ProgressStyle::plain;
     auto progress = backend::make_progress(style, out_);
-    const auto results = backend::build_entries(m.matrix, selected, options, *progress, out_);
+    const auto results =
+        options.backend == "docker"
+            ? backend::build_entries_docker(m.matrix, selected, options, *progress, out_)
+            : backend::build_entries(m.matrix, selected, options, *progress, out_);
     out_ << "\n" << backend::format_results(results);
     std::size_t failed = 0, verification = 0, built = 0;
     for (const auto& r : results) {
@@ -982,6 +990,11 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
       ->capture_default_str();
   build_cmd->add_option("-j,--jobs", build_flags.options.jobs, "entries built at once")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  build_cmd
+      ->add_option("--backend", build_flags.options.backend,
+                   "native (here) or docker (docker buildx bake of docker/Dockerfile.linux)")
+      ->check(CLI::IsMember({"native", "docker"}))
       ->capture_default_str();
   build_cmd->add_flag("--dry-run", build_flags.options.dry_run,
                       "print each entry's toolchain, commands and environment; build nothing");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 
@@ -24,8 +25,10 @@ class FileLock {
   ~FileLock();
 
  private:
-  explicit FileLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  // The open file: a descriptor on POSIX, a HANDLE's value on Windows; -1 when moved from.
+  explicit FileLock(std::intptr_t handle) : handle_(handle) {}
+  static void release(std::intptr_t handle);  // closes it: the system drops the lock
+  std::intptr_t handle_ = -1;
 };
 
 }  // namespace sagebuild::platform

@@ -37,21 +37,8 @@ Expected<FileLock> FileLock::acquire(const std::filesystem::path& path,
   return FileLock(fd);
 }
 
-FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) {
-  other.fd_ = -1;
-}
-
-FileLock& FileLock::operator=(FileLock&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-FileLock::~FileLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
+void FileLock::release(std::intptr_t handle) {
+  ::close(static_cast<int>(handle));
 }
 
 }  // namespace sagebuild::platform

@@ -1,7 +1,6 @@
 // POSIX implementation of platform/process.h: posix_spawn (no fork of a large parent), the child
 // in its own process group (so a timeout or Ctrl-C can stop everything it started), stdin from
 // /dev/null, every descriptor of ours close-on-exec, and errors that name the call that failed.
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -55,10 +54,6 @@ std::vector<std::string> child_environment(const ProcessOptions& options) {
   return out;
 }
 
-// Lock-free, so that a signal handler may set it.
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
 void stop_group(pid_t pid) {
   ::kill(-pid, SIGTERM);
   for (int i = 0; i < 20; ++i) {  // two seconds to exit cleanly, then no choice
@@ -69,30 +64,6 @@ void stop_group(pid_t pid) {
 }
 
 }  // namespace
-
-void request_stop() noexcept {
-  g_stop.store(true);
-}
-bool stop_requested() noexcept {
-  return g_stop.load();
-}
-void clear_stop() noexcept {
-  g_stop.store(false);
-}
-
-std::string ProcessResult::describe() const {
-  if (timed_out) return "timed out";
-  if (cancelled) return "stopped (interrupted)";
-  if (signal) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
-  return fmt::format("exit code {}", exit_code);
-}
-
-std::string ProcessResult::last_line() const {
-  std::string_view text = output;
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
-    text.remove_suffix(1);
-  return std::string(text.substr(text.rfind('\n') + 1));
-}
 
 std::optional<std::filesystem::path> find_in_path(std::string_view program) {
   if (program.find('/') != std::string_view::npos) {

@@ -1,0 +1,154 @@
+#include "backend/docker_build.h"
+
+#include <chrono>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "backend/bake.h"
+#include "backend/wheel_finish.h"
+#include "platform/process.h"
+#include "util/fs.h"
+#include "util/secrets.h"
+#include "util/text.h"
+
+namespace sagebuild::backend {
+namespace {
+
+namespace stdfs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct DockerPlan {
+  stdfs::path bake_file;
+  stdfs::path out_dir;
+  nlohmann::ordered_json bake;
+  std::vector<std::string> argv;
+};
+
+DockerPlan plan(const std::vector<matrix::Entry>& entries, const ProfileBuildOptions& o) {
+  DockerPlan p;
+  p.bake_file = o.root / "build" / "sagebuild" / "docker-bake.json";
+  p.out_dir = o.root / "build" / "sagebuild" / "docker-out";
+  BakeOptions bake;
+  bake.context = o.root.string();
+  bake.dockerfile = "docker/Dockerfile.linux";
+  bake.output_dir = p.out_dir.string();
+  bake.output_per_target = true;
+  p.bake = make_bake_file({{"sagebuild", entries}}, bake);
+  std::vector<std::string> targets, set;
+  for (const auto& e : entries)
+    targets.push_back(e.id);
+  if (!o.torch.index_url.empty()) set.push_back("*.args.TORCH_INDEX_URL=" + o.torch.index_url);
+  if (o.force) set.push_back("*.no-cache=true");
+  p.argv = bake_command(p.bake_file.string(), targets, set);
+  return p;
+}
+
+std::string shown(const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  for (const auto& w : argv)
+    words.push_back(w.find_first_of(" ;*") == std::string::npos ? redact_url(w)
+                                                                : "'" + redact_url(w) + "'");
+  return text::join(words, " ");
+}
+
+}  // namespace
+
+void describe_docker(const std::vector<matrix::Entry>& entries, const ProfileBuildOptions& o,
+                     std::ostream& out) {
+  const DockerPlan p = plan(entries, o);
+  out << fmt::format("bake file    {} ({} targets)\n", p.bake_file.string(), entries.size());
+  out << fmt::format("command      {}\n", shown(p.argv));
+  for (const auto& e : entries) {
+    out << fmt::format("{}\n  wheel        {}\n  output       {}\n", e.id, e.wheel,
+                       (p.out_dir / e.id).string());
+  }
+}
+
+std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
+                                              const std::vector<matrix::Entry>& entries,
+                                              const ProfileBuildOptions& o, Progress& progress,
+                                              std::ostream& out) {
+  const auto start = Clock::now();
+  const DockerPlan p = plan(entries, o);
+  const stdfs::path log = o.root / "build" / "logs" / "docker-bake.log";
+  std::error_code ec;
+  stdfs::create_directories(log.parent_path(), ec);
+  stdfs::remove(log, ec);
+  for (const auto& e : entries)
+    stdfs::remove_all(p.out_dir / e.id, ec);  // only this run's wheels are collected
+  std::vector<EntryResult> results(entries.size());
+  auto written = fs::write_file_atomic(p.bake_file, p.bake.dump(2) + "\n");
+  out << fmt::format("sagebuild: {}\n", shown(p.argv));
+  for (const auto& e : entries)
+    progress.phase(e.id, "docker buildx bake");
+
+  Expected<platform::ProcessResult> ran = Error{written ? "" : written.error().message};
+  if (written) {
+    ran = platform::run_process(p.argv, {.working_directory = o.root,
+                                         .timeout = std::chrono::hours(6),
+                                         .keep_output = 8192,
+                                         .log_file = log});
+  }
+  const double bake_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::string failure;
+  if (!ran) {
+    failure = ran.error().message.empty() ? "cannot run docker" : ran.error().message;
+  } else if (!ran->ok()) {
+    std::vector<std::string> lines = text::split(text::trim(ran->output), '\n');
+    if (lines.size() > 12) lines.erase(lines.begin(), lines.end() - 12);
+    failure = fmt::format("docker buildx bake failed ({}); log: {}\n  {}", ran->describe(),
+                          log.string(), text::join(lines, "\n  "));
+  }
+
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const matrix::Entry& e = entries[i];
+    EntryResult& r = results[i];
+    r.id = e.id;
+    r.log = log;
+    r.phases.push_back({"docker", bake_seconds});
+    // A target whose wheel is there succeeded, even when another target failed the bake.
+    stdfs::path produced;
+    for (const auto& f : stdfs::directory_iterator(p.out_dir / e.id, ec)) {
+      if (f.path().extension() == ".whl") produced = f.path();
+    }
+    if (platform::stop_requested()) {
+      r.status = "interrupted";
+      r.message = "interrupted (Ctrl-C) during docker buildx bake";
+    } else if (produced.empty()) {
+      r.status = "build_failed";
+      r.message = failure.empty() ? fmt::format("the {} target exported no wheel into {}", e.id,
+                                                (p.out_dir / e.id).string())
+                                  : failure;
+    } else {
+      const auto verify_start = Clock::now();
+      std::ostringstream report;
+      const FinishedWheel done = verify_and_move(
+          produced, o.dist.is_absolute() ? o.dist : o.root / o.dist,
+          {e.id, e.wheel, e.torch, e.cuda, e.python, e.platform_tag, e.archs}, {}, report);
+      r.phases.push_back(
+          {"verify", std::chrono::duration<double>(Clock::now() - verify_start).count()});
+      r.wheel = done.wheel;
+      if (done.outcome == FinishedWheel::Outcome::moved) {
+        r.status = "built";
+        r.sha256 = done.sha256;
+        r.size = done.size;
+        r.message = fmt::format("{} ({:.1f} MB, {} checks passed)", done.wheel.filename().string(),
+                                static_cast<double>(done.size) / 1e6, done.checks);
+      } else {
+        r.status = done.outcome == FinishedWheel::Outcome::verification_failed
+                       ? "verification_failed"
+                       : "build_failed";
+        r.message = done.message + "\n" + done.findings;
+      }
+    }
+    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    write_result(o.root, e, r);
+    std::string line = r.ok() ? r.message : fmt::format("{}: {}", r.status, r.message);
+    progress.finished(r.id, r.ok(), line);
+  }
+  progress.stop();
+  return results;
+}
+
+}  // namespace sagebuild::backend

@@ -1,0 +1,23 @@
+// The parts of platform/file_lock.h that are the same on every operating system.
+#include "platform/file_lock.h"
+
+namespace sagebuild::platform {
+
+FileLock::FileLock(FileLock&& other) noexcept : handle_(other.handle_) {
+  other.handle_ = -1;
+}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    if (handle_ >= 0) release(handle_);
+    handle_ = other.handle_;
+    other.handle_ = -1;
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  if (handle_ >= 0) release(handle_);
+}
+
+}  // namespace sagebuild::platform
