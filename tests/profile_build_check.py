@@ -42,7 +42,7 @@ cuda:
   "13.0": {{version: "13.0.1"}}
 torch:
   "2.11.0": {{cuda: ["12.6", "13.0"], python: ["3.8", "3.12"]}}
-platforms: {{linux: {{tag: linux_x86_64, os: linux}}}}
+platforms: {{linux: {{tag: linux_x86_64, os: linux, docker: linux/amd64}}}}
 profiles:
   all: {{description: every entry}}
 {toolchains}
@@ -250,7 +250,8 @@ def main():
         check("the results file records the wheel, its digest and every phase",
               record["status"] == "built" and record["wheel"] == wheel
               and len(record["sha256"]) == 64
-              and list(record["phases"]) == ["toolchain", "environment", "kernels", "wheel", "verify"],
+              and list(record["phases"]) == ["toolchain", "environment", "kernels", "binding", "wheel",
+                                            "verify"],
               json.dumps(record, indent=1))
         check("the entry's log holds the build and the verification report",
               "import test passed" in open(record["log"]).read())

@@ -1,7 +1,7 @@
 #include "backend/kernel_cache.h"
 
 #include <algorithm>
-#include <unistd.h>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -134,37 +134,102 @@ Expected<KernelLibrary> kernel_library(const KernelInputs& inputs,
     return KernelLibrary{dir / "prefix", key->name, false};
   }
   const stdfs::path entry = options.cache / "kernels" / key->name;
-  if (stdfs::exists(entry / "key.json", ec)) {
-    if (options.note) options.note(fmt::format("kernel cache hit: {}", key->name));
-    return KernelLibrary{entry / "prefix", key->name, true};
+  auto made = platform::make_directory_once(
+      entry, "key.json",
+      [&](const stdfs::path& staging) -> Expected<Ok> {
+        if (options.note) options.note(fmt::format("kernel cache miss: compiling {}", key->name));
+        if (auto r = build_into(inputs, options, staging); !r) return r;
+        return fs::write_file_atomic(staging / "key.json", key->json);
+      },
+      [&] {
+        if (options.note) {
+          options.note(fmt::format("waiting for {} to be compiled elsewhere", key->name));
+        }
+      });
+  if (!made) return made.error();
+  if (!*made && options.note) options.note(fmt::format("kernel cache hit: {}", key->name));
+  return KernelLibrary{entry / "prefix", key->name, !*made};
+}
+
+Expected<BindingLibrary> binding_library(const BindingInputs& in,
+                                         const KernelBuildOptions& options) {
+  // What the binding is compiled from: its sources and CMake, the kernels it links, the torch
+  // it compiles against (one release's headers are the same for every Python), the compilers.
+  nlohmann::ordered_json sources = nlohmann::ordered_json::object();
+  for (const char* rel : {"CMakeLists.txt", "python/CMakeLists.txt"})
+    sources[rel] = "";
+  std::error_code ec;
+  for (auto it = stdfs::recursive_directory_iterator(in.root / "python" / "csrc", ec);
+       !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec))
+      sources[stdfs::relative(it->path(), in.root, ec).generic_string()] = "";
   }
-  auto lock = platform::FileLock::acquire(entry.string() + ".lock", [&] {
-    if (options.note)
-      options.note(fmt::format("waiting for {} to be compiled elsewhere", key->name));
-  });
-  if (!lock) return lock.error();
-  if (stdfs::exists(entry / "key.json", ec)) {  // compiled while we waited
-    if (options.note) options.note(fmt::format("kernel cache hit: {}", key->name));
-    return KernelLibrary{entry / "prefix", key->name, true};
+  for (auto& [rel, digest] : sources.items()) {
+    auto d = sha256_file(in.root / rel);
+    if (!d) return Error{fmt::format("cannot read {}: {}", rel, d.error().message)};
+    digest = to_hex(d->digest);
   }
-  if (options.note) options.note(fmt::format("kernel cache miss: compiling {}", key->name));
-  const stdfs::path staging = entry.string() + fmt::format(".tmp-{}", ::getpid());
-  stdfs::remove_all(staging, ec);
-  if (auto r = build_into(inputs, options, staging); !r) {
-    stdfs::remove_all(staging, ec);
-    return r.error();
-  }
-  if (auto w = fs::write_file_atomic(staging / "key.json", key->json); !w) {
-    stdfs::remove_all(staging, ec);
-    return w.error();
-  }
-  stdfs::remove_all(entry, ec);  // a leftover without key.json
-  stdfs::rename(staging, entry, ec);
-  if (ec) {
-    stdfs::remove_all(staging, ec);
-    return Error{fmt::format("cannot move the kernels into {}: {}", entry.string(), ec.message())};
-  }
-  return KernelLibrary{entry / "prefix", key->name, false};
+  const char* cxx = std::getenv("CXX");
+  nlohmann::ordered_json inputs = {
+      {"format", kCacheFormat},
+      {"kernels", in.kernels_key},
+      {"torch", in.torch_version},
+      {"host_compiler", first_line_of({cxx && *cxx ? cxx : "c++", "--version"})},
+      {"cmake", first_line_of({"cmake", "--version"})},
+      {"defines", in.defines},
+      {"sources", sources}};
+  const std::string json = inputs.dump(2) + "\n";
+  const auto d = sha256({reinterpret_cast<const std::uint8_t*>(json.data()), json.size()});
+  std::string torch = in.torch_version.substr(0, in.torch_version.find('+'));
+  const std::string name = fmt::format("torch{}-{}", torch, to_hex(d).substr(0, 16));
+  const stdfs::path entry = options.cache / "bindings" / name;
+  auto made = platform::make_directory_once(
+      entry, "key.json",
+      [&](const stdfs::path& staging) -> Expected<Ok> {
+        if (options.note) options.note(fmt::format("binding cache miss: compiling {}", name));
+        const stdfs::path build = staging / "build";
+        std::vector<std::string> configure = {
+            "cmake",
+            "-S",
+            in.root.string(),
+            "-B",
+            build.string(),
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DSAGEBUILD_BUILD_TOOL=OFF",
+            "-DBUILD_TESTING=OFF",
+            "-DSAGEATTN_BUILD_BINDING=ON",
+            "-DSAGEATTN_CUDART=shared",
+            "-DSAGEATTN_KERNELS_PREBUILT=" + in.kernels.string(),
+            "-DCUDAToolkit_ROOT=" + in.cuda_root.string(),
+            "-DPython3_EXECUTABLE=" + in.python.string(),
+            "-DCMAKE_INSTALL_PREFIX=" + (staging / "prefix").string()};
+        if (platform::find_in_path("ninja"))
+          configure.insert(configure.begin() + 5, {"-G", "Ninja"});
+        for (const std::string& define : in.defines)
+          configure.push_back("-D" + define);
+        if (auto r = run_step(configure, options, "configuring the binding"); !r) return r;
+        if (auto r = run_step({"cmake", "--build", build.string(), "--parallel",
+                               std::to_string(std::max(1, options.parallel))},
+                              options, "compiling the binding");
+            !r) {
+          return r;
+        }
+        // Installed, not copied from the build tree: the install has no build-tree RPATH.
+        if (auto r =
+                run_step({"cmake", "--install", build.string()}, options, "installing the binding");
+            !r) {
+          return r;
+        }
+        stdfs::remove_all(build, ec);
+        return fs::write_file_atomic(staging / "key.json", json);
+      },
+      [&] {
+        if (options.note)
+          options.note(fmt::format("waiting for {} to be compiled elsewhere", name));
+      });
+  if (!made) return made.error();
+  if (!*made && options.note) options.note(fmt::format("binding cache hit: {}", name));
+  return BindingLibrary{entry / "prefix" / "sageattention" / "_kernels.so", name, !*made};
 }
 
 }  // namespace sagebuild::backend

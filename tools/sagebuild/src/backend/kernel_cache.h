@@ -52,6 +52,29 @@ struct KernelLibrary {
 Expected<KernelLibrary> kernel_library(const KernelInputs& inputs,
                                        const KernelBuildOptions& options);
 
+// The binding cache: python/csrc compiled once per (binding sources, kernel library, torch
+// release, compilers) into <cache>/bindings/torch2.11.0-<key>/prefix/sageattention/_kernels.so.
+// The binding has no Python headers in it (torch.ops.load_library loads it), so every Python of
+// one torch release shares it and their wheels only package it (SAGEATTN_BINDING_PREBUILT).
+struct BindingInputs {
+  std::filesystem::path root;
+  std::filesystem::path python;     // an interpreter of the environment (finds torch)
+  std::string torch_version;        // as installed: "2.11.0+cu130"
+  std::filesystem::path kernels;    // KernelLibrary::prefix
+  std::string kernels_key;          // KernelLibrary::key
+  std::filesystem::path cuda_root;  // the toolkit (headers for the binding)
+  std::vector<std::string> defines;
+};
+
+struct BindingLibrary {
+  std::filesystem::path library;  // give to -DSAGEATTN_BINDING_PREBUILT
+  std::string key;
+  bool cache_hit = false;
+};
+
+Expected<BindingLibrary> binding_library(const BindingInputs& inputs,
+                                         const KernelBuildOptions& options);
+
 // The sources that decide the kernel library, relative to the repository root, sorted.
 std::vector<std::filesystem::path> kernel_sources(const std::filesystem::path& root);
 

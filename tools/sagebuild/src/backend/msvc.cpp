@@ -83,22 +83,40 @@ std::optional<int> msc_ver_from_environment(
   return std::nullopt;
 }
 
-std::optional<std::string> check_msvc_compatibility(const Version& cuda, int msc_ver) {
+std::pair<int, int> msvc_range(const Version& cuda) {
   // The ranges nvcc's crt/host_config.h accepts: 12.0-12.3 end before VS 2022 17.10 (_MSC_VER
   // 1940); 12.4 and later accept all of VS 2022 (up to 1949); 13.x drops VS 2017 (1910-1919).
-  int low = 1910, high = 1939;
-  if (cuda.major() == 12 && cuda.minor() >= 4) high = 1949;
-  if (cuda.major() >= 13) {
-    low = 1920;
-    high = 1949;
-  }
-  if (cuda.major() < 12) high = 1939;
+  if (cuda.major() >= 13) return {1920, 1949};
+  if (cuda.major() == 12 && cuda.minor() >= 4) return {1910, 1949};
+  return {1910, 1939};
+}
+
+std::optional<std::string> check_msvc_compatibility(const Version& cuda, int msc_ver) {
+  const auto [low, high] = msvc_range(cuda);
   if (msc_ver >= low && msc_ver <= high) return std::nullopt;
   return fmt::format(
       "MSVC {} (_MSC_VER {}) is not one nvcc {} accepts ({} to {}): install a Visual Studio "
       "toolset in that range (vcvars64.bat -vcvars_ver=14.XY picks one), or a CUDA release that "
       "supports this one",
       fmt::format("14.{}", msc_ver - 1900), msc_ver, cuda.str(), low, high);
+}
+
+void describe_msvc(const std::vector<MsvcEntryPlan>& entries, std::ostream& out) {
+  for (const MsvcEntryPlan& e : entries) {
+    const auto [low, high] = msvc_range(e.cuda);
+    out << fmt::format("{}\n  wheel        {}\n  backend      msvc (on a Windows runner)\n", e.id,
+                       e.wheel);
+    out << fmt::format("  find VS      {}\n",
+                       text::join(vswhere_command("%ProgramFiles(x86)%"), " "));
+    out << fmt::format("  environment  {}\n",
+                       text::join(vcvars_command({"<installationPath>", "", ""}), " "));
+    out << fmt::format(
+        "  check        nvcc {} accepts _MSC_VER {} to {} (VCToolsVersion 14.{} to "
+        "14.{})\n",
+        e.cuda.str(), low, high, low - 1900, high - 1900);
+    out << fmt::format("  command      {}\n    CMAKE_GENERATOR=Ninja\n\n",
+                       text::join(e.build_command, " "));
+  }
 }
 
 }  // namespace sagebuild::backend

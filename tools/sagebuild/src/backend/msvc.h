@@ -9,6 +9,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,8 +44,22 @@ std::vector<std::pair<std::string, std::string>> parse_set_output(std::string_vi
 std::optional<int> msc_ver_from_environment(
     const std::vector<std::pair<std::string, std::string>>& environment);
 
+// The _MSC_VER range nvcc of CUDA `cuda` accepts, inclusive.
+std::pair<int, int> msvc_range(const Version& cuda);
+
 // Whether nvcc of CUDA `cuda` accepts MSVC `msc_ver` (its crt/host_config.h refuses others
 // unless -allow-unsupported-compiler); nullopt when it does, else the reason and the remedy.
 std::optional<std::string> check_msvc_compatibility(const Version& cuda, int msc_ver);
+
+struct MsvcEntryPlan {
+  std::string id;
+  std::string wheel;
+  Version cuda;
+  std::vector<std::string> build_command;  // package.build_command, {python} left as is
+};
+
+// --dry-run for Windows entries (on any OS): Visual Studio discovery, the vcvars environment,
+// the compatibility rule, and the build with Ninja.
+void describe_msvc(const std::vector<MsvcEntryPlan>& entries, std::ostream& out);
 
 }  // namespace sagebuild::backend

@@ -1,5 +1,7 @@
 #include "backend/msvc.h"
 
+#include <sstream>
+
 #include <catch2/catch.hpp>
 
 namespace sagebuild::backend {
@@ -61,6 +63,22 @@ TEST_CASE("nvcc's accepted MSVC range is checked before compiling", "[msvc]") {
   CHECK(check_msvc_compatibility(cuda130, 1916));  // VS 2017 is gone in CUDA 13
   CHECK(check_msvc_compatibility(cuda130, 1950));  // VS 2026's toolset is not in the range
   CHECK_FALSE(check_msvc_compatibility(cuda130, 1944));
+}
+
+TEST_CASE("a Windows entry's plan names each step", "[msvc]") {
+  std::ostringstream out;
+  describe_msvc({{"windows-pytorch28-cu129-python312",
+                  "x-1.0-280.129-cp312-cp312-win_amd64.whl",
+                  *Version::parse("12.9"),
+                  {"{python}", "-m", "pip", "wheel"}}},
+                out);
+  const std::string plan = out.str();
+  CHECK(plan.find("vswhere.exe -latest -products * -requires "
+                  "Microsoft.VisualStudio.Component.VC.Tools.x86.x64") != std::string::npos);
+  CHECK(plan.find("vcvars64.bat") != std::string::npos);
+  CHECK(plan.find("nvcc 12.9 accepts _MSC_VER 1910 to 1949 (VCToolsVersion 14.10 to 14.49)") !=
+        std::string::npos);
+  CHECK(plan.find("{python} -m pip wheel\n    CMAKE_GENERATOR=Ninja") != std::string::npos);
 }
 
 }  // namespace

@@ -93,9 +93,11 @@ std::vector<std::string> build_argv(const matrix::Matrix& m, const stdfs::path& 
 // What the wheel build runs with on top of sagebuild's own environment.
 std::vector<std::pair<std::string, std::string>> wheel_build_environment(
     const matrix::Entry& e, const ProfileBuildOptions& o, const toolchain::CudaToolkitPath& toolkit,
-    const stdfs::path& kernels, const stdfs::path& work, int parallel) {
+    const stdfs::path& kernels, const stdfs::path& binding, const std::string& torch_version,
+    const stdfs::path& work, int parallel) {
   std::string defines = fmt::format("SAGEATTN_KERNELS_PREBUILT={};CUDAToolkit_ROOT={}",
                                     kernels.string(), toolkit.root.string());
+  if (!binding.empty()) defines += ";SAGEATTN_BINDING_PREBUILT=" + binding.string();
   if (const char* user = std::getenv("SKBUILD_CMAKE_DEFINE"); user && *user) {
     defines = std::string(user) + ";" + defines;
   }
@@ -114,6 +116,8 @@ std::vector<std::pair<std::string, std::string>> wheel_build_environment(
           {"SKBUILD_CMAKE_DEFINE", defines},
           {"SKBUILD_BUILD_DIR", (work / "cmake").string()},
           {"CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(parallel)},
+          // The torch pin without importing torch (python/build_support/torch_pin.py).
+          {"SAGEATTENTION_TORCH_VERSION", torch_version.substr(0, torch_version.find('+'))},
           {"PIP_NO_INPUT", "1"}};
 }
 
@@ -246,6 +250,19 @@ class EntryRun {
     result_.kernels = kernels->key;
     result_.kernel_cache_hit = kernels->cache_hit;
 
+    // The binding once per torch release (not with --no-cache: then each wheel compiles it).
+    stdfs::path binding;
+    if (o_.kernel_cache) {
+      phase("binding");
+      BindingInputs binding_inputs{
+          o_.root,      env->python,   env->torch_version,   kernels->prefix,
+          kernels->key, toolkit->root, kernel_inputs.defines};
+      auto built_binding = binding_library(binding_inputs, kernel_options);
+      if (!built_binding) return fail("build_failed", built_binding.error().message);
+      binding = built_binding->library;
+      binding_key_ = built_binding->key;
+    }
+
     phase("wheel");
     std::error_code ec;
     const stdfs::path backend_out = work() / "backend";
@@ -255,8 +272,8 @@ class EntryRun {
     if (argv.empty()) return fail("build_failed", "matrix.yaml has no package.build_command");
     auto built = platform::run_process(
         argv, {.working_directory = o_.root,
-               .environment = wheel_build_environment(e_, o_, *toolkit, kernels->prefix, work(),
-                                                      budget_.parallel),
+               .environment = wheel_build_environment(e_, o_, *toolkit, kernels->prefix, binding,
+                                                      env->torch_version, work(), budget_.parallel),
                .timeout = std::chrono::hours(2),
                .keep_output = 4096,
                .log_file = result_.log});
@@ -293,6 +310,7 @@ class EntryRun {
     p.flags = {"TORCH_CUDA_ARCH_LIST=" + e_.arch_list(),
                "SOURCE_DATE_EPOCH=" + std::to_string(o_.source_date_epoch),
                "kernels=" + kernels->key};
+    if (!binding_key_.empty()) p.flags.push_back("binding=" + binding_key_);
     for (const std::string& define : kernel_inputs.defines)
       p.flags.push_back("SKBUILD_CMAKE_DEFINE=" + define);
     WheelToFinish finish{
@@ -393,6 +411,7 @@ class EntryRun {
   EntryResult result_;
   std::string current_phase_;
   Clock::time_point phase_start_;
+  std::string binding_key_;
   nlohmann::json inputs_;  // what decides the wheel (see execute)
   std::string inputs_digest_;
 };
@@ -553,7 +572,12 @@ void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>&
     const stdfs::path venv_python = o.cache / "envs" / "<environment>" / "bin" / "python";
     out << "  command      "
         << text::join(build_argv(m, o.root, venv_python, work / "backend"), " ") << "\n";
-    for (const auto& [name, value] : wheel_build_environment(e, o, shown, kernels, work, 1)) {
+    const stdfs::path binding = o.kernel_cache ? o.cache / "bindings" /
+                                                     fmt::format("torch{}-<key>", e.torch.str()) /
+                                                     "prefix" / "sageattention" / "_kernels.so"
+                                               : stdfs::path();
+    for (const auto& [name, value] :
+         wheel_build_environment(e, o, shown, kernels, binding, e.torch.str(), work, 1)) {
       if (name != "PATH") out << fmt::format("    {}={}\n", name, value);
     }
     out << "\n";

@@ -16,6 +16,7 @@
 #include "backend/bake.h"
 #include "backend/docker_build.h"
 #include "backend/import_test.h"
+#include "backend/msvc.h"
 #include "backend/native_build.h"
 #include "backend/profile_build.h"
 #include "cli/entry_json.h"
@@ -457,12 +458,26 @@ class Commands {
       }
     }
     if (selected.empty()) throw CommandError{kUsageError, "nothing to build"};
+    if (flags.options.dry_run && std::all_of(selected.begin(), selected.end(),
+                                             [](const auto& e) { return e.os == "windows"; })) {
+      std::vector<backend::MsvcEntryPlan> plans;
+      for (const auto& e : selected)
+        plans.push_back({e.id, e.wheel, e.cuda, m.matrix.package.build_command});
+      backend::describe_msvc(plans, out_);
+      return kSuccess;
+    }
     for (const auto& e : selected) {
+      if (flags.options.backend == "docker" && e.docker_platform.empty()) {
+        throw CommandError{kUsageError,
+                           fmt::format("{}: platform '{}' has no 'docker:' platform in "
+                                       "matrix.yaml, so the Docker backend cannot build it",
+                                       e.id, e.platform)};
+      }
       if (e.os != "linux") {
         throw CommandError{
             kUsageError,
             fmt::format("{} is a {} entry: it builds on a {} runner (the MSVC backend), not "
-                        "here; pick --platform linux",
+                        "here (--dry-run shows its plan); pick --platform linux",
                         e.id, e.os, e.os)};
       }
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <string>
 
 #include "util/expected.h"
 
@@ -30,5 +31,15 @@ class FileLock {
   static void release(std::intptr_t handle);  // closes it: the system drops the lock
   std::intptr_t handle_ = -1;
 };
+
+// Makes the directory `final` once, safely when several sagebuild runs share it (the cache's
+// environments, toolkits, kernels, bindings): under the lock file `final`.lock, `fill` writes a
+// staging directory beside it, which is then renamed into place. `final` counts as made when it
+// holds `marker`; then nothing runs. A failed or interrupted fill leaves nothing behind.
+// Returns true when this call made it.
+Expected<bool> make_directory_once(
+    const std::filesystem::path& final, const std::string& marker,
+    const std::function<Expected<Ok>(const std::filesystem::path& staging)>& fill,
+    const std::function<void()>& waiting = {});
 
 }  // namespace sagebuild::platform

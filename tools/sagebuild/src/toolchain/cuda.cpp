@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <regex>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -145,53 +144,42 @@ Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaS
                     "({}) into {}",
                     want.str(), cuda.pypi, (search.cache / want.str()).string())};
   }
-  const stdfs::path slot = search.cache / want.str();
-  auto lock = platform::FileLock::acquire(slot.string() + ".lock");
-  if (!lock) return lock.error();
-  if (auto again = provisioned_root(slot / "toolkit")) {  // another run provisioned it meanwhile
-    if (auto found = inspect_toolkit(*again); found && same_release(found->release, want)) {
-      found->origin = fmt::format("{} (provisioned from PyPI)", again->string());
-      return found;
-    }
-  }
-  if (search.note)
-    search.note(fmt::format("provisioning CUDA {} from PyPI: {}", want.str(), cuda.pypi));
-  const stdfs::path staging = slot / fmt::format("toolkit.tmp-{}", ::getpid());
-  std::error_code ec;
-  stdfs::remove_all(staging, ec);
-  stdfs::create_directories(slot, ec);
-  auto installed = platform::run_process(
-      {search.python.string(), "-m", "pip", "install", "--quiet", "--no-warn-conflicts",
-       "--disable-pip-version-check", "--target", staging.string(), cuda.pypi},
-      {.timeout = std::chrono::minutes(30)});
-  if (!installed || !installed->ok()) {
-    stdfs::remove_all(staging, ec);
-    return Error{fmt::format("provisioning CUDA {} from PyPI ({}) failed: {}", want.str(),
-                             cuda.pypi,
-                             installed ? installed->last_line() : installed.error().message)};
-  }
-  auto root = provisioned_root(staging);
-  if (!root) {
-    stdfs::remove_all(staging, ec);
-    return Error{
-        fmt::format("{} installs no nvcc (bin/nvcc), so CUDA {} cannot be provisioned "
-                    "from PyPI; install the toolkit or pass --cuda-path {}=DIR",
-                    cuda.pypi, want.str(), want.str())};
-  }
-  auto found = inspect_toolkit(*root);
-  if (!found || !same_release(found->release, want)) {
-    stdfs::remove_all(staging, ec);
-    return Error{fmt::format("{} installs nvcc {}, not CUDA {}: wrong nvcc version", cuda.pypi,
-                             found ? found->version : found.error().message, want.str())};
-  }
-  stdfs::remove_all(slot / "toolkit", ec);
-  stdfs::rename(staging, slot / "toolkit", ec);
-  if (ec)
-    return Error{fmt::format("cannot move the toolkit into {}: {}", slot.string(), ec.message())};
-  auto final_root = provisioned_root(slot / "toolkit");
-  if (!final_root) return final_root.error();
-  auto result = inspect_toolkit(*final_root);
-  if (result) result->origin = fmt::format("{} (provisioned from PyPI)", final_root->string());
+  const stdfs::path slot = search.cache / want.str() / "toolkit";
+  auto made = platform::make_directory_once(
+      slot, "sagebuild-toolkit.json", [&](const stdfs::path& staging) -> Expected<Ok> {
+        if (search.note) {
+          search.note(fmt::format("provisioning CUDA {} from PyPI: {}", want.str(), cuda.pypi));
+        }
+        auto installed = platform::run_process(
+            {search.python.string(), "-m", "pip", "install", "--quiet", "--no-warn-conflicts",
+             "--disable-pip-version-check", "--target", staging.string(), cuda.pypi},
+            {.timeout = std::chrono::minutes(30)});
+        if (!installed || !installed->ok()) {
+          return Error{fmt::format("provisioning CUDA {} from PyPI ({}) failed: {}", want.str(),
+                                   cuda.pypi,
+                                   installed ? installed->last_line() : installed.error().message)};
+        }
+        auto root = provisioned_root(staging);
+        if (!root) {
+          return Error{fmt::format(
+              "{} installs no nvcc (bin/nvcc), so CUDA {} cannot be provisioned from PyPI; "
+              "install the toolkit or pass --cuda-path {}=DIR",
+              cuda.pypi, want.str(), want.str())};
+        }
+        auto found = inspect_toolkit(*root);
+        if (!found || !same_release(found->release, want)) {
+          return Error{fmt::format("{} installs nvcc {}, not CUDA {}: wrong nvcc version",
+                                   cuda.pypi, found ? found->version : found.error().message,
+                                   want.str())};
+        }
+        return fs::write_file_atomic(staging / "sagebuild-toolkit.json",
+                                     fmt::format("{{\"pypi\": \"{}\"}}\n", cuda.pypi));
+      });
+  if (!made) return made.error();
+  auto root = provisioned_root(slot);
+  if (!root) return root.error();
+  auto result = inspect_toolkit(*root);
+  if (result) result->origin = fmt::format("{} (provisioned from PyPI)", root->string());
   return result;
 }
 

@@ -1,7 +1,5 @@
 #include "toolchain/environment.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -81,32 +79,13 @@ std::vector<std::string> index_args(const TorchSource& s, bool for_torch) {
   return args;
 }
 
-// Makes `final` by running `fill` on a staging directory beside it, then renaming it into place;
-// under `final`.lock, and a no-op when a complete one (with `marker`) is already there.
+// platform::make_directory_once, with the wait said in the log.
 Expected<bool> make_once(const stdfs::path& final, const std::string& marker,
                          const std::function<Expected<Ok>(const stdfs::path&)>& fill,
                          const std::function<void(const std::string&)>& note) {
-  std::error_code ec;
-  if (stdfs::exists(final / marker, ec)) return false;
-  auto lock = platform::FileLock::acquire(final.string() + ".lock", [&] {
+  return platform::make_directory_once(final, marker, fill, [&] {
     if (note) note(fmt::format("waiting for another sagebuild to finish {}", final.string()));
   });
-  if (!lock) return lock.error();
-  if (stdfs::exists(final / marker, ec)) return false;
-  const stdfs::path staging = final.string() + fmt::format(".tmp-{}", ::getpid());
-  stdfs::remove_all(staging, ec);
-  auto filled = fill(staging);
-  if (!filled) {
-    stdfs::remove_all(staging, ec);
-    return filled.error();
-  }
-  stdfs::remove_all(final, ec);  // an incomplete one (no marker) from an older layout
-  stdfs::rename(staging, final, ec);
-  if (ec) {
-    stdfs::remove_all(staging, ec);
-    return Error{fmt::format("cannot move {} into place: {}", final.string(), ec.message())};
-  }
-  return true;
 }
 
 Expected<std::string> site_packages(const stdfs::path& python) {
