@@ -6,8 +6,9 @@ one run, each from clean per-entry build directories, with the entries' environm
 made (they are the same for every way, and made once per machine):
 
   naive      --no-cache: every wheel compiles the kernels itself (what per-wheel builds do)
-  cold       an empty kernel cache: the first entry compiles the kernels, the others link them
-  warm       a filled kernel cache: no entry compiles kernels
+  cold       empty kernel and binding caches: the first entry compiles the kernels and the
+             binding, the others package them
+  warm       filled caches: no entry compiles anything
   no change  a second run with nothing changed: every wheel is up to date
 
 and prints wall times, the ratios, and each entry's phase times from build/results/.
@@ -72,7 +73,8 @@ def main():
     subprocess.run(base + ["--force", "--no-import-test"], check=True, capture_output=True, cwd=root)
     results = {}
     results["naive"] = run("naive", ["--force", "--no-cache"])
-    shutil.rmtree(os.path.join(args.cache_dir, "kernels"), ignore_errors=True)
+    for cached in ("kernels", "bindings"):
+        shutil.rmtree(os.path.join(args.cache_dir, cached), ignore_errors=True)
     results["cold"] = run("cold", ["--force"])
     results["warm"] = run("warm", ["--force"])
     results["no change"] = run("no change", [], clean=False)
