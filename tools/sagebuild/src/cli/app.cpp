@@ -21,6 +21,7 @@
 #include "backend/profile_build.h"
 #include "cli/entry_json.h"
 #include "cli/exit_codes.h"
+#include "cli/progress_display.h"
 #include "cli/terminal.h"
 #include "github/output.h"
 #include "github/release.h"
@@ -531,11 +532,10 @@ class Commands {
     }
 
     const platform::InterruptGuard interrupts;
-    const backend::ProgressStyle style = running_in_github_actions()
-                                             ? backend::ProgressStyle::github
-                                         : stdout_is_terminal() ? backend::ProgressStyle::live
-                                                                : backend::ProgressStyle::plain;
-    auto progress = backend::make_progress(style, out_);
+    const ProgressStyle style = running_in_github_actions() ? ProgressStyle::github
+                                : stdout_is_terminal()      ? ProgressStyle::live
+                                                            : ProgressStyle::plain;
+    auto progress = make_progress(style, out_);
     const auto results =
         options.backend == "docker"
             ? backend::build_entries_docker(m.matrix, selected, options, *progress, out_)

@@ -15,7 +15,6 @@
 #endif
 
 namespace sagebuild::cli {
-namespace {
 
 // toolkit/packages/core/src/command.ts: escapeData and escapeProperty.
 std::string escape_data(std::string_view s) {
@@ -54,8 +53,6 @@ std::string escape_property(std::string_view s) {
   }
   return out;
 }
-
-}  // namespace
 
 bool stderr_is_terminal() {
   return SAGEBUILD_ISATTY(2) != 0;

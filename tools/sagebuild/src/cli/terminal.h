@@ -10,6 +10,10 @@ bool stderr_is_terminal();
 bool stdout_is_terminal();
 bool running_in_github_actions();  // GITHUB_ACTIONS=true
 
+// Workflow command escaping, as the Actions toolkit does it (escapeData, escapeProperty).
+std::string escape_data(std::string_view s);
+std::string escape_property(std::string_view s);
+
 // A workflow command annotation, escaped as the Actions toolkit escapes data and properties:
 // "::error file=matrix.yaml,line=12,col=5::unknown key 'pyton'".
 std::string error_annotation(std::string_view file, int line, int column, std::string_view message);

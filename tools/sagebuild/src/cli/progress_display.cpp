@@ -1,4 +1,4 @@
-#include "backend/progress.h"
+#include "cli/progress_display.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
-namespace sagebuild::backend {
+#include "cli/terminal.h"
+
+namespace sagebuild::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -18,7 +20,7 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-class PlainProgress : public Progress {
+class PlainProgress : public backend::Progress {
  public:
   explicit PlainProgress(std::ostream& out) : out_(out) {}
   void phase(const std::string& id, const std::string& phase) override {
@@ -39,7 +41,7 @@ class PlainProgress : public Progress {
   std::map<std::string, Clock::time_point> started_;
 };
 
-class GithubProgress : public Progress {
+class GithubProgress : public backend::Progress {
  public:
   explicit GithubProgress(std::ostream& out) : out_(out) {}
   void phase(const std::string& id, const std::string& phase) override {
@@ -57,34 +59,20 @@ class GithubProgress : public Progress {
     for (const std::string& l : lines_[id])
       out_ << l << "\n";
     out_ << line << "\n::endgroup::\n";
-    if (!ok) out_ << fmt::format("::error title={}::{}\n", id, escape(line));
+    if (!ok) out_ << fmt::format("::error title={}::{}\n", escape_property(id), escape_data(line));
     out_ << std::flush;
     lines_.erase(id);
   }
   void stop() override {}
 
  private:
-  static std::string escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-      if (c == '%')
-        out += "%25";
-      else if (c == '\r')
-        out += "%0D";
-      else if (c == '\n')
-        out += "%0A";
-      else
-        out += c;
-    }
-    return out;
-  }
   std::ostream& out_;
   std::mutex mutex_;
   std::map<std::string, Clock::time_point> started_;
   std::map<std::string, std::vector<std::string>> lines_;
 };
 
-class LiveProgress : public Progress {
+class LiveProgress : public backend::Progress {
  public:
   explicit LiveProgress(std::ostream& out) : out_(out), drawer_([this] { draw_loop(); }) {}
   ~LiveProgress() override { stop(); }
@@ -156,7 +144,7 @@ class LiveProgress : public Progress {
 
 }  // namespace
 
-std::unique_ptr<Progress> make_progress(ProgressStyle style, std::ostream& out) {
+std::unique_ptr<backend::Progress> make_progress(ProgressStyle style, std::ostream& out) {
   switch (style) {
     case ProgressStyle::live:
       return std::make_unique<LiveProgress>(out);
@@ -168,4 +156,4 @@ std::unique_ptr<Progress> make_progress(ProgressStyle style, std::ostream& out) 
   return std::make_unique<PlainProgress>(out);
 }
 
-}  // namespace sagebuild::backend
+}  // namespace sagebuild::cli
