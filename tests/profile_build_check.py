@@ -5,6 +5,7 @@ package with a test matrix (one architecture, so that the kernels compile in sec
 - a real build: the kernels are compiled into the kernel cache, the wheel links them, is
   verified (import test included) and lands in dist/; the results file records each phase
 - a second run is "up to date" and builds nothing; --no-cache compiles the kernels again
+- two runs of two checkouts sharing one cache compile the kernels once (one waits for the other)
 - a missing Python, a missing CUDA toolkit, a wrong nvcc version and a failing compiler each
   end with a clear message, exit code 4 and nothing in dist/
 - --backend docker with a fake docker client: the Bake file, the exact command, the wheel
@@ -147,6 +148,30 @@ def interrupt_in_phase(project, argv, phase, env):
     return proc.returncode, "".join(output)
 
 
+def shared_cache(sagebuild, repo, tmp, torch_python, cache):
+    """Two sagebuild runs (two checkouts) that share one cache and need the same kernels at the
+    same moment: one compiles them, the other waits for it and takes them from the cache."""
+    for cached in ("kernels", "bindings"):
+        shutil.rmtree(os.path.join(cache, cached), ignore_errors=True)
+    runs = []
+    for name in ("checkout-a", "checkout-b"):
+        other = Project(repo, os.path.join(tmp, name))
+        other.cache = cache
+        other.configure()
+        runs.append((other, subprocess.Popen(
+            other.argv(sagebuild, "--entry", ENTRY, "--python-env", torch_python),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=clean_env())))
+    outputs = [(p, proc.communicate(timeout=900)[0], proc.returncode) for p, proc in runs]
+    text = "".join(out for _, out, _ in outputs)
+    check("two runs sharing a cache compile the kernels once: one compiles, the other waits and "
+          "takes them",
+          all(code == 0 and p.dist_files() for p, _, code in outputs)
+          and text.count("kernel cache miss") == 1 and text.count("kernel cache hit") == 1
+          and "waiting for cuda13.0-" in text and text.count("binding cache miss") == 1
+          and not glob.glob(os.path.join(cache, "**", "*.tmp-*"), recursive=True),
+          text[-4000:])
+
+
 FAKE_DOCKER = """#!/usr/bin/env python3
 # Stands in for the docker client (this machine has no engine): records its arguments, and for
 # `buildx bake` exports each target's wheel (by its image title label) from $FAKE_DOCKER_WHEELS
@@ -281,6 +306,8 @@ def main():
               and "SKBUILD_CMAKE_DEFINE=SAGEATTN_KERNELS_PREBUILT=" in dry.stdout
               and "-m pip wheel --no-deps" in dry.stdout
               and "no CUDA 12.6 toolkit" in dry.stdout, dry.stdout[-3000:])
+        shared_cache(sagebuild, repo, tmp, torch_python, project.cache)
+
         wheels = os.path.join(tmp, "wheels")
         os.makedirs(wheels)
         shutil.copy(os.path.join(project.dist, wheel), wheels)
