@@ -133,6 +133,7 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
         r.status = "built";
         r.sha256 = done.sha256;
         r.size = done.size;
+        r.checks = done.checks;
         r.message = fmt::format("{} ({:.1f} MB, {} checks passed)", done.wheel.filename().string(),
                                 static_cast<double>(done.size) / 1e6, done.checks);
       } else {

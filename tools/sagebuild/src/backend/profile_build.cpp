@@ -345,6 +345,7 @@ class EntryRun {
     result_.wheel = finished.wheel;
     result_.sha256 = finished.sha256;
     result_.size = finished.size;
+    result_.checks = finished.checks;
     result_.message =
         fmt::format("{} ({:.1f} MB, {} checks passed)", finished.wheel.filename().string(),
                     static_cast<double>(finished.size) / 1e6, finished.checks);
@@ -379,6 +380,7 @@ class EntryRun {
       result_.sha256 = j.value("sha256", "");
       result_.size = digest->size;
       result_.kernels = j.value("kernels", "");
+      result_.checks = j.value("checks", std::size_t{0});
       result_.message = fmt::format("{} is up to date (same sources, toolchain and torch)",
                                     wheel.filename().string());
       return true;
@@ -441,6 +443,7 @@ void write_result(const stdfs::path& root, const matrix::Entry& e, const EntryRe
     record["sha256"] = r.sha256;
     record["size"] = r.size;
   }
+  if (r.checks > 0) record["checks"] = r.checks;
   if (!r.kernels.empty()) {
     record["kernels"] = r.kernels;
     record["kernel_cache_hit"] = r.kernel_cache_hit;

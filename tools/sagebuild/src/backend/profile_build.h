@@ -61,6 +61,7 @@ struct EntryResult {
   std::filesystem::path wheel;
   std::string sha256;
   std::uint64_t size = 0;
+  std::size_t checks = 0;  // verify-wheel checks that passed
   std::vector<PhaseTime> phases;
   std::filesystem::path log;
   std::string kernels;  // kernel cache key

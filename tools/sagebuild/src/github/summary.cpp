@@ -34,26 +34,31 @@ std::string summary_markdown(const std::vector<nlohmann::json>& results, std::si
   std::vector<std::string> rows, failures;
   for (const auto& r : results) {
     const std::string status = field(r, "status");
-    if (status == "built") {
+    if (status == "built" || status == "up_to_date") {
       ++built;
       const std::uint64_t size = r.value("size", std::uint64_t{0});
       bytes += size;
       rows.push_back(fmt::format(
-          "| `{}` | {} | {} | {} | {} | {:.1f} MB | `{}` | {:.0f} s | {} checks passed |\n",
+          "| `{}` | {} | {} | {} | {} | {:.1f} MB | `{}` | {:.0f} s | {} |\n",
           cell(field(r, "wheel")), cell(field(r, "torch")), cell(field(r, "cuda")),
           cell(field(r, "python")), cell(field(r, "platform")), static_cast<double>(size) / 1e6,
-          field(r, "sha256").substr(0, 16), r.value("seconds", 0.0), field(r, "checks")));
+          field(r, "sha256").substr(0, 16), r.value("seconds", 0.0),
+          status == "up_to_date" ? "up to date (not rebuilt)"
+                                 : fmt::format("{} checks passed", field(r, "checks"))));
     } else {
       ++failed;
       std::vector<std::string> lines = text::split(field(r, "message"), '\n');
       if (lines.size() > 5) lines.resize(5);
-      failures.push_back(
-          fmt::format("- **{}** ({}): {}\n  ```\n  {}\n  ```\n", cell(field(r, "entry")),
-                      status == "verification_failed" ? "verification failed" : "build failed",
-                      cell(field(r, "log")), text::join(lines, "\n  ")));
+      failures.push_back(fmt::format("- **{}** ({}): {}\n  ```\n  {}\n  ```\n",
+                                     cell(field(r, "entry")),
+                                     status == "verification_failed" ? "verification failed"
+                                     : status == "interrupted"       ? "interrupted"
+                                     : status == "not_started"       ? "not started"
+                                                                     : "build failed",
+                                     cell(field(r, "log")), text::join(lines, "\n  ")));
     }
   }
-  std::string head = fmt::format("## sagebuild: {} wheel{} built, {} failed ({:.1f} MB)\n\n", built,
+  std::string head = fmt::format("## sagebuild: {} wheel{} ready, {} failed ({:.1f} MB)\n\n", built,
                                  built == 1 ? "" : "s", failed, static_cast<double>(bytes) / 1e6);
   std::string table =
       "| wheel | torch | CUDA | Python | platform | size | sha256 | time | verification |\n"

@@ -26,12 +26,28 @@ TEST_CASE("a summary lists wheels and failures with their first lines", "[summar
         {"status", "build_failed"},
         {"log", "build/logs/linux-bad.log"},
         {"message", "the build failed (exit code 2)\nline 2\nline 3\nline 4\nline 5\nline 6"}}});
-  CHECK(md.starts_with("## sagebuild: 1 wheel built, 1 failed (2.0 MB)\n"));
+  CHECK(md.starts_with("## sagebuild: 1 wheel ready, 1 failed (2.0 MB)\n"));
   CHECK(md.find("| `w1.whl` | 2.8.0 | 12.9.1 | 3.12 | linux_x86_64 | 2.0 MB | `0123456789abcdef` | "
                 "30 s | 33 checks passed |") != std::string::npos);
   CHECK(md.find("**linux-bad** (build failed): build/logs/linux-bad.log") != std::string::npos);
   CHECK(md.find("line 5") != std::string::npos);
   CHECK(md.find("line 6") == std::string::npos);  // first lines only
+}
+
+TEST_CASE("up-to-date wheels count as ready; interrupted entries are named so", "[summary]") {
+  nlohmann::json same = built(2);
+  same["status"] = "up_to_date";
+  const std::string md = summary_markdown(
+      {same,
+       {{"entry", "linux-stopped"},
+        {"status", "interrupted"},
+        {"log", "x.log"},
+        {"message", "interrupted (Ctrl-C) during kernels"}},
+       {{"entry", "linux-later"}, {"status", "not_started"}, {"message", "not started"}}});
+  CHECK(md.starts_with("## sagebuild: 1 wheel ready, 2 failed"));
+  CHECK(md.find("| 30 s | up to date (not rebuilt) |") != std::string::npos);
+  CHECK(md.find("**linux-stopped** (interrupted): x.log") != std::string::npos);
+  CHECK(md.find("**linux-later** (not started)") != std::string::npos);
 }
 
 TEST_CASE("large matrices stay under the step-summary limit", "[summary]") {
@@ -41,7 +57,7 @@ TEST_CASE("large matrices stay under the step-summary limit", "[summary]") {
   const std::string md = summary_markdown(many);
   CHECK(md.size() < kStepSummaryLimit);
   CHECK(md.find("left out to stay under GitHub's 1 MiB step-summary limit") != std::string::npos);
-  CHECK(md.starts_with("## sagebuild: 20000 wheels built, 0 failed"));
+  CHECK(md.starts_with("## sagebuild: 20000 wheels ready, 0 failed"));
 }
 
 TEST_CASE("table cells cannot break the table", "[summary]") {
