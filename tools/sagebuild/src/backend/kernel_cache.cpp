@@ -43,42 +43,50 @@ Expected<Ok> run_step(const std::vector<std::string>& argv, const KernelBuildOpt
   return Ok{};
 }
 
-Expected<Ok> build_into(const KernelInputs& in, const KernelBuildOptions& options,
-                        const stdfs::path& dir) {
+// Configures the repository's CMake project into dir/build with `settings` (-D values, on top
+// of a Release build without the tool and tests), builds it, installs it into dir/prefix and
+// drops the objects. `what` names it in messages ("the kernels").
+Expected<Ok> cmake_install_into(const stdfs::path& root, const stdfs::path& dir,
+                                const std::vector<std::string>& settings,
+                                const KernelBuildOptions& options, const std::string& what) {
   const stdfs::path build = dir / "build";
-  std::vector<std::string> configure = {
-      "cmake",
-      "-S",
-      in.root.string(),
-      "-B",
-      build.string(),
-      "-DCMAKE_BUILD_TYPE=Release",
-      "-DSAGEBUILD_BUILD_TOOL=OFF",
-      "-DBUILD_TESTING=OFF",
-      "-DSAGEATTN_INSTALL_KERNELS=ON",
-      "-DSAGEATTN_CUDART=shared",
-      "-DSAGEATTN_ARCH_LIST=" + text::join(in.archs, ";"),
-      "-DCMAKE_CUDA_COMPILER=" + in.cuda.nvcc.string(),
-      "-DCUDAToolkit_ROOT=" + in.cuda.root.string(),
-      "-DCMAKE_CUDA_FLAGS=--threads=" + std::to_string(std::max(1, options.nvcc_threads)),
-      "-DCMAKE_INSTALL_PREFIX=" + (dir / "prefix").string()};
-  if (platform::find_in_path("ninja")) configure.insert(configure.begin() + 5, {"-G", "Ninja"});
-  for (const std::string& d : in.defines)
-    configure.push_back("-D" + d);
-  if (auto r = run_step(configure, options, "configuring the kernels"); !r) return r;
+  std::vector<std::string> configure = {"cmake", "-S", root.string(), "-B", build.string()};
+  if (platform::find_in_path("ninja")) configure.insert(configure.end(), {"-G", "Ninja"});
+  for (const std::string& setting :
+       {std::string("CMAKE_BUILD_TYPE=Release"), std::string("SAGEBUILD_BUILD_TOOL=OFF"),
+        std::string("BUILD_TESTING=OFF"), "CMAKE_INSTALL_PREFIX=" + (dir / "prefix").string()}) {
+    configure.push_back("-D" + setting);
+  }
+  for (const std::string& setting : settings)
+    configure.push_back("-D" + setting);
+  if (auto r = run_step(configure, options, "configuring " + what); !r) return r;
   if (auto r = run_step({"cmake", "--build", build.string(), "--parallel",
                          std::to_string(std::max(1, options.parallel))},
-                        options, "compiling the kernels");
+                        options, "compiling " + what);
       !r) {
     return r;
   }
-  if (auto r = run_step({"cmake", "--install", build.string()}, options, "installing the kernels");
+  // Installed, not copied from the build tree: an install has no build-tree RPATH.
+  if (auto r = run_step({"cmake", "--install", build.string()}, options, "installing " + what);
       !r) {
     return r;
   }
   std::error_code ec;
-  stdfs::remove_all(build, ec);  // objects are not needed once the archive is installed
+  stdfs::remove_all(build, ec);  // the objects are not needed once the library is installed
   return Ok{};
+}
+
+Expected<Ok> build_into(const KernelInputs& in, const KernelBuildOptions& options,
+                        const stdfs::path& dir) {
+  std::vector<std::string> settings = {
+      "SAGEATTN_INSTALL_KERNELS=ON",
+      "SAGEATTN_CUDART=shared",
+      "SAGEATTN_ARCH_LIST=" + text::join(in.archs, ";"),
+      "CMAKE_CUDA_COMPILER=" + in.cuda.nvcc.string(),
+      "CUDAToolkit_ROOT=" + in.cuda.root.string(),
+      "CMAKE_CUDA_FLAGS=--threads=" + std::to_string(std::max(1, options.nvcc_threads))};
+  settings.insert(settings.end(), in.defines.begin(), in.defines.end());
+  return cmake_install_into(in.root, dir, settings, options, "the kernels");
 }
 
 }  // namespace
@@ -187,40 +195,14 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in,
       entry, "key.json",
       [&](const stdfs::path& staging) -> Expected<Ok> {
         if (options.note) options.note(fmt::format("binding cache miss: compiling {}", name));
-        const stdfs::path build = staging / "build";
-        std::vector<std::string> configure = {
-            "cmake",
-            "-S",
-            in.root.string(),
-            "-B",
-            build.string(),
-            "-DCMAKE_BUILD_TYPE=Release",
-            "-DSAGEBUILD_BUILD_TOOL=OFF",
-            "-DBUILD_TESTING=OFF",
-            "-DSAGEATTN_BUILD_BINDING=ON",
-            "-DSAGEATTN_CUDART=shared",
-            "-DSAGEATTN_KERNELS_PREBUILT=" + in.kernels.string(),
-            "-DCUDAToolkit_ROOT=" + in.cuda_root.string(),
-            "-DPython3_EXECUTABLE=" + in.python.string(),
-            "-DCMAKE_INSTALL_PREFIX=" + (staging / "prefix").string()};
-        if (platform::find_in_path("ninja"))
-          configure.insert(configure.begin() + 5, {"-G", "Ninja"});
-        for (const std::string& define : in.defines)
-          configure.push_back("-D" + define);
-        if (auto r = run_step(configure, options, "configuring the binding"); !r) return r;
-        if (auto r = run_step({"cmake", "--build", build.string(), "--parallel",
-                               std::to_string(std::max(1, options.parallel))},
-                              options, "compiling the binding");
-            !r) {
+        std::vector<std::string> settings = {"SAGEATTN_BUILD_BINDING=ON", "SAGEATTN_CUDART=shared",
+                                             "SAGEATTN_KERNELS_PREBUILT=" + in.kernels.string(),
+                                             "CUDAToolkit_ROOT=" + in.cuda_root.string(),
+                                             "Python3_EXECUTABLE=" + in.python.string()};
+        settings.insert(settings.end(), in.defines.begin(), in.defines.end());
+        if (auto r = cmake_install_into(in.root, staging, settings, options, "the binding"); !r) {
           return r;
         }
-        // Installed, not copied from the build tree: the install has no build-tree RPATH.
-        if (auto r =
-                run_step({"cmake", "--install", build.string()}, options, "installing the binding");
-            !r) {
-          return r;
-        }
-        stdfs::remove_all(build, ec);
         return fs::write_file_atomic(staging / "key.json", json);
       },
       [&] {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/build_steps.h"
 #include "backend/wheel_finish.h"
 #include "matrix/expand.h"
 #include "platform/process.h"
@@ -19,12 +20,6 @@ namespace sagebuild::backend {
 namespace {
 
 namespace stdfs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 struct Environment {
   Version python, torch, cuda;  // cuda: nvcc's major.minor
   std::string cuda_full;        // nvcc's release, e.g. 13.0.88
@@ -116,16 +111,6 @@ std::vector<std::string> archs_for(const matrix::Matrix& m, const Environment& e
   return archs;
 }
 
-std::string substitute(std::string word, const std::map<std::string, std::string>& values) {
-  for (const auto& [key, value] : values) {
-    for (std::size_t at = word.find(key); at != std::string::npos;
-         at = word.find(key, at + value.size())) {
-      word.replace(at, key.size(), value);
-    }
-  }
-  return word;
-}
-
 }  // namespace
 
 Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildOptions& options,
@@ -194,13 +179,7 @@ Expected<BuildResult> build_current(const matrix::Matrix& m, const CurrentBuildO
   };
 
   // 1. The package's own build command (matrix.yaml package.build_command).
-  const std::map<std::string, std::string> values = {
-      {"{python}", o.python.string()},
-      {"{wheel_dir}", (work / "backend").string()},
-      {"{source_dir}", (o.root / m.package.source_dir).string()}};
-  std::vector<std::string> argv;
-  for (const std::string& word : m.package.build_command)
-    argv.push_back(substitute(word, values));
+  const std::vector<std::string> argv = build_command_argv(m, o.root, o.python, work / "backend");
   if (argv.empty()) return Error{"matrix.yaml has no package.build_command"};
   const char* path = std::getenv("PATH");
   auto built = platform::run_process(

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/build_steps.h"
 #include "backend/import_test.h"
 #include "backend/kernel_cache.h"
 #include "backend/wheel_finish.h"
@@ -27,22 +28,6 @@ namespace sagebuild::backend {
 namespace {
 
 namespace stdfs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string substitute(std::string word, const std::map<std::string, std::string>& values) {
-  for (const auto& [key, value] : values) {
-    for (std::size_t at = word.find(key); at != std::string::npos;
-         at = word.find(key, at + value.size())) {
-      word.replace(at, key.size(), value);
-    }
-  }
-  return word;
-}
-
 // The files of the package's own sources (python/), hashed: part of an entry's inputs.
 std::string package_sources_digest(const stdfs::path& dir) {
   std::vector<stdfs::path> files;
@@ -76,18 +61,6 @@ std::vector<std::string> kernel_defines_from_environment() {
     }
   }
   return defines;
-}
-
-std::vector<std::string> build_argv(const matrix::Matrix& m, const stdfs::path& root,
-                                    const stdfs::path& python, const stdfs::path& wheel_dir) {
-  const std::map<std::string, std::string> values = {
-      {"{python}", python.string()},
-      {"{wheel_dir}", wheel_dir.string()},
-      {"{source_dir}", (root / m.package.source_dir).string()}};
-  std::vector<std::string> argv;
-  for (const std::string& word : m.package.build_command)
-    argv.push_back(substitute(word, values));
-  return argv;
 }
 
 // What the wheel build runs with on top of sagebuild's own environment.
@@ -268,7 +241,7 @@ class EntryRun {
     const stdfs::path backend_out = work() / "backend";
     stdfs::remove_all(backend_out, ec);
     stdfs::create_directories(backend_out, ec);
-    const std::vector<std::string> argv = build_argv(m_, o_.root, env->python, backend_out);
+    const std::vector<std::string> argv = build_command_argv(m_, o_.root, env->python, backend_out);
     if (argv.empty()) return fail("build_failed", "matrix.yaml has no package.build_command");
     auto built = platform::run_process(
         argv, {.working_directory = o_.root,
@@ -574,7 +547,7 @@ void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>&
     const stdfs::path work = o.root / "build" / "sagebuild" / e.id;
     const stdfs::path venv_python = o.cache / "envs" / "<environment>" / "bin" / "python";
     out << "  command      "
-        << text::join(build_argv(m, o.root, venv_python, work / "backend"), " ") << "\n";
+        << text::join(build_command_argv(m, o.root, venv_python, work / "backend"), " ") << "\n";
     const stdfs::path binding = o.kernel_cache ? o.cache / "bindings" /
                                                      fmt::format("torch{}-<key>", e.torch.str()) /
                                                      "prefix" / "sageattention" / "_kernels.so"

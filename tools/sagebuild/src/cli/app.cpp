@@ -292,6 +292,27 @@ class Commands {
     if (!resolved) throw CommandError{kConfigError, resolved.error().message};
     return {std::move(*git), std::move(*resolved)};
   }
+  // What every build starts from: the version (and git state), --require-clean enforced, and
+  // SOURCE_DATE_EPOCH: the caller's, else the commit's time, else 1980-01-01.
+  struct BuildSource {
+    std::string version;
+    std::optional<vcs::GitState> git;
+    std::int64_t source_date_epoch;
+  };
+  BuildSource build_source(const LoadedMatrix& m, bool require_clean) const {
+    SourceVersion v = source_version(m);
+    if (require_clean && v.git && v.git->dirty) {
+      throw CommandError{
+          kConfigError,
+          fmt::format("--require-clean: the working tree has uncommitted changes ({}); commit "
+                      "or stash them first",
+                      text::join(v.git->dirty_paths, ", "))};
+    }
+    BuildSource source{v.resolved.version, std::move(v.git), wheel::source_date_epoch()};
+    if (const char* given = std::getenv("SOURCE_DATE_EPOCH"); (!given || !*given) && source.git)
+      source.source_date_epoch = source.git->commit_time;
+    return source;
+  }
 
   int version(const std::string& format, bool check_tag) {
     const LoadedMatrix m = load();
@@ -392,21 +413,11 @@ class Commands {
       return build_profile(flags, require_clean);
     }
     const LoadedMatrix m = load();
-    SourceVersion v = source_version(m);
-    if (require_clean && v.git && v.git->dirty) {
-      throw CommandError{
-          kConfigError,
-          fmt::format("--require-clean: the working tree has uncommitted changes ({}); commit "
-                      "or stash them first",
-                      text::join(v.git->dirty_paths, ", "))};
-    }
+    BuildSource source = build_source(m, require_clean);
     options.root = m.root;
-    options.package_version = v.resolved.version;
-    options.git = std::move(v.git);
-    // SOURCE_DATE_EPOCH given by the caller wins; else the commit's time; else 1980-01-01.
-    options.source_date_epoch = wheel::source_date_epoch();
-    if (const char* given = std::getenv("SOURCE_DATE_EPOCH"); (!given || !*given) && options.git)
-      options.source_date_epoch = options.git->commit_time;
+    options.package_version = source.version;
+    options.git = std::move(source.git);
+    options.source_date_epoch = source.source_date_epoch;
     auto result = backend::build_current(m.matrix, options, out_);
     if (!result) throw CommandError{kBuildFailure, result.error().message};
     switch (result->outcome) {
@@ -483,21 +494,12 @@ class Commands {
       }
     }
 
-    SourceVersion v = source_version(m);
-    if (require_clean && v.git && v.git->dirty) {
-      throw CommandError{
-          kConfigError,
-          fmt::format("--require-clean: the working tree has uncommitted changes ({}); commit "
-                      "or stash them first",
-                      text::join(v.git->dirty_paths, ", "))};
-    }
+    BuildSource source = build_source(m, require_clean);
     backend::ProfileBuildOptions options = flags.options;
     options.root = m.root;
-    options.package_version = v.resolved.version;
-    options.git = std::move(v.git);
-    options.source_date_epoch = wheel::source_date_epoch();
-    if (const char* given = std::getenv("SOURCE_DATE_EPOCH"); (!given || !*given) && options.git)
-      options.source_date_epoch = options.git->commit_time;
+    options.package_version = source.version;
+    options.git = std::move(source.git);
+    options.source_date_epoch = source.source_date_epoch;
     if (options.cache.empty()) options.cache = fs::default_cache_dir();
     options.cache = stdfs::absolute(options.cache);
     // Builds run in the matrix's directory: paths given relative to here must not move.

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "platform/process_impl.h"
+
 namespace sagebuild::platform {
 namespace {
 
@@ -43,4 +45,36 @@ std::string ProcessResult::last_line() const {
   return std::string(text.substr(text.rfind('\n') + 1));
 }
 
+Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
+                                    const ProcessOptions& options) {
+  if (argv.empty()) return Error{"no program to run"};
+  if (stop_requested()) {
+    ProcessResult stopped;
+    stopped.cancelled = true;
+    return stopped;
+  }
+  const auto program = find_in_path(argv[0]);
+  if (!program) return Error{fmt::format("cannot run '{}': not found in PATH", argv[0])};
+  return detail::spawn_and_wait(*program, argv, options);
+}
+
+namespace detail {
+
+OutputCollector::OutputCollector(ProcessResult& result, const ProcessOptions& options)
+    : result_(result), keep_(options.keep_output) {
+  if (!options.log_file.empty()) log_.open(options.log_file, std::ios::binary | std::ios::app);
+}
+
+void OutputCollector::add(const char* data, std::size_t size) {
+  result_.output.append(data, size);
+  if (log_) log_.write(data, static_cast<std::streamsize>(size));
+  if (result_.output.size() > 2 * keep_) result_.output.erase(0, result_.output.size() - keep_);
+}
+
+void OutputCollector::finish() {
+  if (result_.output.size() > keep_) result_.output.erase(0, result_.output.size() - keep_);
+  if (log_) log_.flush();
+}
+
+}  // namespace detail
 }  // namespace sagebuild::platform

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "platform/process.h"
+#include "platform/process_impl.h"
 
 extern char** environ;
 
@@ -86,17 +87,11 @@ std::optional<std::filesystem::path> find_in_path(std::string_view program) {
   }
 }
 
-Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
-                                    const ProcessOptions& options) {
-  if (argv.empty()) return Error{"no program to run"};
-  if (stop_requested()) {
-    ProcessResult stopped;
-    stopped.cancelled = true;
-    return stopped;
-  }
-  const auto program = find_in_path(argv[0]);
-  if (!program) return Error{fmt::format("cannot run '{}': not found in PATH", argv[0])};
+namespace detail {
 
+Expected<ProcessResult> spawn_and_wait(const std::filesystem::path& program,
+                                       const std::vector<std::string>& argv,
+                                       const ProcessOptions& options) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return Error{fmt::format("pipe2: {}", std::strerror(errno))};
@@ -136,7 +131,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
 
   pid_t pid = 0;
   const int spawned =
-      posix_spawn(&pid, program->c_str(), &actions, &attributes, args.data(), env.data());
+      posix_spawn(&pid, program.c_str(), &actions, &attributes, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (spawned != 0) {
@@ -145,8 +140,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
   write_end.reset();
 
   ProcessResult result;
-  std::ofstream log;
-  if (!options.log_file.empty()) log.open(options.log_file, std::ios::binary | std::ios::app);
+  OutputCollector output(result, options);
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   char buffer[65536];
   while (true) {
@@ -174,15 +168,9 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
     const ssize_t n = ::read(read_end.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the child (and every descendant holding the pipe) closed it
-    result.output.append(buffer, static_cast<std::size_t>(n));
-    if (log) log.write(buffer, n);
-    if (result.output.size() > 2 * options.keep_output) {
-      result.output.erase(0, result.output.size() - options.keep_output);
-    }
+    output.add(buffer, static_cast<std::size_t>(n));
   }
-  if (result.output.size() > options.keep_output) {
-    result.output.erase(0, result.output.size() - options.keep_output);
-  }
+  output.finish();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -192,4 +180,5 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
   return result;
 }
 
+}  // namespace detail
 }  // namespace sagebuild::platform

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "platform/process.h"
+#include "platform/process_impl.h"
 
 namespace sagebuild::platform {
 namespace {
@@ -157,17 +158,11 @@ std::optional<std::filesystem::path> find_in_path(std::string_view program) {
   return std::nullopt;
 }
 
-Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
-                                    const ProcessOptions& options) {
-  if (argv.empty()) return Error{"no program to run"};
-  if (stop_requested()) {
-    ProcessResult stopped;
-    stopped.cancelled = true;
-    return stopped;
-  }
-  const auto program = find_in_path(argv[0]);
-  if (!program) return Error{fmt::format("cannot run '{}': not found in PATH", argv[0])};
+namespace detail {
 
+Expected<ProcessResult> spawn_and_wait(const std::filesystem::path& program,
+                                       const std::vector<std::string>& argv,
+                                       const ProcessOptions& options) {
   SECURITY_ATTRIBUTES inherit{sizeof(SECURITY_ATTRIBUTES), nullptr, TRUE};
   HANDLE read_raw = nullptr, write_raw = nullptr;
   if (!::CreatePipe(&read_raw, &write_raw, &inherit, 0)) return Error{last_error("CreatePipe")};
@@ -184,7 +179,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
 
   // .bat and .cmd files run through cmd.exe, which CreateProcess does for them.
   std::wstring line;
-  append_quoted(line, program->wstring());
+  append_quoted(line, program.wstring());
   for (std::size_t i = 1; i < argv.size(); ++i) {
     line += L' ';
     append_quoted(line, widen(argv[i]));
@@ -210,8 +205,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
   write_end.reset();  // the pipe reports end of file once every writer (the children) is gone
 
   ProcessResult result;
-  std::ofstream log;
-  if (!options.log_file.empty()) log.open(options.log_file, std::ios::binary | std::ios::app);
+  OutputCollector output(result, options);
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   char buffer[65536];
   auto stop_all = [&] {
@@ -243,15 +237,9 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
         n == 0) {
       break;
     }
-    result.output.append(buffer, n);
-    if (log) log.write(buffer, n);
-    if (result.output.size() > 2 * options.keep_output) {
-      result.output.erase(0, result.output.size() - options.keep_output);
-    }
+    output.add(buffer, static_cast<std::size_t>(n));
   }
-  if (result.output.size() > options.keep_output) {
-    result.output.erase(0, result.output.size() - options.keep_output);
-  }
+  output.finish();
   ::WaitForSingleObject(process.get(), INFINITE);
   DWORD code = 0;
   ::GetExitCodeProcess(process.get(), &code);
@@ -259,4 +247,5 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
   return result;
 }
 
+}  // namespace detail
 }  // namespace sagebuild::platform
