@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "platform/process.h"
+
 namespace sagebuild::backend {
 
 std::vector<std::string> build_command_argv(const matrix::Matrix& m,
@@ -23,6 +25,13 @@ std::vector<std::string> build_command_argv(const matrix::Matrix& m,
     argv.push_back(std::move(word));
   }
   return argv;
+}
+
+std::string compiler_launcher() {
+  for (const char* launcher : {"ccache", "sccache"}) {
+    if (platform::find_in_path(launcher)) return launcher;
+  }
+  return "";
 }
 
 }  // namespace sagebuild::backend

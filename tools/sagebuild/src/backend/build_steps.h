@@ -22,4 +22,7 @@ std::vector<std::string> build_command_argv(const matrix::Matrix& m,
                                             const std::filesystem::path& python,
                                             const std::filesystem::path& wheel_dir);
 
+// ccache or sccache when one is on PATH: the C++ compiler launcher for the binding; "" else.
+std::string compiler_launcher();
+
 }  // namespace sagebuild::backend

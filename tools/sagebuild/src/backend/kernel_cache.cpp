@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/build_steps.h"
 #include "platform/file_lock.h"
 #include "platform/process.h"
 #include "util/fs.h"
@@ -200,6 +201,9 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in,
                                              "CUDAToolkit_ROOT=" + in.cuda_root.string(),
                                              "Python3_EXECUTABLE=" + in.python.string()};
         settings.insert(settings.end(), in.defines.begin(), in.defines.end());
+        if (const std::string launcher = compiler_launcher(); !launcher.empty()) {
+          settings.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + launcher);  // a faster miss
+        }
         if (auto r = cmake_install_into(in.root, staging, settings, options, "the binding"); !r) {
           return r;
         }

@@ -74,11 +74,9 @@ std::vector<std::pair<std::string, std::string>> wheel_build_environment(
   if (const char* user = std::getenv("SKBUILD_CMAKE_DEFINE"); user && *user) {
     defines = std::string(user) + ";" + defines;
   }
-  for (const char* launcher : {"ccache", "sccache"}) {  // the binding is all that compiles here
-    if (platform::find_in_path(launcher)) {
-      defines += fmt::format(";CMAKE_CXX_COMPILER_LAUNCHER={}", launcher);
-      break;
-    }
+  // Without the binding cache, the binding is what this build compiles.
+  if (const std::string launcher = compiler_launcher(); !launcher.empty() && binding.empty()) {
+    defines += ";CMAKE_CXX_COMPILER_LAUNCHER=" + launcher;
   }
   const char* path = std::getenv("PATH");
   return {{"TORCH_CUDA_ARCH_LIST", e.arch_list()},
