@@ -341,9 +341,24 @@ def main():
         failure("a failing compiler",
                 ["--entry", ENTRY, "--python-env", torch_python, "--force",
                  "--cuda-path", f"13.0={broken}"],
-                "configuring the kernels failed (exit code 1); log: ")
+                "configuring the kernels failed (exit code 1); from ")
+        failure("a failing compiler: CMake's own error is quoted",
+                ["--entry", ENTRY, "--python-env", torch_python, "--force",
+                 "--cuda-path", f"13.0={broken}"],
+                "CMake Error at ")
         check("a failing compiler leaves no kernel cache entry behind", not project.leftovers(),
               str(project.leftovers()))
+        source = os.path.join(project.root, "kernels", "src", "quantize.cu")
+        original = open(source).read()
+        with open(source, "a") as f:
+            f.write('\n#error "broken on purpose by the test"\n')
+        try:
+            failure("a kernel that does not compile: nvcc's error is quoted",
+                    ["--entry", ENTRY, "--python-env", torch_python, "--force"],
+                    "broken on purpose by the test")
+        finally:
+            with open(source, "w") as f:
+                f.write(original)
 
         # --- Ctrl-C in each phase --------------------------------------------------------------
         # The interpreter the torch environment was made from (not a pyenv shim, which runs

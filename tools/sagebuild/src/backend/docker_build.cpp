@@ -95,10 +95,8 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
   if (!ran) {
     failure = ran.error().message.empty() ? "cannot run docker" : ran.error().message;
   } else if (!ran->ok()) {
-    std::vector<std::string> lines = text::split(text::trim(ran->output), '\n');
-    if (lines.size() > 12) lines.erase(lines.begin(), lines.end() - 12);
-    failure = fmt::format("docker buildx bake failed ({}); log: {}\n  {}", ran->describe(),
-                          log.string(), text::join(lines, "\n  "));
+    failure = fmt::format("docker buildx bake failed ({}); log: {}\n{}", ran->describe(),
+                          log.string(), text::last_lines(ran->output, 12));
   }
 
   for (std::size_t i = 0; i < entries.size(); ++i) {

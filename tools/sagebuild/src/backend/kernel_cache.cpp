@@ -39,7 +39,19 @@ Expected<Ok> run_step(const std::vector<std::string>& argv, const KernelBuildOpt
   if (!r) return Error{fmt::format("{}: {}", what, r.error().message)};
   if (r->cancelled) return Error{fmt::format("{}: interrupted", what)};
   if (!r->ok()) {
-    return Error{fmt::format("{} failed ({}); log: {}", what, r->describe(), options.log.string())};
+    // CMake writes its errors to stderr, unbuffered, ahead of its buffered stdout: quote from
+    // the first "CMake Error" when there is one, else the end (a compiler's error, via ninja).
+    std::string_view output = r->output;
+    std::string quoted;
+    if (const std::size_t at = output.find("CMake Error"); at != std::string_view::npos) {
+      std::vector<std::string> lines = text::split(output.substr(at), '\n');
+      lines.resize(std::min<std::size_t>(lines.size(), 8));
+      quoted = text::last_lines(text::join(lines, "\n"), 8);
+    } else {
+      quoted = text::last_lines(output, 12);
+    }
+    return Error{fmt::format("{} failed ({}); from {}:\n{}", what, r->describe(),
+                             options.log.string(), quoted)};
   }
   return Ok{};
 }

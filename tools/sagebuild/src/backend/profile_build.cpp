@@ -250,9 +250,9 @@ class EntryRun {
                .log_file = result_.log});
     if (!built) return fail("build_failed", built.error().message);
     if (!built->ok()) {
-      return fail("build_failed",
-                  fmt::format("the wheel build failed ({}); last lines of {}:\n{}",
-                              built->describe(), result_.log.string(), tail(built->output, 12)));
+      return fail("build_failed", fmt::format("the wheel build failed ({}); last lines of {}:\n{}",
+                                              built->describe(), result_.log.string(),
+                                              text::last_lines(built->output, 12)));
     }
     stdfs::path produced;
     for (const auto& f : stdfs::directory_iterator(backend_out, ec)) {
@@ -358,12 +358,6 @@ class EntryRun {
     } catch (const nlohmann::json::exception&) {
       return false;
     }
-  }
-
-  static std::string tail(const std::string& text, std::size_t lines) {
-    std::vector<std::string> all = text::split(text::trim(text), '\n');
-    if (all.size() > lines) all.erase(all.begin(), all.end() - static_cast<long>(lines));
-    return "  " + text::join(all, "\n  ");
   }
 
   stdfs::path work() const { return o_.root / "build" / "sagebuild" / e_.id; }

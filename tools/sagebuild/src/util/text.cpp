@@ -89,4 +89,15 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+std::string last_lines(std::string_view s, std::size_t count, std::string_view indent) {
+  if (trim(s).empty()) return "";
+  std::vector<std::string> lines = split(trim(s), '\n');
+  if (lines.size() > count) lines.erase(lines.begin(), lines.end() - static_cast<long>(count));
+  for (auto& line : lines) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    line.insert(0, indent);
+  }
+  return join(lines, "\n");
+}
+
 }  // namespace sagebuild::text

@@ -13,6 +13,10 @@ std::vector<std::string> split(std::string_view s, char separator);
 std::string join(std::span<const std::string> parts, std::string_view separator);
 std::string_view trim(std::string_view s);
 
+// The last `count` lines of `s` (trimmed), each indented by `indent`: the tail of a log that
+// an error message quotes.
+std::string last_lines(std::string_view s, std::size_t count, std::string_view indent = "  ");
+
 // Levenshtein distance with adjacent transpositions (optimal string alignment), so that
 // "pyton" -> "python" and "stabel" -> "stable" are both one edit.
 std::size_t edit_distance(std::string_view a, std::string_view b);

@@ -29,3 +29,15 @@ TEST_CASE("split, join, trim", "[text]") {
 
 }  // namespace
 }  // namespace sagebuild::text
+
+namespace sagebuild::text {
+namespace {
+
+TEST_CASE("the last lines of a log, indented", "[text]") {
+  CHECK(last_lines("a\nb\nc\nd\n\n", 2) == "  c\n  d");
+  CHECK(last_lines("one\r\n", 5, "> ") == "> one");
+  CHECK(last_lines(" \n", 3).empty());
+}
+
+}  // namespace
+}  // namespace sagebuild::text
