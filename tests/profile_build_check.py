@@ -53,7 +53,9 @@ PIP_WHEEL = ('["{python}", "-m", "pip", "wheel", "--no-deps", "--no-build-isolat
 ENTRY = "linux-pytorch211-cu130-python312"
 # A marker in the command lines of the slow fakes, to find any left running after Ctrl-C.
 MARKER = "sagebuild-interrupt-probe"
-SLEEP = f'exec python3 -c "import time; time.sleep(600)" {MARKER}'
+# The fakes sleep in this interpreter, named by its full path: `python3` from PATH may be a pyenv
+# shim, and shims vanish for a moment whenever a concurrent pip install makes pyenv rehash.
+SLEEP = f'exec {sys.executable} -c "import time; time.sleep(600)" {MARKER}'
 
 
 def write_script(path, body):
@@ -210,7 +212,7 @@ def docker_backend(sagebuild, project, tmp, wheels, wheel):
     bin_dir = os.path.join(tmp, "fake-docker")
     os.makedirs(bin_dir)
     with open(os.path.join(bin_dir, "docker"), "w") as f:
-        f.write(FAKE_DOCKER)
+        f.write(FAKE_DOCKER.replace("#!/usr/bin/env python3", "#!" + sys.executable, 1))
     os.chmod(os.path.join(bin_dir, "docker"), stat.S_IRWXU)
     log = os.path.join(tmp, "docker-argv.log")
     env = clean_env(PATH=bin_dir + os.pathsep + os.environ["PATH"], FAKE_DOCKER_LOG=log,
