@@ -51,10 +51,10 @@ profiles:
 PIP_WHEEL = ('["{python}", "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", '
              '"--wheel-dir", "{wheel_dir}", "{source_dir}"]')
 ENTRY = "linux-pytorch211-cu130-python312"
-# A marker in the command lines of the slow fakes, to find any left running after Ctrl-C.
-MARKER = "sagebuild-interrupt-probe"
-# The fakes sleep in this interpreter, named by its full path: `python3` from PATH may be a pyenv
-# shim, and shims vanish for a moment whenever a concurrent pip install makes pyenv rehash.
+# A marker in the command lines of the slow fakes, to find any left running after Ctrl-C; with
+# this run's pid, so that two runs of this test at once never count (or kill) each other's.
+MARKER = f"sagebuild-interrupt-probe-{os.getpid()}"
+# The fakes sleep in this interpreter, named by its full path (not whatever `python3` is on PATH).
 SLEEP = f'exec {sys.executable} -c "import time; time.sleep(600)" {MARKER}'
 
 
