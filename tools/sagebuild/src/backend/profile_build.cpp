@@ -28,6 +28,7 @@ namespace sagebuild::backend {
 namespace {
 
 namespace stdfs = std::filesystem;
+
 // The files of the package's own sources (python/), hashed: part of an entry's inputs.
 std::string package_sources_digest(const stdfs::path& dir) {
   std::vector<stdfs::path> files;
