@@ -10,26 +10,14 @@ import subprocess
 import sys
 import tempfile
 
-MATRIX = """\
-package:
-  name: demo
-  version: {{file: VERSION, regex: '^(.+)$'}}
-  source_dir: src
-  build_command: {command}
-architectures: {{"9.0a": ">=12.0"}}
-default_archs: ["9.0a"]
-cuda: {{"13.0": {{version: "13.0.1"}}}}
-torch:
-  "2.11.0": {{cuda: ["13.0"], python: ["3.12"]}}
-platforms: {{linux: {{tag: linux_x86_64, os: linux}}}}
-profiles: {{all: {{}}}}
-"""
+from checklib import check, demo_matrix, finish
+
 
 
 def run_case(sagebuild, name, command, python, want_code, want_text):
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "matrix.yaml"), "w") as f:
-            f.write(MATRIX.format(command=command))
+            f.write(demo_matrix(command))
         with open(os.path.join(tmp, "VERSION"), "w") as f:
             f.write("1.0\n")
         os.makedirs(os.path.join(tmp, "src"))
@@ -37,12 +25,9 @@ def run_case(sagebuild, name, command, python, want_code, want_text):
                                "--env", "current", "--python", python], capture_output=True, text=True)
         dist = os.path.join(tmp, "dist")
         empty = not os.path.isdir(dist) or not os.listdir(dist)
-        ok = done.returncode == want_code and want_text in done.stderr and empty
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: exit {done.returncode}; "
-              f"{done.stderr.strip().splitlines()[0] if done.stderr.strip() else '(no message)'}")
-        if not ok:
-            print(done.stdout, done.stderr)
-        return ok
+        check(f"{name}: exit {want_code}, '{want_text}', dist/ empty",
+              done.returncode == want_code and want_text in done.stderr and empty,
+              f"exit {done.returncode}\n{done.stdout}{done.stderr}")
 
 
 def main():
@@ -57,9 +42,9 @@ def main():
          torch_python, 4, "failed (exit code 3); log:"),
         ("build that makes no wheel", '["{python}", "-c", "pass"]', torch_python, 4, "produced no wheel"),
     ]
-    passed = sum(run_case(sagebuild, *c) for c in cases)
-    print(f"{passed} passed, {len(cases) - passed} failed")
-    return 0 if passed == len(cases) else 1
+    for c in cases:
+        run_case(sagebuild, *c)
+    return finish("build failures")
 
 
 if __name__ == "__main__":

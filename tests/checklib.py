@@ -1,5 +1,6 @@
 """What the end-to-end check scripts share: named checks that print ok/FAIL with detail and are
-counted for the exit status, and a free loopback port for the servers they start."""
+counted for the exit status, a free loopback port for the servers they start, and a minimal
+matrix.yaml for a demo package."""
 import socket
 
 failures = []
@@ -23,3 +24,25 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+DEMO_MATRIX = """\
+package:
+  name: demo
+  version: {{file: VERSION, regex: '^(.+)$'{version_extra}}}
+  source_dir: src
+  build_command: {build_command}
+architectures: {{"9.0a": ">=12.0"}}
+default_archs: ["9.0a"]
+cuda: {{"13.0": {{version: "13.0.1"}}}}
+torch:
+  "2.11.0": {{cuda: ["13.0"], python: ["3.12"]}}
+platforms: {{linux: {{tag: linux_x86_64, os: linux}}}}
+profiles: {{all: {{}}}}
+"""
+
+
+def demo_matrix(build_command, version_extra=""):
+    """matrix.yaml of a package "demo" whose version is in VERSION, built from src/ by
+    `build_command` (a YAML list), for torch 2.11 / CUDA 13.0 / Python 3.12 on Linux."""
+    return DEMO_MATRIX.format(build_command=build_command, version_extra=version_extra)

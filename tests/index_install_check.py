@@ -16,7 +16,7 @@ import tempfile
 import time
 import zipfile
 
-from checklib import free_port
+from checklib import check, finish, free_port
 
 
 def make_wheel(directory, torch, cuda, tag):
@@ -41,7 +41,6 @@ def make_wheel(directory, torch, cuda, tag):
 
 def main():
     sagebuild = sys.argv[1]
-    failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         dist = os.path.join(tmp, "dist")
         os.makedirs(dist)
@@ -67,20 +66,18 @@ def main():
                                        "--platform", "linux_x86_64", "-d", out, "sageattention==2.2.0"],
                                       capture_output=True, text=True, timeout=120)
                 got = os.listdir(out) if os.path.isdir(out) else []
-                ok = done.returncode == 0 and got == [want]
-                failures += not ok
-                print(f"{'ok  ' if ok else 'FAIL'} pip from {variant}/simple got {got} {done.stderr.strip()[-200:]}")
+                check(f"pip from {variant}/simple gets {want}", done.returncode == 0 and got == [want],
+                      f"got {got} {done.stderr.strip()[-200:]}")
         finally:
             server.terminate()
             server.wait(timeout=10)
         combined = json.load(open(os.path.join(site, "simple", "sageattention", "index.json")))
         names = sorted(f["filename"] for f in combined["files"])
         html = open(os.path.join(site, "simple", "sageattention", "index.html")).read()
-        ok = names == sorted([w27, w28]) and all(n in html for n in names) and 'data-requires-python="&gt;=3.9"' in html
-        failures += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} combined index lists {names}; JSON and HTML agree")
-    print(f"{3 - failures} passed, {failures} failed")
-    return 1 if failures else 0
+        check("the combined index lists both wheels; JSON and HTML agree",
+              names == sorted([w27, w28]) and all(n in html for n in names)
+              and 'data-requires-python="&gt;=3.9"' in html, f"{names}")
+    return finish("index install")
 
 
 if __name__ == "__main__":

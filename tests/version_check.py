@@ -15,22 +15,10 @@ import subprocess
 import sys
 import tempfile
 
-from checklib import check, finish
+from checklib import check, demo_matrix, finish
 
-MATRIX = """\
-package:
-  name: demo
-  version: {{file: VERSION, regex: '^(.+)$'{extra}}}
-  source_dir: src
-  build_command: ["{{python}}", "-c", "raise SystemExit('must not run')"]
-architectures: {{"9.0a": ">=12.0"}}
-default_archs: ["9.0a"]
-cuda: {{"13.0": {{version: "13.0.1"}}}}
-torch:
-  "2.11.0": {{cuda: ["13.0"], python: ["3.12"]}}
-platforms: {{linux: {{tag: linux_x86_64, os: linux}}}}
-profiles: {{all: {{}}}}
-"""
+# The build command must never run: these cases stop before any build.
+NO_BUILD = '["{python}", "-c", "raise SystemExit(\'must not run\')"]'
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
@@ -44,7 +32,7 @@ class Repo:
         self.root = root
         extra = f", untagged: {untagged}" if untagged else ""
         with open(os.path.join(root, "matrix.yaml"), "w") as f:
-            f.write(MATRIX.format(extra=extra))
+            f.write(demo_matrix(NO_BUILD, extra))
         self.write_version(version)
         os.makedirs(os.path.join(root, "src"), exist_ok=True)
         self.git("init", "-q", "-b", "main", ".")
@@ -154,7 +142,7 @@ def main():
         root = os.path.join(tmp, "nogit")
         os.makedirs(root)
         with open(os.path.join(root, "matrix.yaml"), "w") as f:
-            f.write(MATRIX.format(extra=""))
+            f.write(demo_matrix(NO_BUILD))
         with open(os.path.join(root, "VERSION"), "w") as f:
             f.write("3.0.0\n")
         doc, done = version_json(sb, root)

@@ -16,6 +16,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checklib import check, finish  # noqa: E402
+
 
 def pyenv_python(version):
     root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
@@ -32,18 +35,15 @@ def import_result(sagebuild, matrix, wheel, python):
 def main():
     sagebuild, corpus, matrix = sys.argv[1:4]
     good = glob.glob(os.path.join(corpus, "good", "*.whl"))[0]
-    failures = 0
     other = pyenv_python("3.11") or "/usr/bin/python3"
     result = import_result(sagebuild, matrix, good, other)
-    ok = result.startswith("skipped: ") and "the wheel is for Python 3.12" in result
-    failures += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} other Python: {result}")
+    check("another Python is skipped with the reason",
+          result.startswith("skipped: ") and "the wheel is for Python 3.12" in result, result)
     same = pyenv_python("3.12")
     if same:
         result = import_result(sagebuild, matrix, good, same)
-        ok = result.startswith("skipped: ") and "has no torch" in result
-        failures += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} no torch: {result}")
+        check("an environment without torch is skipped with the reason",
+              result.startswith("skipped: ") and "has no torch" in result, result)
     else:
         print("no pyenv Python 3.12 here: the no-torch case was not run")
     # A wheel whose name has no build tag (so no decoded torch): the pin then comes from
@@ -51,11 +51,10 @@ def main():
     no_tag = glob.glob(os.path.join(corpus, "n002_no_build_tag", "*.whl"))[0]
     done = subprocess.run([sagebuild, "--matrix", matrix, "verify-wheel", "--json", "--ignore", "N002",
                            "--import-python", same or other, no_tag], capture_output=True, text=True)
-    ok = done.returncode in (0, 5) and "internal error" not in done.stderr
-    failures += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} no build tag: exit {done.returncode} {done.stderr.strip()[:120]}")
-    print(f"{3 - failures} passed, {failures} failed")
-    return 1 if failures else 0
+    check("a wheel without a build tag does not crash verify-wheel",
+          done.returncode in (0, 5) and "internal error" not in done.stderr,
+          f"exit {done.returncode} {done.stderr.strip()[:120]}")
+    return finish("import test")
 
 
 if __name__ == "__main__":

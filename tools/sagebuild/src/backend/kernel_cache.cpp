@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -117,14 +118,55 @@ std::vector<stdfs::path> kernel_sources(const stdfs::path& root) {
   return files;
 }
 
-Expected<KernelKey> kernel_key(const KernelInputs& in) {
-  nlohmann::ordered_json sources = nlohmann::ordered_json::object();
-  for (const stdfs::path& rel : kernel_sources(in.root)) {
-    auto digest = sha256_file(in.root / rel);
-    if (!digest)
+namespace {
+
+// {relative path: sha256} of each file, in the given order.
+Expected<nlohmann::ordered_json> file_digests(const stdfs::path& root,
+                                              const std::vector<stdfs::path>& files) {
+  nlohmann::ordered_json digests = nlohmann::ordered_json::object();
+  for (const stdfs::path& rel : files) {
+    auto digest = sha256_file(root / rel);
+    if (!digest) {
       return Error{fmt::format("cannot read {}: {}", rel.string(), digest.error().message)};
-    sources[rel.generic_string()] = to_hex(digest->digest);
+    }
+    digests[rel.generic_string()] = to_hex(digest->digest);
   }
+  return digests;
+}
+
+// "<prefix>-<16 hex digits of the inputs' digest>"
+std::string key_name(std::string_view prefix, const std::string& json) {
+  const auto d = sha256({reinterpret_cast<const std::uint8_t*>(json.data()), json.size()});
+  return fmt::format("{}-{}", prefix, to_hex(d).substr(0, 16));
+}
+
+// The cache entry <cache>/<kind>/<name>, made by `build` into a staging directory (which then
+// gets key.json) unless it is there. Says hit, miss or waiting; returns whether it was a hit.
+Expected<bool> cached_entry(const stdfs::path& entry, const std::string& kind,
+                            const std::string& name, const std::string& key_json,
+                            const std::function<Expected<Ok>(const stdfs::path&)>& build,
+                            const KernelBuildOptions& options) {
+  auto made = platform::make_directory_once(
+      entry, "key.json",
+      [&](const stdfs::path& staging) -> Expected<Ok> {
+        if (options.note) options.note(fmt::format("{} cache miss: compiling {}", kind, name));
+        if (auto r = build(staging); !r) return r;
+        return fs::write_file_atomic(staging / "key.json", key_json);
+      },
+      [&] {
+        if (options.note)
+          options.note(fmt::format("waiting for {} to be compiled elsewhere", name));
+      });
+  if (!made) return made.error();
+  if (!*made && options.note) options.note(fmt::format("{} cache hit: {}", kind, name));
+  return !*made;
+}
+
+}  // namespace
+
+Expected<KernelKey> kernel_key(const KernelInputs& in) {
+  auto sources = file_digests(in.root, kernel_sources(in.root));
+  if (!sources) return sources.error();
   const char* cxx = std::getenv("CXX");
   nlohmann::ordered_json inputs = {
       {"format", kCacheFormat},
@@ -135,79 +177,54 @@ Expected<KernelKey> kernel_key(const KernelInputs& in) {
       {"cmake", first_line_of({"cmake", "--version"})},
       {"archs", in.archs},
       {"defines", in.defines},
-      {"sources", sources}};
+      {"sources", *sources}};
   const std::string json = inputs.dump(2);
-  const auto d = sha256({reinterpret_cast<const std::uint8_t*>(json.data()), json.size()});
-  return KernelKey{fmt::format("cuda{}-{}", in.cuda.release.str(), to_hex(d).substr(0, 16)),
-                   json + "\n"};
+  return KernelKey{key_name(fmt::format("cuda{}", in.cuda.release.str()), json), json + "\n"};
 }
 
-Expected<KernelLibrary> kernel_library(const KernelInputs& inputs,
+Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const KernelKey& key,
                                        const KernelBuildOptions& options) {
-  auto key = kernel_key(inputs);
-  if (!key) return key.error();
-  std::error_code ec;
   if (options.cache.empty()) {  // --no-cache: compiled for this entry alone
     const stdfs::path dir = options.scratch / "kernels";
+    std::error_code ec;
     stdfs::remove_all(dir, ec);
-    if (options.note) options.note(fmt::format("compiling the kernels ({}, no cache)", key->name));
+    if (options.note) options.note(fmt::format("compiling the kernels ({}, no cache)", key.name));
     if (auto r = build_into(inputs, options, dir); !r) return r.error();
-    return KernelLibrary{dir / "prefix", key->name, false};
+    return KernelLibrary{dir / "prefix", key.name, false};
   }
-  const stdfs::path entry = options.cache / "kernels" / key->name;
-  auto made = platform::make_directory_once(
-      entry, "key.json",
-      [&](const stdfs::path& staging) -> Expected<Ok> {
-        if (options.note) options.note(fmt::format("kernel cache miss: compiling {}", key->name));
-        if (auto r = build_into(inputs, options, staging); !r) return r;
-        return fs::write_file_atomic(staging / "key.json", key->json);
-      },
-      [&] {
-        if (options.note) {
-          options.note(fmt::format("waiting for {} to be compiled elsewhere", key->name));
-        }
-      });
-  if (!made) return made.error();
-  if (!*made && options.note) options.note(fmt::format("kernel cache hit: {}", key->name));
-  return KernelLibrary{entry / "prefix", key->name, !*made};
+  const stdfs::path entry = options.cache / "kernels" / key.name;
+  auto hit = cached_entry(
+      entry, "kernel", key.name, key.json,
+      [&](const stdfs::path& staging) { return build_into(inputs, options, staging); }, options);
+  if (!hit) return hit.error();
+  return KernelLibrary{entry / "prefix", key.name, *hit};
 }
 
 Expected<BindingLibrary> binding_library(const BindingInputs& in,
                                          const KernelBuildOptions& options) {
   // What the binding is compiled from: its sources and CMake, the kernels it links, the torch
-  // it compiles against (one release's headers are the same for every Python), the compilers.
-  nlohmann::ordered_json sources = nlohmann::ordered_json::object();
-  for (const char* rel : {"CMakeLists.txt", "python/CMakeLists.txt"})
-    sources[rel] = "";
+  // it compiles against (one release's headers are the same for every Python). The compilers
+  // and CMake are in the kernel key already.
+  std::vector<stdfs::path> files = {"CMakeLists.txt", "python/CMakeLists.txt"};
   std::error_code ec;
   for (auto it = stdfs::recursive_directory_iterator(in.root / "python" / "csrc", ec);
        !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec))
-      sources[stdfs::relative(it->path(), in.root, ec).generic_string()] = "";
+    if (it->is_regular_file(ec)) files.push_back(stdfs::relative(it->path(), in.root, ec));
   }
-  for (auto& [rel, digest] : sources.items()) {
-    auto d = sha256_file(in.root / rel);
-    if (!d) return Error{fmt::format("cannot read {}: {}", rel, d.error().message)};
-    digest = to_hex(d->digest);
-  }
-  const char* cxx = std::getenv("CXX");
-  nlohmann::ordered_json inputs = {
-      {"format", kCacheFormat},
-      {"kernels", in.kernels_key},
-      {"torch", in.torch_version},
-      {"host_compiler", first_line_of({cxx && *cxx ? cxx : "c++", "--version"})},
-      {"cmake", first_line_of({"cmake", "--version"})},
-      {"defines", in.defines},
-      {"sources", sources}};
+  auto sources = file_digests(in.root, files);
+  if (!sources) return sources.error();
+  nlohmann::ordered_json inputs = {{"format", kCacheFormat},
+                                   {"kernels", in.kernels_key},
+                                   {"torch", in.torch_version},
+                                   {"defines", in.defines},
+                                   {"sources", *sources}};
   const std::string json = inputs.dump(2) + "\n";
-  const auto d = sha256({reinterpret_cast<const std::uint8_t*>(json.data()), json.size()});
-  std::string torch = in.torch_version.substr(0, in.torch_version.find('+'));
-  const std::string name = fmt::format("torch{}-{}", torch, to_hex(d).substr(0, 16));
+  const std::string torch = in.torch_version.substr(0, in.torch_version.find('+'));
+  const std::string name = key_name("torch" + torch, json);
   const stdfs::path entry = options.cache / "bindings" / name;
-  auto made = platform::make_directory_once(
-      entry, "key.json",
+  auto hit = cached_entry(
+      entry, "binding", name, json,
       [&](const stdfs::path& staging) -> Expected<Ok> {
-        if (options.note) options.note(fmt::format("binding cache miss: compiling {}", name));
         std::vector<std::string> settings = {"SAGEATTN_BUILD_BINDING=ON", "SAGEATTN_CUDART=shared",
                                              "SAGEATTN_KERNELS_PREBUILT=" + in.kernels.string(),
                                              "CUDAToolkit_ROOT=" + in.cuda_root.string(),
@@ -216,18 +233,11 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in,
         if (const std::string launcher = compiler_launcher(); !launcher.empty()) {
           settings.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + launcher);  // a faster miss
         }
-        if (auto r = cmake_install_into(in.root, staging, settings, options, "the binding"); !r) {
-          return r;
-        }
-        return fs::write_file_atomic(staging / "key.json", json);
+        return cmake_install_into(in.root, staging, settings, options, "the binding");
       },
-      [&] {
-        if (options.note)
-          options.note(fmt::format("waiting for {} to be compiled elsewhere", name));
-      });
-  if (!made) return made.error();
-  if (!*made && options.note) options.note(fmt::format("binding cache hit: {}", name));
-  return BindingLibrary{entry / "prefix" / "sageattention" / "_kernels.so", name, !*made};
+      options);
+  if (!hit) return hit.error();
+  return BindingLibrary{entry / "prefix" / "sageattention" / "_kernels.so", name, *hit};
 }
 
 }  // namespace sagebuild::backend

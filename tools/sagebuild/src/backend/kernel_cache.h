@@ -49,13 +49,15 @@ struct KernelLibrary {
   bool cache_hit = false;
 };
 
-Expected<KernelLibrary> kernel_library(const KernelInputs& inputs,
+// `key` is kernel_key(inputs), which the caller has already made.
+Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const KernelKey& key,
                                        const KernelBuildOptions& options);
 
-// The binding cache: python/csrc compiled once per (binding sources, kernel library, torch
-// release, compilers) into <cache>/bindings/torch2.11.0-<key>/prefix/sageattention/_kernels.so.
-// The binding has no Python headers in it (torch.ops.load_library loads it), so every Python of
-// one torch release shares it and their wheels only package it (SAGEATTN_BINDING_PREBUILT).
+// The binding cache: python/csrc compiled once per (binding sources, kernel library (whose key
+// covers the compilers), torch release) into
+// <cache>/bindings/torch2.11.0-<key>/prefix/sageattention/_kernels.so. The binding has no Python
+// headers in it (torch.ops.load_library loads it), so every Python of one torch release shares it
+// and their wheels only package it (SAGEATTN_BINDING_PREBUILT).
 struct BindingInputs {
   std::filesystem::path root;
   std::filesystem::path python;     // an interpreter of the environment (finds torch)

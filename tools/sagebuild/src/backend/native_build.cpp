@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "backend/wheel_finish.h"
 #include "matrix/expand.h"
 #include "platform/process.h"
+#include "toolchain/cuda.h"
 #include "util/fs.h"
 #include "util/text.h"
 #include "wheel/naming.h"
@@ -69,16 +69,10 @@ Expected<Environment> probe(const stdfs::path& python) {
     return Error{"no CUDA toolkit: nvcc is not in PATH, $CUDA_HOME/bin or /usr/local/cuda/bin"};
   }
   env.nvcc = *nvcc;
-  auto version =
-      platform::run_process({nvcc->string(), "--version"}, {.timeout = std::chrono::minutes(1)});
-  std::smatch m;
-  const std::string text = version ? version->output : "";
-  if (!version ||
-      !std::regex_search(text, m, std::regex(R"(release (\d+\.\d+), V(\d+\.\d+\.\d+))"))) {
-    return Error{fmt::format("cannot read the version of {}", nvcc->string())};
-  }
-  env.cuda = *Version::parse(m[1].str());
-  env.cuda_full = m[2].str();
+  auto toolkit = toolchain::inspect_toolkit(nvcc->parent_path().parent_path());
+  if (!toolkit) return Error{fmt::format("cannot read the version of {}", nvcc->string())};
+  env.cuda = toolkit->release;
+  env.cuda_full = toolkit->version;
   const auto torch_cuda = Version::parse(env.torch_cuda);
   if (!torch_cuda || torch_cuda->major() != env.cuda.major()) {
     return Error{

@@ -217,7 +217,7 @@ class EntryRun {
                                       budget_.nvcc_threads,
                                       result_.log,
                                       [this](const std::string& l) { note(l); }};
-    auto kernels = kernel_library(kernel_inputs, kernel_options);
+    auto kernels = kernel_library(kernel_inputs, *key, kernel_options);
     if (!kernels) return fail("build_failed", kernels.error().message);
     result_.kernels = kernels->key;
     result_.kernel_cache_hit = kernels->cache_hit;

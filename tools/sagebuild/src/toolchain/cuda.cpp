@@ -23,20 +23,20 @@ bool same_release(const Version& a, const Version& b) {
 // NVIDIA's wheels lay a toolkit out as nvidia/cu13/{bin,include,lib,nvvm}; find the root that
 // has bin/nvcc, and give it what CMake's FindCUDAToolkit looks for (an unversioned libcudart.so).
 Expected<stdfs::path> provisioned_root(const stdfs::path& dir) {
+  // Only the places NVIDIA's layout puts it (not a walk of the whole 270 MB tree).
   std::error_code ec;
-  for (auto it = stdfs::recursive_directory_iterator(dir, ec);
-       it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it->path().filename() == "nvcc" && it->path().parent_path().filename() == "bin") {
-      const stdfs::path root = it->path().parent_path().parent_path();
-      for (const auto& lib : stdfs::directory_iterator(root / "lib", ec)) {
-        const std::string name = lib.path().filename().string();
-        if (name.starts_with("libcudart.so.") && !stdfs::exists(root / "lib" / "libcudart.so")) {
-          stdfs::create_symlink(name, root / "lib" / "libcudart.so", ec);
-        }
+  std::vector<stdfs::path> roots = {dir};
+  for (const auto& sub : stdfs::directory_iterator(dir / "nvidia", ec))
+    roots.push_back(sub.path());
+  for (const stdfs::path& root : roots) {
+    if (!stdfs::is_regular_file(root / "bin" / "nvcc", ec)) continue;
+    for (const auto& lib : stdfs::directory_iterator(root / "lib", ec)) {
+      const std::string name = lib.path().filename().string();
+      if (name.starts_with("libcudart.so.") && !stdfs::exists(root / "lib" / "libcudart.so")) {
+        stdfs::create_symlink(name, root / "lib" / "libcudart.so", ec);
       }
-      return root;
     }
+    return root;
   }
   return Error{"no bin/nvcc"};
 }
