@@ -111,6 +111,8 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
   const int q_rows = q_granularity == Granularity::per_block ? 64 : 16;
   const int k_rows = k_granularity == Granularity::per_block ? 64 : 16;
   const double inf = std::numeric_limits<double>::infinity();
+  // The online softmax's key blocks: 64 keys in the mma.sync kernels, 128 in the Hopper one.
+  const int block_n = path == PvPath::fp8_sm90 ? 128 : kBlockN;
   for (int b = 0; b < p.batch; ++b) {
     for (int hk = 0; hk < p.heads_kv; ++hk) {
       // K: mean over the sequence (smoothing), INT8 per k_rows rows.
@@ -136,7 +138,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
           amax[d] = std::max(amax[d], std::fabs(x));
         }
       }
-      if (path == PvPath::fp8) {
+      if (uses_fp8_v(path)) {
         for (int j = 0; j < p.kv_len; ++j) {
           for (int d = 0; d < D; ++d) {
             double& x = v[static_cast<std::size_t>(j) * D + d];
@@ -155,8 +157,8 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
         for (int i = 0; i < p.qo_len; ++i) {
           double m = -inf, l = 0;
           std::vector<double> o(D, 0.0);
-          for (int n0 = 0; n0 < p.kv_len; n0 += kBlockN) {
-            const int n1 = std::min(n0 + kBlockN, p.kv_len);
+          for (int n0 = 0; n0 < p.kv_len; n0 += block_n) {
+            const int n1 = std::min(n0 + block_n, p.kv_len);
             std::vector<double> x(n1 - n0);
             double block_max = -inf;
             for (int j = n0; j < n1; ++j) {
@@ -176,7 +178,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
             for (int j = n0; j < n1; ++j) {
               const double pj = std::exp2(x[j - n0] - m_use);
               sum += pj;
-              const double pq = path == PvPath::fp8   ? round_e4m3(pj * 448.0)
+              const double pq = uses_fp8_v(path)     ? round_e4m3(pj * 448.0)
                                 : dtype == DType::f16 ? round_half(pj)
                                                       : round_bfloat16(pj);
               for (int d = 0; d < D; ++d)
@@ -193,7 +195,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
               km += q[static_cast<std::size_t>(i) * D + d] * mean[d];
           }
           for (int d = 0; d < D; ++d) {
-            const double unscale = path == PvPath::fp8 ? amax[d] / (448.0 * 448.0) : 1.0;
+            const double unscale = uses_fp8_v(path) ? amax[d] / (448.0 * 448.0) : 1.0;
             out[at(b, hq, i, d, p.heads_q, p.qo_len, D)] = l > 0 ? o[d] * unscale / l : 0.0;
           }
           if (lse) {

@@ -1,5 +1,5 @@
 // Host references in float64: plain attention, and exactly the quantized algorithm the kernels
-// run (same scales, same 64-key blocks of the online softmax, the same FP8/16-bit rounding of
+// run (same scales, the same key blocks of the online softmax, the same FP8/16-bit rounding of
 // P and V), so that GPU results can be checked against both: the first for accuracy, the
 // second "to rounding".
 #pragma once

@@ -49,6 +49,20 @@ Status check_device(const Params& p) {
         "sageattn: the fp8 P·V path needs compute capability 8.9 or newer; this GPU is " +
         std::to_string(major) + "." + std::to_string(minor) + " (use the fp16 path)");
   }
+  if (p.pv_path == PvPath::fp8_sm90) {
+    if (major != 9 || minor != 0) {
+      return Status::error(
+          "sageattn: the fp8_sm90 path runs on Hopper (compute capability 9.0) only; this GPU "
+          "is " +
+          std::to_string(major) + "." + std::to_string(minor) + " (use the fp8 or fp16 path)");
+    }
+    if (!has_sm90a()) {
+      return Status::error(
+          std::string("sageattn: the fp8_sm90 path needs a library built for sm_90a (add 9.0a "
+                      "to SAGEATTN_ARCH_LIST); this one was built for ") +
+          compiled_architectures());
+    }
+  }
   return Status::success();
 }
 
@@ -161,7 +175,10 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   a.k_rows = w.k_rows;
   a.causal = p.causal;
   cudaError_t e;
-  if (p.pv_path == PvPath::fp8) {
+  if (p.pv_path == PvPath::fp8_sm90) {
+    e = p.head_dim == 64 ? detail::launch_attention_sm90<64>(a, p.batch, stream)
+                         : detail::launch_attention_sm90<128>(a, p.batch, stream);
+  } else if (p.pv_path == PvPath::fp8) {
     e = p.head_dim == 64 ? launch_for<64, PvPath::fp8>(a, p, stream)
                          : launch_for<128, PvPath::fp8>(a, p, stream);
   } else {
@@ -172,6 +189,11 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
     return Status::error(
         std::string("sageattn: this library has no kernel for this GPU; it was built for ") +
         compiled_architectures());
+  }
+  if (e == cudaErrorNotSupported && p.pv_path == PvPath::fp8_sm90) {
+    return Status::error(
+        "sageattn: the fp8_sm90 path could not describe its tiles to the copy engine "
+        "(cuTensorMapEncodeTiled is missing or refused them; a CUDA 12.0+ driver is needed)");
   }
   if (e != cudaSuccess) {
     return Status::error(std::string("sageattn: attention kernel launch failed: ") +
@@ -186,16 +208,22 @@ Status forward(const Params& p, void* workspace, std::size_t workspace_size, cud
 }
 
 PvPath default_pv_path(int major, int minor) {
-  // FP8 where mma.sync has native e4m3 tensor instructions (QMMA: Ada sm89, Blackwell sm120).
-  // On Hopper (sm90) nvcc 13.0 lowers e4m3 mma.sync to an f16 unpack plus HMMA (SASS:
-  // F2FP.F16.E4M3.UNPACK_B, HMMA.16816), so there the 16-bit path is faster and more accurate;
-  // Hopper's FP8 speed needs wgmma. sm80 has no FP8 at all.
+  // Hopper: the wgmma kernel when this library has sm_90a code. Without it, mma.sync: there
+  // nvcc 13.0 lowers e4m3 mma.sync to an f16 unpack plus HMMA (SASS: F2FP.F16.E4M3.UNPACK_B,
+  // HMMA.16816), so the 16-bit path is faster and more accurate. FP8 mma.sync where it has
+  // native e4m3 tensor instructions (QMMA: Ada sm89, Blackwell sm100+). sm80 has no FP8.
   const int cc = major * 10 + minor;
+  if (cc == 90 && has_sm90a()) return PvPath::fp8_sm90;
   return (cc == 89 || cc >= 100) ? PvPath::fp8 : PvPath::fp16;
 }
 
 const char* compiled_architectures() {
   return SAGEATTN_ARCHITECTURES;
+}
+
+bool has_sm90a() {
+  const std::string list = std::string(" ") + SAGEATTN_ARCHITECTURES + " ";
+  return list.find(" 90a ") != std::string::npos;
 }
 
 }  // namespace sageattn

@@ -31,4 +31,8 @@ struct AttentionArgs {
 template <int D, PvPath PATH, typename VT>
 cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream);
 
+// The Hopper wgmma kernel (sm90/attention_sm90.cuh), PvPath::fp8_sm90; compiled only for sm_90a.
+template <int D>
+cudaError_t launch_attention_sm90(const AttentionArgs& args, int batch, cudaStream_t stream);
+
 }  // namespace sageattn::detail

@@ -193,7 +193,7 @@ cudaError_t quantize_typed(const Params& p, const Workspace& w, float sm_scale,
   const InputView q{p.q.data, p.q.stride_batch, p.q.stride_head, p.q.stride_seq};
   const InputView k{p.k.data, p.k.stride_batch, p.k.stride_head, p.k.stride_seq};
   const InputView v{p.v.data, p.v.stride_batch, p.v.stride_head, p.v.stride_seq};
-  const bool fp8 = p.pv_path == PvPath::fp8;
+  const bool fp8 = uses_fp8_v(p.pv_path);
   if (cudaError_t e = cudaMemsetAsync(w.k_sum, 0, w.stats_bytes, stream)) return e;
   const dim3 stat_grid((p.kv_len + kStatRows - 1) / kStatRows, p.heads_kv, p.batch);
   if (p.smooth_k) {

@@ -28,7 +28,7 @@ struct Workspace {
   std::int8_t* k = nullptr;   // [B, Hkv, kv_pad, D]
   float* k_scale = nullptr;   // [B, Hkv, kv_pad / k_rows]
   float* k_sum = nullptr;     // [B, Hkv, D]: column sums of K (its mean times kv_len)
-  std::uint8_t* v = nullptr;  // fp8 path: [B, Hkv, D, kv_pad], keys permuted in groups of 32
+  std::uint8_t* v = nullptr;  // fp8 paths: [B, Hkv, D, kv_pad], keys permuted in groups of 32
   float* v_amax = nullptr;    // fp8 path: [B, Hkv, D]: max |V| per channel
   int q_pad = 0, kv_pad = 0, q_rows = 0, k_rows = 0;
   std::size_t stats_bytes = 0;  // k_sum and v_amax are contiguous and zeroed per call
@@ -59,7 +59,7 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   w.q_km = reinterpret_cast<float*>(take(bq * w.q_pad * sizeof(float)));
   w.k = reinterpret_cast<std::int8_t*>(take(bk * w.kv_pad * d));
   w.k_scale = reinterpret_cast<float*>(take(bk * (w.kv_pad / w.k_rows) * sizeof(float)));
-  w.v = reinterpret_cast<std::uint8_t*>(take(p.pv_path == PvPath::fp8 ? bk * d * w.kv_pad : 0));
+  w.v = reinterpret_cast<std::uint8_t*>(take(uses_fp8_v(p.pv_path) ? bk * d * w.kv_pad : 0));
   w.total = at;
   return w;
 }

@@ -7,7 +7,7 @@ after warm-up. Prints a table, writes JSON (--json).
   attn      the attention kernel alone (inputs quantized beforehand)
   e2e       quantization + attention, what sageattn() costs
 
-Usage: bench_kernels.py [--json OUT] [--paths fp8,fp16] [--seqs 1024,...]
+Usage: bench_kernels.py [--json OUT] [--paths fp16,fp8,fp8_sm90] [--seqs 1024,...]
 """
 import argparse
 import json
@@ -40,15 +40,16 @@ def time_ms(fn, reps=20, warmup=5):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json")
-    parser.add_argument("--paths", default="fp8,fp16")
+    parser.add_argument("--paths", help="comma-separated P·V paths (default: all this GPU runs)")
     parser.add_argument("--seqs", default="1024,2048,4096,8192,16384,32768")
     args = parser.parse_args()
     lib = sc.load()
+    paths = args.paths.split(",") if args.paths else sc.available_paths(lib)
     rows = []
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
     print(f"{'d':>3} {'causal':>6} {'seq':>6} {'batch':>5} | " +
-          " ".join(f"{n:>10}" for n in ["flash", "cudnn"] +
-                   [f"{p}-{w}" for p in args.paths.split(",") for w in ("attn", "e2e")]) +
+          " ".join(f"{n:>13}" for n in ["flash", "cudnn"] +
+                   [f"{p}-{w}" for p in paths for w in ("attn", "e2e")]) +
           " | attn/cudnn")
     for d, heads in ((128, 32), (64, 64)):
         for causal in (False, True):
@@ -68,18 +69,18 @@ def main():
                     except RuntimeError:
                         row[name] = None
                 o = torch.empty_like(q)
-                for path in args.paths.split(","):
+                for path in paths:
                     call = sc.Call(lib, q, k, v, o, "HND", causal=causal, path=path)
                     call.run(1)
                     row[f"{path}-attn"] = flops / time_ms(lambda: call.run(2)) / 1e9
                     row[f"{path}-e2e"] = flops / time_ms(lambda: call.run(0)) / 1e9
                 rows.append(row)
-                best = max(row.get(f"{p}-attn") or 0 for p in args.paths.split(","))
+                best = max(row.get(f"{p}-attn") or 0 for p in paths)
                 ratio = best / row["cudnn"] if row.get("cudnn") else float("nan")
                 cells = [row.get(n) for n in ["flash", "cudnn"] +
-                         [f"{p}-{w}" for p in args.paths.split(",") for w in ("attn", "e2e")]]
+                         [f"{p}-{w}" for p in paths for w in ("attn", "e2e")]]
                 print(f"{d:>3} {str(causal):>6} {seq:>6} {b:>5} | " +
-                      " ".join(f"{c:>10.0f}" if c else f"{'-':>10}" for c in cells) +
+                      " ".join(f"{c:>13.0f}" if c else f"{'-':>13}" for c in cells) +
                       f" | {ratio:.2f}")
                 del q, k, v, o, call
                 torch.cuda.empty_cache()

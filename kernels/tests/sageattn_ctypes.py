@@ -5,7 +5,7 @@ import os
 
 import torch
 
-PATHS = {"fp16": 0, "fp8": 1}
+PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2}
 GRANULARITY = {"per_block": 0, "per_warp": 1}
 
 
@@ -33,6 +33,17 @@ def load(path=None):
     lib.sageattn_capi_reference.argtypes = [ctypes.POINTER(Params), ctypes.c_int] + [ctypes.c_void_p] * 5
     lib.sageattn_capi_architectures.restype = ctypes.c_char_p
     return lib
+
+
+def available_paths(lib):
+    """The P·V paths this library can run on the current GPU: fp16 from sm80, fp8 from sm89,
+    fp8_sm90 on compute capability 9.0 with a library built for sm_90a."""
+    major, minor = torch.cuda.get_device_capability()
+    cc = major * 10 + minor
+    paths = ["fp16"] + (["fp8"] if cc >= 89 else [])
+    if cc == 90 and "90a" in lib.sageattn_capi_architectures().decode().split():
+        paths.append("fp8_sm90")
+    return paths
 
 
 def _strides(t, layout):

@@ -11,7 +11,8 @@ the host float64 reference of the same quantized algorithm to rounding.
   cos(a, b) = <a, b> / (|a| |b|) over the whole output tensor
   rel_l1(a, ref) = sum |a - ref| / sum |ref|
 
-Usage: test_kernels.py [--quick]   (env SAGEATTN_CAPI: path of libsageattn_capi.so)
+Usage: test_kernels.py [--quick] [--paths fp16,fp8,fp8_sm90]
+       (env SAGEATTN_CAPI: path of libsageattn_capi.so; paths default to all this GPU runs)
 """
 import argparse
 import itertools
@@ -31,7 +32,7 @@ import sageattn_ctypes as sc  # noqa: E402
 # and of V each costs ~2.5% (docs/kernels.md), so it cannot reach 0.03 without compensating one
 # of them; that gap is open work, not hidden: the table prints each path's worst case.
 COS_MIN = 0.999
-REL_L1_MAX = {"fp16": 0.03, "fp8": 0.045}
+REL_L1_MAX = {"fp16": 0.03, "fp8": 0.045, "fp8_sm90": 0.045}
 # INT8 logits are off by ~1% of their spread, which moves the LSE by a few hundredths (worst
 # seen on H200: 0.054, d128 causal 1000x1000); 0.08 is a 8% error in a merge weight.
 LSE_TOL = 0.08
@@ -83,8 +84,10 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--tiny", action="store_true", help="a few small shapes (for compute-sanitizer)")
     parser.add_argument("--json")
+    parser.add_argument("--paths", help="comma-separated P·V paths (default: all this GPU runs)")
     args = parser.parse_args()
     lib = sc.load()
+    paths = args.paths.split(",") if args.paths else sc.available_paths(lib)
     print(f"library built for: {lib.sageattn_capi_architectures().decode()}; "
           f"GPU: {torch.cuda.get_device_name()}")
     seed = int.from_bytes(os.urandom(4), "little")
@@ -96,7 +99,7 @@ def main():
     if args.tiny:
         lengths = [(17, 17), (70, 130)]
     combos = list(itertools.product([64, 128], [False, True], ["HND", "NHD"],
-                                    [torch.float16, torch.bfloat16], ["fp16", "fp8"],
+                                    [torch.float16, torch.bfloat16], paths,
                                     [(4, 4), (8, 2)]))
     if args.tiny:
         combos = [c for c in combos if c[2] == "HND" and c[3] == torch.float16 and c[5] == (8, 2)]
@@ -142,7 +145,7 @@ def main():
 
     # The GPU against the host reference of the same quantized algorithm, on small shapes.
     quant_rows = []
-    for d, path, dtype, causal, (lq, lk) in ([] if args.tiny else itertools.product([64, 128], ["fp16", "fp8"],
+    for d, path, dtype, causal, (lq, lk) in ([] if args.tiny else itertools.product([64, 128], paths,
                                                               [torch.float16, torch.bfloat16],
                                                               [False, True], [(17, 150), (130, 130)])):
         q, k, v = make_inputs(1, 2, 1, lq, lk, d, dtype, "HND", True, gen)
@@ -161,7 +164,7 @@ def main():
         # quantized algorithm differs from plain attention. The GPU's exp2 is float and
         # approximate, the reference's double: where that flips an e4m3 rounding of P (a 6% step)
         # the outputs differ by more than for 16-bit P, hence the wider factor for fp8.
-        ok = gpu_vs_quant <= max((0.2 if path == "fp8" else 0.1) * quant_vs_plain, 2e-3)
+        ok = gpu_vs_quant <= max((0.2 if path != "fp16" else 0.1) * quant_vs_plain, 2e-3)
         passed += ok
         failed += not ok
         quant_rows.append((d, path, str(dtype)[6:], causal, lq, lk, gpu_vs_quant, quant_vs_plain))

@@ -13,11 +13,19 @@ namespace sageattn {
 
 enum class DType { f16, bf16 };
 
-// Which mma.sync path computes P·V. QK is always INT8 (m16n8k32, int32 accumulation).
-//   fp16: P and V in the input's 16-bit type (sm80 and later).
-//   fp8:  P and V in FP8 e4m3 with a per-channel V scale and two-level FP32 accumulation
-//         (sm89 and later: Ada, Hopper, Blackwell).
-enum class PvPath { fp16, fp8 };
+// Which kernel computes attention, named by its P·V type. Q·Kᵀ is always INT8 with int32
+// accumulation.
+//   fp16:     mma.sync; P and V in the input's 16-bit type (sm80 and later).
+//   fp8:      mma.sync; P and V in FP8 e4m3 with a per-channel V scale and two-level FP32
+//             accumulation (sm89 and later: Ada, Hopper, Blackwell).
+//   fp8_sm90: the Hopper kernel: the fp8 path's algorithm on wgmma with TMA and warp
+//             specialisation (compute capability 9.0, a library built for sm_90a).
+enum class PvPath { fp16, fp8, fp8_sm90 };
+
+// Whether a path quantizes V to FP8 (and so needs V's channel maxima and the e4m3 copy).
+constexpr bool uses_fp8_v(PvPath path) {
+  return path != PvPath::fp16;
+}
 
 // Rows that share one INT8 scale: per_block = 64 rows (one CTA tile), per_warp = 16 rows.
 enum class Granularity { per_block, per_warp };
@@ -74,11 +82,14 @@ Status quantize(const Params& params, void* workspace, std::size_t workspace_siz
 Status attention(const Params& params, void* workspace, std::size_t workspace_size,
                  cudaStream_t stream);
 
-// The path sageattn picks for a compute capability: fp8 where the GPU has native FP8 mma.sync
-// (sm89, sm100+), fp16 on sm80 and on sm90 (where mma.sync FP8 is emulated; see api.cpp).
+// The path sageattn picks for a compute capability: fp8_sm90 on Hopper when this library has
+// sm_90a code, fp8 where the GPU has native FP8 mma.sync (sm89, sm100+), else fp16 (see api.cpp).
 PvPath default_pv_path(int major, int minor);
 
 // The CUDA architectures this library was compiled for, as "80 89 90a".
 const char* compiled_architectures();
+
+// Whether compiled_architectures() includes sm_90a (the fp8_sm90 path's only target).
+bool has_sm90a();
 
 }  // namespace sageattn

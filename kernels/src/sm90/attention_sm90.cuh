@@ -1,0 +1,388 @@
+// The Hopper attention kernel (sm_90a): INT8 Q·Kᵀ and FP8 e4m3 P·V on wgmma, tiles brought by
+// the bulk tensor copy engine (TMA), warp-specialised.
+//
+// A CTA owns kBlockM = 128 query rows of one (batch, head) and has three warpgroups:
+//   producer  (warpgroup 0, 24 registers): one thread issues TMA copies: Q once, then K and V
+//             tiles of kBlockN = 128 keys into a ring of kStages shared-memory stages, each
+//             stage waiting until both consumers released it (mbarriers `empty`);
+//   consumers (warpgroups 1 and 2, 240 registers): 64 query rows each, per key block
+//             S = Q·Kᵀ     wgmma m64n128k32 s8 (Q and K both from shared memory), int32
+//             softmax      dequantized by q_scale·k_scale (exp2 domain), masked on partial and
+//                          diagonal blocks only, online max/sum in FP32
+//             O' = P·V     wgmma m64nDk32 e4m3 with P from registers (the S accumulator's layout
+//                          is the A fragment's, given V's keys permuted at quantization) into a
+//                          fresh FP32 accumulator, added into O: two-level accumulation, because
+//                          the FP8 wgmma accumulates with fewer bits than FP32
+//             O's rescale by the new row max runs while the P·V wgmma is in flight.
+// The two consumers run independently on one K/V stream, so one's softmax overlaps the other's
+// tensor-core work (the warp schedulers interleave them).
+//
+// Inputs are the workspace the quantization kernels fill (workspace.h): Q and K int8 [.., pad,
+// D], V e4m3 transposed to [.., D, kv_pad] with keys permuted in groups of 32. Rows and keys
+// past the padded lengths arrive from the TMA as zeros; keys past kv_len are masked.
+#pragma once
+
+#include <cstdint>
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include "../attention_launch.h"
+#include "../device_primitives.cuh"
+#include "../workspace.h"
+#include "hopper_primitives.cuh"
+#include "wgmma_ops.cuh"
+
+#ifndef SAGEATTN_SM90_STAGES
+#define SAGEATTN_SM90_STAGES 2
+#endif
+
+namespace sageattn::detail {
+
+template <int D>
+struct Sm90Config {
+  static_assert(D == 64 || D == 128, "head dims 64 and 128");
+  static constexpr int kBlockM = 128;
+  static constexpr int kBlockN = 128;
+  static constexpr int kConsumers = 2;  // warpgroups of 64 rows
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kStages = SAGEATTN_SM90_STAGES;
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
+  // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
+  // are kBlockN = 128 e4m3 keys.
+  static constexpr int kQKSwizzle = D;
+  static constexpr int kVSwizzle = kBlockN;
+  static constexpr int kQBytes = kBlockM * D;
+  static constexpr int kKBytes = kBlockN * D;
+  static constexpr int kVBytes = D * kBlockN;
+  static constexpr int kQOffset = 0;
+  static constexpr int kKOffset = kQOffset + kQBytes;
+  static constexpr int kVOffset = kKOffset + kStages * kKBytes;
+  static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
+  static constexpr int kBarriers = 1 + 3 * kStages;  // q_full; k_full, v_full, empty per stage
+  // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
+  static constexpr int kSmemBytes = kBarrierOffset + kBarriers * 8 + 1024;
+  static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
+                    kVBytes % 1024 == 0,
+                "swizzled tiles start on 1024-byte boundaries");
+};
+
+// The kernel's one parameter: the three tensor maps must live in parameter space
+// (__grid_constant__) for the TMA to read them.
+struct Sm90Args {
+  CUtensorMap q_map, k_map, v_map;
+  AttentionArgs a;
+};
+
+template <int D>
+__global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
+    attention_sm90_kernel(const __grid_constant__ Sm90Args args) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Cfg = Sm90Config<D>;
+  constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
+  const AttentionArgs& a = args.a;
+
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024 - sm90::smem_address(smem_raw) % 1024) % 1024);
+  unsigned char* s_q = smem + Cfg::kQOffset;
+  unsigned char* s_k = smem + Cfg::kKOffset;
+  unsigned char* s_v = smem + Cfg::kVOffset;
+  auto* barriers = reinterpret_cast<std::uint64_t*>(smem + Cfg::kBarrierOffset);
+  std::uint64_t* q_full = barriers;
+  std::uint64_t* k_full = barriers + 1;
+  std::uint64_t* v_full = k_full + kStages;
+  std::uint64_t* empty = v_full + kStages;
+
+  // Longest rows first under causal masking: they have the most key blocks.
+  const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int head = blockIdx.y, batch = blockIdx.z;
+  const int kv_head = head / (a.heads_q / a.heads_kv);
+  const int m0 = m_block * kBlockM;
+  const int causal_offset = a.kv_len - a.qo_len;  // bottom-right alignment
+  int n_blocks = (a.kv_len + kBlockN - 1) / kBlockN;
+  if (a.causal) {
+    const int last_key = m0 + kBlockM - 1 + causal_offset;
+    n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
+  }
+  const int q_bh = batch * a.heads_q + head;
+  const int kv_bh = batch * a.heads_kv + kv_head;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  if (threadIdx.x == 0) {
+    sm90::prefetch_tensor_map(&args.q_map);
+    sm90::prefetch_tensor_map(&args.k_map);
+    sm90::prefetch_tensor_map(&args.v_map);
+    sm90::mbarrier_init(q_full, 1);
+    for (int s = 0; s < kStages; ++s) {
+      sm90::mbarrier_init(&k_full[s], 1);
+      sm90::mbarrier_init(&v_full[s], 1);
+      sm90::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // every consumer warp releases
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warp < 4) {
+    // ---- producer ----
+    sm90::release_registers<Cfg::kProducerRegisters>();
+    if (warp == 0 && lane == 0) {
+      sm90::mbarrier_arrive_expect_tx(q_full, Cfg::kQBytes);
+      sm90::tma_load_3d(s_q, &args.q_map, q_full, 0, m0, q_bh);
+      for (int nb = 0; nb < n_blocks; ++nb) {
+        const int stage = nb % kStages;
+        // Stage `stage` was last filled for block nb - kStages; its release completed phase
+        // (nb / kStages - 1). The first round waits on the phase before phase 0: no wait.
+        sm90::mbarrier_wait(&empty[stage], ((nb / kStages) & 1) ^ 1);
+        sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
+        sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0,
+                          nb * kBlockN, kv_bh);
+        sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVBytes);
+        sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN,
+                          0, kv_bh);
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ----
+  sm90::claim_registers<Cfg::kConsumerRegisters>();
+  const int wg = warp / 4 - 1;  // consumer warpgroup: rows m0 + 64·wg ...
+  const int w = warp % 4, g = lane / 4, t = lane % 4;
+  const int warp_row0 = m0 + 64 * wg + 16 * w;  // this warp's 16 rows; thread rows g, g + 8
+  const int q_scales_per_head = a.q_pad / a.q_rows;
+  // Rows past q_pad exist only in the last tile's second warpgroup: Q is zeros there, and
+  // the scale is 0 (not read past the array).
+  const float q_scale =
+      warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
+  const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
+  const int k_scale_last = a.kv_pad / a.k_rows - 1;
+
+  float o[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i)
+    o[i] = 0.f;
+  float o_block[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i)
+    o_block[i] = 0.f;
+  float row_max[2] = {-INFINITY, -INFINITY};
+  float row_sum[2] = {0.f, 0.f};
+
+  sm90::mbarrier_wait(q_full, 0);
+  const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
+
+  for (int nb = 0; nb < n_blocks; ++nb) {
+    const int stage = nb % kStages;
+    const unsigned phase = (nb / kStages) & 1;
+    const int n0 = nb * kBlockN;
+
+    // ---- S = Q·Kᵀ ----
+    int s[kBlockN / 2];
+    sm90::mbarrier_wait(&k_full[stage], phase);
+    const std::uint64_t k_desc =
+        sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
+    sm90::fence_operands(s);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < D / 32; ++ks) {
+      sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32), sm90::advance_desc(k_desc, ks * 32),
+                        ks > 0);
+    }
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<0>();
+    sm90::fence_operands(s);
+
+    // ---- dequantize, mask, online softmax (exp2 domain) ----
+    float x[kBlockN / 2];
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const float scale = q_scale * k_scales[min((n0 + 8 * j) / a.k_rows, k_scale_last)];
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        x[4 * j + e] = device::small_int_to_float(s[4 * j + e]) * scale;
+    }
+    const bool partial = n0 + kBlockN > a.kv_len;
+    const bool diagonal = a.causal && n0 + kBlockN - 1 > m0 + causal_offset;
+    if (partial || diagonal) {
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = n0 + 8 * j + 2 * t + (e & 1);
+          const int row = warp_row0 + g + 8 * (e >> 1);
+          if (key >= a.kv_len || (a.causal && key > row + causal_offset)) x[4 * j + e] = -INFINITY;
+        }
+      }
+    }
+    float scale_old[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float m = row_max[r];
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j)
+        m = fmaxf(m, fmaxf(x[4 * j + 2 * r], x[4 * j + 2 * r + 1]));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+      // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
+      const float m_use = m == -INFINITY ? 0.f : m;
+      scale_old[r] = device::fast_exp2(row_max[r] - m_use);
+      row_max[r] = m;
+      float sum = 0.f;
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+        x[4 * j + 2 * r] = device::fast_exp2(x[4 * j + 2 * r] - m_use);
+        x[4 * j + 2 * r + 1] = device::fast_exp2(x[4 * j + 2 * r + 1] - m_use);
+        sum += x[4 * j + 2 * r] + x[4 * j + 2 * r + 1];
+      }
+      row_sum[r] = row_sum[r] * scale_old[r] + sum;
+    }
+
+    // ---- P to e4m3 A fragments: 32 keys per k-step. Register 2·half + r holds row g + 8r,
+    // the mma's k indices 16·half + 4t .. +3, which are keys 16·half + {2t, 2t+1, 8+2t, 9+2t}
+    // of the chunk: the S fragment's columns; V's keys were permuted to match. ----
+    unsigned pa[kBlockN / 32][4];
+#pragma unroll
+    for (int c = 0; c < kBlockN / 32; ++c) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int j = 4 * c + 2 * half;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const unsigned lo = device::pack_e4m3x2(x[4 * j + 2 * r] * kFp8Max,
+                                                  x[4 * j + 2 * r + 1] * kFp8Max);
+          const unsigned hi = device::pack_e4m3x2(x[4 * (j + 1) + 2 * r] * kFp8Max,
+                                                  x[4 * (j + 1) + 2 * r + 1] * kFp8Max);
+          pa[c][2 * half + r] = lo | (hi << 16);
+        }
+      }
+    }
+
+    // ---- O' = P·V into a fresh accumulator; O rescaled meanwhile; O += O' ----
+    sm90::mbarrier_wait(&v_full[stage], phase);
+    const std::uint64_t v_desc = sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + stage * Cfg::kVBytes);
+    sm90::fence_operands(o_block);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int c = 0; c < kBlockN / 32; ++c)
+      sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32), c > 0);
+    sm90::wgmma_commit();
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i)
+      o[i] *= scale_old[(i >> 1) & 1];
+    sm90::wgmma_wait<0>();
+    sm90::fence_operands(o_block);
+#pragma unroll
+    for (int c = 0; c < kBlockN / 32; ++c)
+      sm90::fence_operands(pa[c]);
+    // This warp is done reading the stage (K by the first wgmma, V by this one).
+    if (lane == 0) sm90::mbarrier_arrive(&empty[stage]);
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i)
+      o[i] += o_block[i];
+  }
+
+  // ---- epilogue: normalise, write O (and the LSE) ----
+  float inv[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+    inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
+  }
+  const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
+  constexpr float kUnscale = 1.f / (kFp8Max * kFp8Max);  // P·448 and V·448/amax undone
+#pragma unroll
+  for (int j = 0; j < D / 8; ++j) {
+    const int d = 8 * j + 2 * t;
+    const float cs0 = v_amax[d] * kUnscale, cs1 = v_amax[d + 1] * kUnscale;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = warp_row0 + g + 8 * r;
+      if (row >= a.qo_len) continue;
+      const float v0 = o[4 * j + 2 * r] * cs0 * inv[r], v1 = o[4 * j + 2 * r + 1] * cs1 * inv[r];
+      const std::int64_t at =
+          batch * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(row) * a.o_ss + d;
+      const unsigned packed = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
+                                       : device::pack_16bit_x2<half>(v0, v1);
+      *reinterpret_cast<unsigned*>(static_cast<std::uint16_t*>(a.o) + at) = packed;
+    }
+  }
+  if (a.lse != nullptr && t == 0) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = warp_row0 + g + 8 * r;
+      if (row >= a.qo_len) continue;
+      constexpr float kLn2 = 0.6931471805599453f;
+      float value = -INFINITY;
+      if (row_sum[r] > 0.f) {
+        value = (row_max[r] + __log2f(row_sum[r])) * kLn2;
+        if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
+      }
+      a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
+    }
+  }
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+}
+
+// ---- host side: tensor maps and the launch ----
+
+// cuTensorMapEncodeTiled from the driver the runtime loaded, without linking libcuda.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// A byte tensor [outer][rows][inner], contiguous, read in boxes of box_rows × box_inner.
+inline bool encode_byte_tensor(CUtensorMap* map, const void* base, std::uint64_t inner,
+                               std::uint64_t rows, std::uint64_t outer, unsigned box_inner,
+                               unsigned box_rows, int swizzle_bytes) {
+  const auto encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[3] = {inner, rows, outer};
+  const cuuint64_t strides[2] = {inner, inner * rows};  // bytes, of dims 1 and 2
+  const cuuint32_t box[3] = {box_inner, box_rows, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUtensorMapSwizzle swizzle =
+      swizzle_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(base), dims, strides, box,
+                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <int D>
+cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
+  using Cfg = Sm90Config<D>;
+  Sm90Args args{};
+  args.a = a;
+  const std::uint64_t q_heads = static_cast<std::uint64_t>(batch) * a.heads_q;
+  const std::uint64_t kv_heads = static_cast<std::uint64_t>(batch) * a.heads_kv;
+  if (!encode_byte_tensor(&args.q_map, a.q, D, a.q_pad, q_heads, D, Cfg::kBlockM,
+                          Cfg::kQKSwizzle) ||
+      !encode_byte_tensor(&args.k_map, a.k, D, a.kv_pad, kv_heads, D, Cfg::kBlockN,
+                          Cfg::kQKSwizzle) ||
+      !encode_byte_tensor(&args.v_map, a.v_fp8, a.kv_pad, D, kv_heads, Cfg::kBlockN, D,
+                          Cfg::kVSwizzle)) {
+    return cudaErrorNotSupported;
+  }
+  auto kernel = attention_sm90_kernel<D>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           Cfg::kSmemBytes)) {
+    return e;
+  }
+  const dim3 grid((a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM, a.heads_q, batch);
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
+  return cudaGetLastError();
+}
+
+}  // namespace sageattn::detail
