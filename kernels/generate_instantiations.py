@@ -58,36 +58,73 @@ def main():
     write_wgmma_ops(os.path.join(os.path.dirname(out), "sm90", "wgmma_ops.cuh"))
 
 
-def wgmma_wrapper(atype, dtype, ctype, constraint, n, a_in_smem):
-    """D (+)= A·B for one m64nNk32 step; B from shared memory (descriptor), A from shared
-    memory (descriptor) or registers (4 words of e4m3). scale_d = 0 ignores D's old value."""
+def wgmma_wrapper(atype, dtype, ctype, constraint, n, a_in_smem, overwrite):
+    """One m64nNk32 step; B from shared memory (descriptor), A from shared memory (descriptor)
+    or registers (4 words of e4m3). D += A·B, or with `overwrite` D = A·B: then D's registers
+    are write-only, early-clobber outputs, so that the compiler does not keep their old values
+    alive (the first k-step of every tile)."""
     regs = n // 2
     d_list = ", ".join(f"%{i}" for i in range(regs))
     if a_in_smem:
         a_arg, a_operand, first = "std::uint64_t a_desc", f"%{regs}", regs + 1
-        inputs = '"l"(a_desc), "l"(b_desc), "r"(scale_d)'
+        inputs = '"l"(a_desc), "l"(b_desc)'
     else:
         a_arg = "const unsigned (&a)[4]"
         a_operand = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}"
         first = regs + 4
-        inputs = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d)'
-    b_operand, scale = f"%{first}", f"%{first + 1}"
-    # Integer wgmma takes only scale-d; floating-point types also take imm-scale-a/b (+1: as is).
+        inputs = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc)'
+    b_operand = f"%{first}"
+    # scale-d is a predicate: 0 ignores D's old value. Integer wgmma takes only scale-d;
+    # floating-point types also take imm-scale-a/b (+1: operands as they are).
+    scale_d = "0" if overwrite else "1"
     tail = "p" if atype == "s8" else "p, 1, 1"
-    outputs = ", ".join(f'"+{constraint}"(d[{i}])' for i in range(regs))
-    mode = "ss" if a_in_smem else "rs"
+    out_constraint = f"=&{constraint}" if overwrite else f"+{constraint}"
+    outputs = ", ".join(f'"{out_constraint}"(d[{i}])' for i in range(regs))
+    name = f"wgmma_{atype}_{'ss' if a_in_smem else 'rs'}{'_overwrite' if overwrite else ''}"
+    what = "D = A·B" if overwrite else "D += A·B"
+    operands = wrap_quoted("{" + d_list + "}, " + a_operand + ", " + b_operand + ", " + tail +
+                           ";\\n}\\n")
+    output_list = wrap(outputs, 8)
     return f"""
-// m64n{n}k32 {dtype} += {atype} x {atype}, A from {"shared memory" if a_in_smem else "registers"}.
-__device__ __forceinline__ void wgmma_{atype}_{mode}({ctype} (&d)[{regs}], {a_arg},
-                                                   std::uint64_t b_desc, int scale_d) {{
+// m64n{n}k32 {dtype} {atype} x {atype}: {what}, A from {"shared memory" if a_in_smem else "registers"}.
+__device__ __forceinline__ void {name}({ctype} (&d)[{regs}], {a_arg},
+                                       std::uint64_t b_desc) {{
   asm volatile(
-      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, {scale}, 0;\\n"
+      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, {scale_d}, 0;\\n"
       "wgmma.mma_async.sync.aligned.m64n{n}k32.{dtype}.{atype}.{atype} "
-      "{{{d_list}}}, {a_operand}, {b_operand}, {tail};\\n}}\\n"
-      : {outputs}
+      {operands}
+      : {output_list}
       : {inputs});
 }}
 """
+
+
+def wrap(text, indent, width=100):
+    """Breaks a comma-separated list into lines of at most `width` columns."""
+    lines, line = [], ""
+    for item in text.split(", "):
+        candidate = f"{line}, {item}" if line else item
+        if line and indent + len(candidate) + 1 > width:
+            lines.append(line + ",")
+            line = item
+        else:
+            line = candidate
+    lines.append(line)
+    return ("\n" + " " * indent).join(lines)
+
+
+def wrap_quoted(text, indent=6, width=100):
+    """A long string literal as adjacent literals of at most `width` columns."""
+    pieces, piece = [], ""
+    for token in text.split(" "):
+        candidate = f"{piece} {token}" if piece else token
+        if piece and indent + len(candidate) + 3 > width:
+            pieces.append(piece + " ")
+            piece = token
+        else:
+            piece = candidate
+    pieces.append(piece)
+    return ("\n" + " " * indent).join(f'"{p}"' for p in pieces)
 
 
 def write_wgmma_ops(path):
@@ -99,7 +136,8 @@ def write_wgmma_ops(path):
                 "// row 16w + l/4 + 8(e/2), column 8j + 2(l%4) + e%2.\n"
                 "#pragma once\n\n#include <cstdint>\n\nnamespace sageattn::sm90 {\n")
         for op in WGMMA_OPS:
-            f.write(wgmma_wrapper(*op))
+            for overwrite in (True, False):
+                f.write(wgmma_wrapper(*op, overwrite))
         f.write("\n}  // namespace sageattn::sm90\n")
     print(f"wrote {path}")
 

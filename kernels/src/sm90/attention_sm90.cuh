@@ -13,9 +13,9 @@
 //                          is the A fragment's, given V's keys permuted at quantization) into a
 //                          fresh FP32 accumulator, added into O: two-level accumulation, because
 //                          the FP8 wgmma accumulates with fewer bits than FP32
-//             O's rescale by the new row max runs while the P·V wgmma is in flight.
-// The two consumers run independently on one K/V stream, so one's softmax overlaps the other's
-// tensor-core work (the warp schedulers interleave them).
+// The P·V of block n is issued in the same turn as Q·Kᵀ of block n+1 (one tensor-core burst
+// per turn), and the two consumers take turns (ping-pong on named barriers), so that one's
+// softmax runs while the other's wgmma do.
 //
 // Inputs are the workspace the quantization kernels fill (workspace.h): Q and K int8 [.., pad,
 // D], V e4m3 transposed to [.., D, kv_pad] with keys permuted in groups of 32. Rows and keys
@@ -33,8 +33,17 @@
 #include "hopper_primitives.cuh"
 #include "wgmma_ops.cuh"
 
+// Tuning knobs (kernels/NOTES.md has what each measured): shared-memory stages of K and V,
+// ping-pong between the consumer warpgroups, and how many of the 16 column groups of S take
+// their exp2 from a polynomial on the FMA pipe instead of MUFU.
 #ifndef SAGEATTN_SM90_STAGES
-#define SAGEATTN_SM90_STAGES 2
+#define SAGEATTN_SM90_STAGES 3
+#endif
+#ifndef SAGEATTN_SM90_PINGPONG
+#define SAGEATTN_SM90_PINGPONG 1
+#endif
+#ifndef SAGEATTN_SM90_POLY_EXP2
+#define SAGEATTN_SM90_POLY_EXP2 0
 #endif
 
 namespace sageattn::detail {
@@ -47,6 +56,8 @@ struct Sm90Config {
   static constexpr int kConsumers = 2;  // warpgroups of 64 rows
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
+  static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
+  static constexpr int kPolyExp2 = SAGEATTN_SM90_POLY_EXP2;  // of the 16 column groups
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
   // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
@@ -135,191 +146,219 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         // (nb / kStages - 1). The first round waits on the phase before phase 0: no wait.
         sm90::mbarrier_wait(&empty[stage], ((nb / kStages) & 1) ^ 1);
         sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
-        sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0,
-                          nb * kBlockN, kv_bh);
+        sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, nb * kBlockN,
+                          kv_bh);
         sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVBytes);
-        sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN,
-                          0, kv_bh);
+        sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
+                          kv_bh);
       }
     }
-    return;
-  }
+  } else {
+    // ---- consumers ----
+    // (The two roles are the branches of one if/else: ptxas honours setmaxnreg only then.)
+    sm90::claim_registers<Cfg::kConsumerRegisters>();
+    const int wg = warp / 4 - 1;  // consumer warpgroup: rows m0 + 64·wg ...
+    const int w = warp % 4, g = lane / 4, t = lane % 4;
+    const int warp_row0 = m0 + 64 * wg + 16 * w;  // this warp's 16 rows; thread rows g, g + 8
+    const int q_scales_per_head = a.q_pad / a.q_rows;
+    // Rows past q_pad exist only in the last tile's second warpgroup: Q is zeros there, and
+    // the scale is 0 (not read past the array).
+    const float q_scale =
+        warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
+    const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
+    const int k_scale_last = a.kv_pad / a.k_rows - 1;
 
-  // ---- consumers ----
-  sm90::claim_registers<Cfg::kConsumerRegisters>();
-  const int wg = warp / 4 - 1;  // consumer warpgroup: rows m0 + 64·wg ...
-  const int w = warp % 4, g = lane / 4, t = lane % 4;
-  const int warp_row0 = m0 + 64 * wg + 16 * w;  // this warp's 16 rows; thread rows g, g + 8
-  const int q_scales_per_head = a.q_pad / a.q_rows;
-  // Rows past q_pad exist only in the last tile's second warpgroup: Q is zeros there, and
-  // the scale is 0 (not read past the array).
-  const float q_scale =
-      warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
-  const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
-  const int k_scale_last = a.kv_pad / a.k_rows - 1;
-
-  float o[D / 2];
+    float o[D / 2];        // O, FP32, relative to the row max of the last merged block
+    float o_block[D / 2];  // P·V of one block from the e4m3 wgmma, merged into O after it lands
 #pragma unroll
-  for (int i = 0; i < D / 2; ++i)
-    o[i] = 0.f;
-  float o_block[D / 2];
-#pragma unroll
-  for (int i = 0; i < D / 2; ++i)
-    o_block[i] = 0.f;
-  float row_max[2] = {-INFINITY, -INFINITY};
-  float row_sum[2] = {0.f, 0.f};
-
-  sm90::mbarrier_wait(q_full, 0);
-  const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
-
-  for (int nb = 0; nb < n_blocks; ++nb) {
-    const int stage = nb % kStages;
-    const unsigned phase = (nb / kStages) & 1;
-    const int n0 = nb * kBlockN;
-
-    // ---- S = Q·Kᵀ ----
+    for (int i = 0; i < D / 2; ++i)
+      o[i] = 0.f;
+    float row_max[2] = {-INFINITY, -INFINITY};
+    float row_sum[2] = {0.f, 0.f};
+    float rescale_pending[2] = {1.f, 1.f};  // O's factor for the block whose P·V is in flight
+    unsigned pa[kBlockN / 32][4];           // P of the previous block as e4m3 A fragments
     int s[kBlockN / 2];
-    sm90::mbarrier_wait(&k_full[stage], phase);
-    const std::uint64_t k_desc =
-        sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
-    sm90::fence_operands(s);
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < D / 32; ++ks) {
-      sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32), sm90::advance_desc(k_desc, ks * 32),
-                        ks > 0);
-    }
-    sm90::wgmma_commit();
-    sm90::wgmma_wait<0>();
-    sm90::fence_operands(s);
 
-    // ---- dequantize, mask, online softmax (exp2 domain) ----
-    float x[kBlockN / 2];
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      const float scale = q_scale * k_scales[min((n0 + 8 * j) / a.k_rows, k_scale_last)];
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        x[4 * j + e] = device::small_int_to_float(s[4 * j + e]) * scale;
+    sm90::mbarrier_wait(q_full, 0);
+    const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
+
+    // Turn nb runs O'(nb-1) = P(nb-1)·V(nb-1) and S(nb) = Q·K(nb)ᵀ back to back, then the
+    // softmax of S(nb): the P·V lags one block so that each warpgroup's tensor-core work comes
+    // in one burst. With ping-pong (kPingPong) the two consumer warpgroups take turns (named
+    // barriers 1 and 2), so one's softmax runs during the other's burst, instead of both
+    // softmaxes at once with the tensor cores idle.
+    constexpr int kBarrierBase = 1;  // 0 is __syncthreads
+    if (Cfg::kPingPong && wg == 1 && n_blocks > 0) {
+      sm90::named_barrier_arrive(kBarrierBase + 0, 256);  // warpgroup 0 issues first
     }
-    const bool partial = n0 + kBlockN > a.kv_len;
-    const bool diagonal = a.causal && n0 + kBlockN - 1 > m0 + causal_offset;
-    if (partial || diagonal) {
+    for (int nb = 0; nb <= n_blocks; ++nb) {
+      const bool has_qk = nb<n_blocks, has_pv = nb> 0;
+      const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
+      const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
+      if (has_qk) sm90::mbarrier_wait(&k_full[stage], phase);
+      if (has_pv) sm90::mbarrier_wait(&v_full[prev_stage], prev_phase);
+      if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);
+      // (No fence on S and O' before their wgmma: the first k-step overwrites them, so their
+      // old values are dead; a fence would keep them alive through the softmax.)
+      if (has_pv) {
+        // ---- O'(nb-1) = P(nb-1)·V(nb-1); O = O·rescale + O'; the stage is then free ----
+        const std::uint64_t v_desc =
+            sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
+        sm90::wgmma_fence();
+        sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
 #pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j) {
+        for (int c = 1; c < kBlockN / 32; ++c)
+          sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
+        sm90::wgmma_commit();
+        // O' is merged before S is issued: with both in flight, O, O', S and P would need
+        // ~250 registers and O would spill.
+        sm90::wgmma_wait<0>();
+        sm90::fence_operands(o_block);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = n0 + 8 * j + 2 * t + (e & 1);
-          const int row = warp_row0 + g + 8 * (e >> 1);
-          if (key >= a.kv_len || (a.causal && key > row + causal_offset)) x[4 * j + e] = -INFINITY;
+        for (int c = 0; c < kBlockN / 32; ++c)
+          sm90::fence_operands(pa[c]);
+        if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+        for (int i = 0; i < D / 2; ++i)
+          o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
+      }
+      if (has_qk) {
+        // ---- S(nb) = Q·K(nb)ᵀ ----
+        const std::uint64_t k_desc =
+            sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
+        sm90::wgmma_fence();
+        sm90::wgmma_s8_ss_overwrite(s, q_desc, k_desc);
+#pragma unroll
+        for (int ks = 1; ks < D / 32; ++ks) {
+          sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32),
+                            sm90::advance_desc(k_desc, ks * 32));
         }
+        sm90::wgmma_commit();
       }
-    }
-    float scale_old[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float m = row_max[r];
-#pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j)
-        m = fmaxf(m, fmaxf(x[4 * j + 2 * r], x[4 * j + 2 * r + 1]));
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-      // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
-      const float m_use = m == -INFINITY ? 0.f : m;
-      scale_old[r] = device::fast_exp2(row_max[r] - m_use);
-      row_max[r] = m;
-      float sum = 0.f;
-#pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j) {
-        x[4 * j + 2 * r] = device::fast_exp2(x[4 * j + 2 * r] - m_use);
-        x[4 * j + 2 * r + 1] = device::fast_exp2(x[4 * j + 2 * r + 1] - m_use);
-        sum += x[4 * j + 2 * r] + x[4 * j + 2 * r + 1];
+      // Warpgroup 1's last turn has no successor: its arrival would be left over.
+      if (Cfg::kPingPong && !(wg == 1 && nb == n_blocks)) {
+        sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
       }
-      row_sum[r] = row_sum[r] * scale_old[r] + sum;
-    }
+      sm90::wgmma_wait<0>();
 
-    // ---- P to e4m3 A fragments: 32 keys per k-step. Register 2·half + r holds row g + 8r,
-    // the mma's k indices 16·half + 4t .. +3, which are keys 16·half + {2t, 2t+1, 8+2t, 9+2t}
-    // of the chunk: the S fragment's columns; V's keys were permuted to match. ----
-    unsigned pa[kBlockN / 32][4];
+      float rescale_new[2] = {1.f, 1.f};
+      float x[kBlockN / 2];
+      if (has_qk) {
+        // ---- dequantize, mask, online softmax (exp2 domain) of S(nb) ----
+        sm90::fence_operands(s);
+        const int n0 = nb * kBlockN;
 #pragma unroll
-    for (int c = 0; c < kBlockN / 32; ++c) {
+        for (int j = 0; j < kBlockN / 8; ++j) {
+          const float scale = q_scale * k_scales[min((n0 + 8 * j) / a.k_rows, k_scale_last)];
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int j = 4 * c + 2 * half;
+          for (int e = 0; e < 4; ++e)
+            x[4 * j + e] = device::small_int_to_float(s[4 * j + e]) * scale;
+        }
+        const bool partial = n0 + kBlockN > a.kv_len;
+        const bool diagonal = a.causal && n0 + kBlockN - 1 > m0 + causal_offset;
+        if (partial || diagonal) {
+#pragma unroll
+          for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int key = n0 + 8 * j + 2 * t + (e & 1);
+              const int row = warp_row0 + g + 8 * (e >> 1);
+              if (key >= a.kv_len || (a.causal && key > row + causal_offset)) {
+                x[4 * j + e] = -INFINITY;
+              }
+            }
+          }
+        }
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          const unsigned lo = device::pack_e4m3x2(x[4 * j + 2 * r] * kFp8Max,
-                                                  x[4 * j + 2 * r + 1] * kFp8Max);
-          const unsigned hi = device::pack_e4m3x2(x[4 * (j + 1) + 2 * r] * kFp8Max,
-                                                  x[4 * (j + 1) + 2 * r + 1] * kFp8Max);
-          pa[c][2 * half + r] = lo | (hi << 16);
+          float m = row_max[r];
+#pragma unroll
+          for (int j = 0; j < kBlockN / 8; ++j)
+            m = fmaxf(m, fmaxf(x[4 * j + 2 * r], x[4 * j + 2 * r + 1]));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+          // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
+          const float m_use = m == -INFINITY ? 0.f : m;
+          rescale_new[r] = device::fast_exp2(row_max[r] - m_use);
+          row_max[r] = m;
+          float sum = 0.f;
+#pragma unroll
+          for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              float& v = x[4 * j + 2 * r + e];
+              // The first kPolyExp2 column groups on the FMA pipe, the rest on MUFU: at D = 128
+              // the exponentials alone would keep MUFU as busy as the tensor cores.
+              v = j < Cfg::kPolyExp2 ? sm90::exp2_poly(v - m_use) : device::fast_exp2(v - m_use);
+              sum += v;
+            }
+          }
+          row_sum[r] = row_sum[r] * rescale_new[r] + sum;
         }
       }
-    }
-
-    // ---- O' = P·V into a fresh accumulator; O rescaled meanwhile; O += O' ----
-    sm90::mbarrier_wait(&v_full[stage], phase);
-    const std::uint64_t v_desc = sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + stage * Cfg::kVBytes);
-    sm90::fence_operands(o_block);
-    sm90::wgmma_fence();
+      if (has_qk) {
+        // ---- P(nb) to e4m3 A fragments, 32 keys per k-step. Register 2·half + r holds row
+        // g + 8r, the mma's k indices 16·half + 4t .. +3, which are keys 16·half + {2t, 2t+1,
+        // 8+2t, 9+2t} of the chunk: the S fragment's columns; V's keys were permuted to match.
 #pragma unroll
-    for (int c = 0; c < kBlockN / 32; ++c)
-      sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32), c > 0);
-    sm90::wgmma_commit();
+        for (int c = 0; c < kBlockN / 32; ++c) {
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i)
-      o[i] *= scale_old[(i >> 1) & 1];
-    sm90::wgmma_wait<0>();
-    sm90::fence_operands(o_block);
+          for (int half = 0; half < 2; ++half) {
+            const int j = 4 * c + 2 * half;
 #pragma unroll
-    for (int c = 0; c < kBlockN / 32; ++c)
-      sm90::fence_operands(pa[c]);
-    // This warp is done reading the stage (K by the first wgmma, V by this one).
-    if (lane == 0) sm90::mbarrier_arrive(&empty[stage]);
-#pragma unroll
-    for (int i = 0; i < D / 2; ++i)
-      o[i] += o_block[i];
-  }
-
-  // ---- epilogue: normalise, write O (and the LSE) ----
-  float inv[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
-    inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
-  }
-  const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
-  constexpr float kUnscale = 1.f / (kFp8Max * kFp8Max);  // P·448 and V·448/amax undone
-#pragma unroll
-  for (int j = 0; j < D / 8; ++j) {
-    const int d = 8 * j + 2 * t;
-    const float cs0 = v_amax[d] * kUnscale, cs1 = v_amax[d + 1] * kUnscale;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = warp_row0 + g + 8 * r;
-      if (row >= a.qo_len) continue;
-      const float v0 = o[4 * j + 2 * r] * cs0 * inv[r], v1 = o[4 * j + 2 * r + 1] * cs1 * inv[r];
-      const std::int64_t at =
-          batch * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(row) * a.o_ss + d;
-      const unsigned packed = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
-                                       : device::pack_16bit_x2<half>(v0, v1);
-      *reinterpret_cast<unsigned*>(static_cast<std::uint16_t*>(a.o) + at) = packed;
-    }
-  }
-  if (a.lse != nullptr && t == 0) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = warp_row0 + g + 8 * r;
-      if (row >= a.qo_len) continue;
-      constexpr float kLn2 = 0.6931471805599453f;
-      float value = -INFINITY;
-      if (row_sum[r] > 0.f) {
-        value = (row_max[r] + __log2f(row_sum[r])) * kLn2;
-        if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
+            for (int r = 0; r < 2; ++r) {
+              const unsigned lo =
+                  device::pack_e4m3x2(x[4 * j + 2 * r] * kFp8Max, x[4 * j + 2 * r + 1] * kFp8Max);
+              const unsigned hi = device::pack_e4m3x2(x[4 * (j + 1) + 2 * r] * kFp8Max,
+                                                      x[4 * (j + 1) + 2 * r + 1] * kFp8Max);
+              pa[c][2 * half + r] = lo | (hi << 16);
+            }
+          }
+        }
+        rescale_pending[0] = rescale_new[0];
+        rescale_pending[1] = rescale_new[1];
       }
-      a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
+    }
+
+    // ---- epilogue: normalise, write O (and the LSE) ----
+    float inv[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+      row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+      inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
+    }
+    const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
+    constexpr float kUnscale = 1.f / (kFp8Max * kFp8Max);  // P·448 and V·448/amax undone
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      const int d = 8 * j + 2 * t;
+      const float cs0 = v_amax[d] * kUnscale, cs1 = v_amax[d + 1] * kUnscale;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = warp_row0 + g + 8 * r;
+        if (row >= a.qo_len) continue;
+        const float v0 = o[4 * j + 2 * r] * cs0 * inv[r], v1 = o[4 * j + 2 * r + 1] * cs1 * inv[r];
+        const std::int64_t at =
+            batch * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(row) * a.o_ss + d;
+        const unsigned packed = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
+                                         : device::pack_16bit_x2<half>(v0, v1);
+        *reinterpret_cast<unsigned*>(static_cast<std::uint16_t*>(a.o) + at) = packed;
+      }
+    }
+    if (a.lse != nullptr && t == 0) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = warp_row0 + g + 8 * r;
+        if (row >= a.qo_len) continue;
+        constexpr float kLn2 = 0.6931471805599453f;
+        float value = -INFINITY;
+        if (row_sum[r] > 0.f) {
+          value = (row_max[r] + __log2f(row_sum[r])) * kLn2;
+          if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
+        }
+        a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
+      }
     }
   }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
