@@ -167,6 +167,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
     const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
     const int k_scale_last = a.kv_pad / a.k_rows - 1;
+    // k_rows is 16 or 64 (a power of two): shifts, not 16 integer divisions per key block.
+    const int k_shift = __ffs(a.k_rows) - 1;
 
     float o[D / 2];        // O, FP32, relative to the row max of the last merged block
     float o_block[D / 2];  // P·V of one block from the e4m3 wgmma, merged into O after it lands
@@ -249,7 +251,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         const int n0 = nb * kBlockN;
 #pragma unroll
         for (int j = 0; j < kBlockN / 8; ++j) {
-          const float scale = q_scale * k_scales[min((n0 + 8 * j) / a.k_rows, k_scale_last)];
+          const float scale = q_scale * k_scales[min((n0 + 8 * j) >> k_shift, k_scale_last)];
 #pragma unroll
           for (int e = 0; e < 4; ++e)
             x[4 * j + e] = device::small_int_to_float(s[4 * j + e]) * scale;
