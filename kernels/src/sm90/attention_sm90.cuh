@@ -33,17 +33,13 @@
 #include "hopper_primitives.cuh"
 #include "wgmma_ops.cuh"
 
-// Tuning knobs (kernels/NOTES.md has what each measured): shared-memory stages of K and V,
-// ping-pong between the consumer warpgroups, and how many of the 16 column groups of S take
-// their exp2 from a polynomial on the FMA pipe instead of MUFU.
+// Tuning knobs (kernels/NOTES.md has what each measured): shared-memory stages of K and V, and
+// ping-pong between the consumer warpgroups.
 #ifndef SAGEATTN_SM90_STAGES
 #define SAGEATTN_SM90_STAGES 3
 #endif
 #ifndef SAGEATTN_SM90_PINGPONG
 #define SAGEATTN_SM90_PINGPONG 1
-#endif
-#ifndef SAGEATTN_SM90_POLY_EXP2
-#define SAGEATTN_SM90_POLY_EXP2 0
 #endif
 
 namespace sageattn::detail {
@@ -57,7 +53,6 @@ struct Sm90Config {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr int kPolyExp2 = SAGEATTN_SM90_POLY_EXP2;  // of the 16 column groups
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
   // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
@@ -85,6 +80,88 @@ struct Sm90Args {
   CUtensorMap q_map, k_map, v_map;
   AttentionArgs a;
 };
+
+// Online softmax of one 64x128 S tile of a consumer warpgroup (exp2 domain), written straight
+// into the e4m3 A fragments of the P·V wgmma. Per element: one FFMA (dequantization, minus the
+// row max, plus log2 448 so that P arrives scaled for e4m3), ex2, and the row sum; the row
+// max is taken over the integer scores per group of equal scale (16 keys), so that unmasked
+// tiles never convert all 64 scores first. `row_sum` therefore sums 448·P.
+// kMasked: tiles with keys past kv_len or above the causal diagonal; `visible(j, e)` says
+// whether accumulator element 4j+e takes part.
+template <bool kMasked, typename Visible>
+__device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float (&scale)[8],
+                                                float (&row_max)[2], float (&row_sum)[2],
+                                                float (&rescale)[2], unsigned (&pa)[4][4],
+                                                Visible visible) {
+  constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448)
+  constexpr float kMagic = 12582912.f;               // 1.5 * 2^23: small_int_to_float's bias
+  float bias[2][8];  // per row and scale group: -(kMagic·scale) - m + log2 448
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float m = row_max[r];
+    if constexpr (kMasked) {
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+#pragma unroll
+        for (int e = 2 * r; e < 2 * r + 2; ++e) {
+          if (visible(j, e)) {
+            m = fmaxf(m, device::small_int_to_float(s[4 * j + e]) * scale[j >> 1]);
+          }
+        }
+      }
+    } else {
+#pragma unroll
+      for (int grp = 0; grp < 8; ++grp) {
+        const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
+        const int top = max(max(q[0], q[1]), max(q[4], q[5]));
+        m = fmaxf(m, device::small_int_to_float(top) * scale[grp]);
+      }
+    }
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+    // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
+    const float m_use = m == -INFINITY ? 0.f : m;
+    rescale[r] = device::fast_exp2(row_max[r] - m_use);
+    row_max[r] = m;
+#pragma unroll
+    for (int grp = 0; grp < 8; ++grp)
+      bias[r][grp] = fmaf(-kMagic, scale[grp], kLog2Fp8Max - m_use);
+  }
+  float sum[2] = {0.f, 0.f};
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {  // 32 keys: one k-step of the P·V wgmma
+    float p[4][4];               // columns j = 4c .. 4c+3
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj) {
+      const int j = 4 * c + jj;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float f = __int_as_float(s[4 * j + e] + 0x4B400000);  // kMagic + s, exactly
+        float arg = fmaf(f, scale[j >> 1], bias[e >> 1][j >> 1]);
+        if constexpr (kMasked) {
+          if (!visible(j, e)) arg = -INFINITY;
+        }
+        p[jj][e] = device::fast_exp2(arg);
+        sum[e >> 1] += p[jj][e];
+      }
+    }
+    // Register 2·half + r holds row g + 8r, the mma's k indices 16·half + 4t .. +3, which are
+    // keys 16·half + {2t, 2t+1, 8+2t, 9+2t} of the chunk: the S fragment's columns (V's keys
+    // were permuted to match at quantization).
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const unsigned lo = device::pack_e4m3x2(p[2 * half][2 * r], p[2 * half][2 * r + 1]);
+        const unsigned hi = device::pack_e4m3x2(p[2 * half + 1][2 * r], p[2 * half + 1][2 * r + 1]);
+        pa[c][2 * half + r] = lo | (hi << 16);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+    row_sum[r] = row_sum[r] * rescale[r] + sum[r];
+}
 
 template <int D>
 __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
@@ -224,6 +301,31 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         for (int i = 0; i < D / 2; ++i)
           o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
       }
+      // The 8 scales of this block's 16-key column groups, times Q's (loaded here, not before
+      // the P·V: live through it they would spill; their latency hides behind Q·Kᵀ).
+      float kscale[8];
+      if (has_qk) {
+        const int n0 = nb * kBlockN;
+        const float* ks = k_scales + (n0 >> k_shift);
+        if (n0 + kBlockN > a.kv_pad) {  // the last block may reach past the scales
+#pragma unroll
+          for (int grp = 0; grp < 8; ++grp)
+            kscale[grp] = k_scales[min((n0 + 16 * grp) >> k_shift, k_scale_last)];
+        } else if (a.k_rows == 16) {  // 16-byte aligned: kv_pad and n0 are multiples of 64
+          const float4 lo = *reinterpret_cast<const float4*>(ks);
+          const float4 hi = *reinterpret_cast<const float4*>(ks + 4);
+          kscale[0] = lo.x, kscale[1] = lo.y, kscale[2] = lo.z, kscale[3] = lo.w;
+          kscale[4] = hi.x, kscale[5] = hi.y, kscale[6] = hi.z, kscale[7] = hi.w;
+        } else {
+          const float first = ks[0], second = ks[1];
+#pragma unroll
+          for (int grp = 0; grp < 4; ++grp)
+            kscale[grp] = first, kscale[grp + 4] = second;
+        }
+#pragma unroll
+        for (int grp = 0; grp < 8; ++grp)
+          kscale[grp] *= q_scale;
+      }
       if (has_qk) {
         // ---- S(nb) = Q·K(nb)ᵀ ----
         const std::uint64_t k_desc =
@@ -243,79 +345,20 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       }
       sm90::wgmma_wait<0>();
 
-      float rescale_new[2] = {1.f, 1.f};
-      float x[kBlockN / 2];
       if (has_qk) {
-        // ---- dequantize, mask, online softmax (exp2 domain) of S(nb) ----
+        // ---- softmax of S(nb) into P(nb)'s e4m3 fragments ----
         sm90::fence_operands(s);
         const int n0 = nb * kBlockN;
-#pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          const float scale = q_scale * k_scales[min((n0 + 8 * j) >> k_shift, k_scale_last)];
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            x[4 * j + e] = device::small_int_to_float(s[4 * j + e]) * scale;
-        }
-        const bool partial = n0 + kBlockN > a.kv_len;
-        const bool diagonal = a.causal && n0 + kBlockN - 1 > m0 + causal_offset;
-        if (partial || diagonal) {
-#pragma unroll
-          for (int j = 0; j < kBlockN / 8; ++j) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int key = n0 + 8 * j + 2 * t + (e & 1);
-              const int row = warp_row0 + g + 8 * (e >> 1);
-              if (key >= a.kv_len || (a.causal && key > row + causal_offset)) {
-                x[4 * j + e] = -INFINITY;
-              }
-            }
-          }
-        }
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          float m = row_max[r];
-#pragma unroll
-          for (int j = 0; j < kBlockN / 8; ++j)
-            m = fmaxf(m, fmaxf(x[4 * j + 2 * r], x[4 * j + 2 * r + 1]));
-          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-          // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
-          const float m_use = m == -INFINITY ? 0.f : m;
-          rescale_new[r] = device::fast_exp2(row_max[r] - m_use);
-          row_max[r] = m;
-          float sum = 0.f;
-#pragma unroll
-          for (int j = 0; j < kBlockN / 8; ++j) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              float& v = x[4 * j + 2 * r + e];
-              // The first kPolyExp2 column groups on the FMA pipe, the rest on MUFU: at D = 128
-              // the exponentials alone would keep MUFU as busy as the tensor cores.
-              v = j < Cfg::kPolyExp2 ? sm90::exp2_poly(v - m_use) : device::fast_exp2(v - m_use);
-              sum += v;
-            }
-          }
-          row_sum[r] = row_sum[r] * rescale_new[r] + sum;
-        }
-      }
-      if (has_qk) {
-        // ---- P(nb) to e4m3 A fragments, 32 keys per k-step. Register 2·half + r holds row
-        // g + 8r, the mma's k indices 16·half + 4t .. +3, which are keys 16·half + {2t, 2t+1,
-        // 8+2t, 9+2t} of the chunk: the S fragment's columns; V's keys were permuted to match.
-#pragma unroll
-        for (int c = 0; c < kBlockN / 32; ++c) {
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int j = 4 * c + 2 * half;
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-              const unsigned lo =
-                  device::pack_e4m3x2(x[4 * j + 2 * r] * kFp8Max, x[4 * j + 2 * r + 1] * kFp8Max);
-              const unsigned hi = device::pack_e4m3x2(x[4 * (j + 1) + 2 * r] * kFp8Max,
-                                                      x[4 * (j + 1) + 2 * r + 1] * kFp8Max);
-              pa[c][2 * half + r] = lo | (hi << 16);
-            }
-          }
+        float rescale_new[2];
+        if (n0 + kBlockN > a.kv_len || (a.causal && n0 + kBlockN - 1 > m0 + causal_offset)) {
+          softmax_to_e4m3<true>(s, kscale, row_max, row_sum, rescale_new, pa, [&](int j, int e) {
+            const int key = n0 + 8 * j + 2 * t + (e & 1);
+            const int row = warp_row0 + g + 8 * (e >> 1);
+            return key < a.kv_len && !(a.causal && key > row + causal_offset);
+          });
+        } else {
+          softmax_to_e4m3<false>(s, kscale, row_max, row_sum, rescale_new, pa,
+                                 [](int, int) { return true; });
         }
         rescale_pending[0] = rescale_new[0];
         rescale_pending[1] = rescale_new[1];
@@ -331,7 +374,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
     }
     const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
-    constexpr float kUnscale = 1.f / (kFp8Max * kFp8Max);  // P·448 and V·448/amax undone
+    // V·448/amax undone here; P's 448 is in row_sum too.
+    constexpr float kUnscale = 1.f / kFp8Max;
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
       const int d = 8 * j + 2 * t;
@@ -356,7 +400,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         constexpr float kLn2 = 0.6931471805599453f;
         float value = -INFINITY;
         if (row_sum[r] > 0.f) {
-          value = (row_max[r] + __log2f(row_sum[r])) * kLn2;
+          constexpr float kLog2Fp8Max = 8.807354922057604f;  // row_sum holds 448·sum(P)
+          value = (row_max[r] + __log2f(row_sum[r]) - kLog2Fp8Max) * kLn2;
           if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
         }
         a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;

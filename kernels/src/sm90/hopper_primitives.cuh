@@ -124,19 +124,4 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// ---- 2^x on the FMA pipe, for x <= 0 (MUFU.EX2 runs at 16 per clock per SM, the FMA pipe at
-// 128): x = j + f with j integer (rounded with the 1.5·2^23 trick) and |f| <= 1/2, 2^f by a
-// degree-3 polynomial (relative error 7.5e-5, far below e4m3's 2^-4 step), j added to the
-// exponent. Below -126 the result is clamped to ~2^-126 (0 once scaled and rounded to e4m3). ----
-__device__ __forceinline__ float exp2_poly(float x) {
-  x = fmaxf(x, -126.f);
-  constexpr float kRound = 12582912.f;  // 1.5 * 2^23
-  const float shifted = x + kRound;
-  const int j = __float_as_int(shifted) - 0x4B400000;
-  const float f = x - (shifted - kRound);
-  const float p =
-      fmaf(fmaf(fmaf(0.0551716672f, f, 0.242611122f), f, 0.693260986f), f, 0.999928074f);
-  return __int_as_float(__float_as_int(p) + (j << 23));
-}
-
 }  // namespace sageattn::sm90
