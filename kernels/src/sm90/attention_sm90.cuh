@@ -61,7 +61,11 @@ struct Sm90Config {
   static constexpr int kVSwizzle = kBlockN;
   static constexpr int kQBytes = kBlockM * D;
   static constexpr int kKBytes = kBlockN * D;
-  static constexpr int kVBytes = D * kBlockN;
+  // V's tile is D rows of kBlockN keys, then 8 rows of e4m3 ones (written once): P·V with
+  // N = D + 8 leaves P's row sums in the accumulator's last 8 columns.
+  static constexpr int kVRows = D + 8;
+  static constexpr int kVLoadBytes = D * kBlockN;  // what the TMA brings
+  static constexpr int kVBytes = kVRows * kBlockN;
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
@@ -83,16 +87,15 @@ struct Sm90Args {
 
 // Online softmax of one 64x128 S tile of a consumer warpgroup (exp2 domain), written straight
 // into the e4m3 A fragments of the P·V wgmma. Per element: one FFMA (dequantization, minus the
-// row max, plus log2 448 so that P arrives scaled for e4m3), ex2, and the row sum; the row
-// max is taken over the integer scores per group of equal scale (16 keys), so that unmasked
-// tiles never convert all 64 scores first. `row_sum` therefore sums 448·P.
+// row max, plus log2 448 so that P arrives scaled for e4m3) and ex2; the row sums come from
+// the tensor cores (V's ones rows). The row max is taken over the integer scores per group of
+// equal scale (16 keys), so that unmasked tiles never convert all 64 scores first.
 // kMasked: tiles with keys past kv_len or above the causal diagonal; `visible(j, e)` says
 // whether accumulator element 4j+e takes part.
 template <bool kMasked, typename Visible>
 __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float (&scale)[8],
-                                                float (&row_max)[2], float (&row_sum)[2],
-                                                float (&rescale)[2], unsigned (&pa)[4][4],
-                                                Visible visible) {
+                                                float (&row_max)[2], float (&rescale)[2],
+                                                unsigned (&pa)[4][4], Visible visible) {
   constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448)
   constexpr float kMagic = 12582912.f;               // 1.5 * 2^23: small_int_to_float's bias
   float bias[2][8];  // per row and scale group: -(kMagic·scale) - m + log2 448
@@ -110,12 +113,19 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float 
         }
       }
     } else {
+      float top[8];  // a tree, not a chain: the scheduler has two warps to hide latency with
 #pragma unroll
       for (int grp = 0; grp < 8; ++grp) {
         const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
-        const int top = max(max(q[0], q[1]), max(q[4], q[5]));
-        m = fmaxf(m, device::small_int_to_float(top) * scale[grp]);
+        top[grp] = device::small_int_to_float(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
       }
+#pragma unroll
+      for (int width = 4; width > 0; width /= 2) {
+#pragma unroll
+        for (int i = 0; i < width; ++i)
+          top[i] = fmaxf(top[i], top[i + width]);
+      }
+      m = fmaxf(m, top[0]);
     }
     m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
     m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
@@ -127,7 +137,6 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float 
     for (int grp = 0; grp < 8; ++grp)
       bias[r][grp] = fmaf(-kMagic, scale[grp], kLog2Fp8Max - m_use);
   }
-  float sum[2] = {0.f, 0.f};
 #pragma unroll
   for (int c = 0; c < 4; ++c) {  // 32 keys: one k-step of the P·V wgmma
     float p[4][4];               // columns j = 4c .. 4c+3
@@ -142,7 +151,6 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float 
           if (!visible(j, e)) arg = -INFINITY;
         }
         p[jj][e] = device::fast_exp2(arg);
-        sum[e >> 1] += p[jj][e];
       }
     }
     // Register 2·half + r holds row g + 8r, the mma's k indices 16·half + 4t .. +3, which are
@@ -158,9 +166,6 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float 
       }
     }
   }
-#pragma unroll
-  for (int r = 0; r < 2; ++r)
-    row_sum[r] = row_sum[r] * rescale[r] + sum[r];
 }
 
 template <int D>
@@ -209,6 +214,14 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     }
     sm90::fence_barrier_init();
   }
+  // The ones rows of every V stage (e4m3 1.0 = 0x38; all equal, so the swizzle does not
+  // matter). The tensor cores read them through the async proxy: fence before the barrier.
+  for (int i = threadIdx.x; i < kStages * 8 * kBlockN / 16; i += Cfg::kThreads) {
+    const int stage = i / (8 * kBlockN / 16), chunk = i % (8 * kBlockN / 16);
+    *reinterpret_cast<uint4*>(s_v + stage * Cfg::kVBytes + D * kBlockN + 16 * chunk) =
+        make_uint4(0x38383838u, 0x38383838u, 0x38383838u, 0x38383838u);
+  }
+  sm90::fence_proxy_async();
   __syncthreads();
 
   if (warp < 4) {
@@ -225,7 +238,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
         sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, nb * kBlockN,
                           kv_bh);
-        sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVBytes);
+        sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
         sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
                           kv_bh);
       }
@@ -247,13 +260,14 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // k_rows is 16 or 64 (a power of two): shifts, not 16 integer divisions per key block.
     const int k_shift = __ffs(a.k_rows) - 1;
 
-    float o[D / 2];        // O, FP32, relative to the row max of the last merged block
-    float o_block[D / 2];  // P·V of one block from the e4m3 wgmma, merged into O after it lands
+    // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
+    // 448·P (the ones columns).
+    float o[Cfg::kVRows / 2];
+    float o_block[Cfg::kVRows / 2];  // P·V of one block, merged into O after it lands
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i)
+    for (int i = 0; i < Cfg::kVRows / 2; ++i)
       o[i] = 0.f;
     float row_max[2] = {-INFINITY, -INFINITY};
-    float row_sum[2] = {0.f, 0.f};
     float rescale_pending[2] = {1.f, 1.f};  // O's factor for the block whose P·V is in flight
     unsigned pa[kBlockN / 32][4];           // P of the previous block as e4m3 A fragments
     int s[kBlockN / 2];
@@ -298,7 +312,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
           sm90::fence_operands(pa[c]);
         if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
 #pragma unroll
-        for (int i = 0; i < D / 2; ++i)
+        for (int i = 0; i < Cfg::kVRows / 2; ++i)
           o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
       }
       // The 8 scales of this block's 16-key column groups, times Q's (loaded here, not before
@@ -351,13 +365,13 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         const int n0 = nb * kBlockN;
         float rescale_new[2];
         if (n0 + kBlockN > a.kv_len || (a.causal && n0 + kBlockN - 1 > m0 + causal_offset)) {
-          softmax_to_e4m3<true>(s, kscale, row_max, row_sum, rescale_new, pa, [&](int j, int e) {
+          softmax_to_e4m3<true>(s, kscale, row_max, rescale_new, pa, [&](int j, int e) {
             const int key = n0 + 8 * j + 2 * t + (e & 1);
             const int row = warp_row0 + g + 8 * (e >> 1);
             return key < a.kv_len && !(a.causal && key > row + causal_offset);
           });
         } else {
-          softmax_to_e4m3<false>(s, kscale, row_max, row_sum, rescale_new, pa,
+          softmax_to_e4m3<false>(s, kscale, row_max, rescale_new, pa,
                                  [](int, int) { return true; });
         }
         rescale_pending[0] = rescale_new[0];
@@ -366,13 +380,12 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     }
 
     // ---- epilogue: normalise, write O (and the LSE) ----
+    // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
+    const float row_sum[2] = {o[D / 2], o[D / 2 + 2]};
     float inv[2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
-      row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+    for (int r = 0; r < 2; ++r)
       inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
-    }
     const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
     // V·448/amax undone here; P's 448 is in row_sum too.
     constexpr float kUnscale = 1.f / kFp8Max;

@@ -45,6 +45,12 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parit
       : "memory");
 }
 
+// Orders this thread's ordinary shared-memory stores before later reads by the async proxy
+// (wgmma operands, TMA): each writing thread fences, then a barrier.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
 // ---- bulk tensor copy (PTX ISA: cp.async.bulk.tensor): one 3-D box of `map` at coordinates
 // (c0 innermost) into shared memory, completing `bar`'s transaction count. Out-of-bounds
 // elements arrive as zeros. ----
