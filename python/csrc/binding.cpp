@@ -56,7 +56,9 @@ std::tuple<at::Tensor, at::Tensor> attention_cuda(const at::Tensor& q, const at:
   p.lse = return_lse ? lse.data_ptr<float>() : nullptr;
   p.causal = causal;
   p.sm_scale = static_cast<float>(sm_scale);
-  p.pv_path = pv_path == 0 ? sageattn::PvPath::fp16 : sageattn::PvPath::fp8;
+  p.pv_path = pv_path == 0   ? sageattn::PvPath::fp16
+              : pv_path == 1 ? sageattn::PvPath::fp8
+                             : sageattn::PvPath::fp8_sm90;
   p.q_granularity = q_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
   p.k_granularity = k_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
   p.smooth_k = smooth_k;
@@ -72,6 +74,8 @@ std::tuple<at::Tensor, at::Tensor> attention_cuda(const at::Tensor& q, const at:
 }  // namespace
 
 TORCH_LIBRARY(sageattention, m) {
+  // Whether the kernels include the Hopper wgmma kernel (sm_90a code): sageattn's default there.
+  m.def("has_sm90a() -> bool", []() { return sageattn::has_sm90a(); });
   m.def(
       "attention(Tensor q, Tensor k, Tensor v, int layout, bool causal, float sm_scale, int pv_path, "
       "int q_granularity, int k_granularity, bool smooth_k, bool return_lse) -> (Tensor, Tensor)");

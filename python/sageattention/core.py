@@ -12,7 +12,7 @@ from . import _ops
 
 SUPPORTED_HEAD_DIMS = (64, 128)
 _LAYOUTS = {"HND": 0, "NHD": 1}
-_PATHS = {"fp16": 0, "fp8": 1}
+_PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2}
 _GRANULARITY = {"per_block": 0, "per_warp": 1}
 _warned = set()
 
@@ -27,15 +27,28 @@ def _strict(strict):
     return os.environ.get("SAGEATTENTION_STRICT", "0") not in ("", "0", "false", "False")
 
 
+def _has_sm90a():
+    """Whether the installed kernels include the Hopper wgmma kernel (sm_90a code)."""
+    if not _ops.available():
+        return False
+    try:
+        return bool(torch.ops.sageattention.has_sm90a())
+    except (AttributeError, RuntimeError):  # a library from before the op existed
+        return False
+
+
 def path_for_capability(major, minor):
     """The P·V path sageattn uses on a GPU, or None when it has no kernel for it.
 
-    sm80: 16-bit P·V; sm89 (Ada) and sm100+ (Blackwell): FP8 P·V, native there; sm90 (Hopper):
-    16-bit P·V, because FP8 mma.sync is emulated through f16 on Hopper (docs/kernels.md).
+    sm80: 16-bit P·V; sm89 (Ada) and sm100+ (Blackwell): FP8 P·V with mma.sync, native there;
+    sm90 (Hopper): the wgmma kernel ("fp8_sm90") when the wheel has sm_90a code, else 16-bit P·V
+    (FP8 mma.sync is emulated through f16 on Hopper; docs/kernels.md).
     """
     cc = major * 10 + minor
     if cc < 80:
         return None
+    if cc == 90:
+        return "fp8_sm90" if _has_sm90a() else "fp16"
     if cc == 89 or cc >= 100:
         return "fp8"
     return "fp16"
@@ -138,6 +151,14 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
         if major * 10 + minor < 89:
             raise SageAttentionError(f"sageattn: the FP8 P·V kernels need compute capability 8.9 or newer; "
                                      f"{q.device} is {major}.{minor} (use sageattn_qk_int8_pv_fp16_cuda)")
+    if path == "fp8_sm90":
+        major, minor = torch.cuda.get_device_capability(q.device)
+        if (major, minor) != (9, 0):
+            raise SageAttentionError(f"sageattn: sageattn_qk_int8_pv_fp8_cuda_sm90 runs on Hopper (compute "
+                                     f"capability 9.0) only; {q.device} is {major}.{minor} (use sageattn)")
+        if not _has_sm90a():
+            raise SageAttentionError("sageattn: this wheel has no sm_90a code for the Hopper kernel; build it "
+                                     "with 9.0a in its architectures (use sageattn_qk_int8_pv_fp16_cuda)")
     head_dim = q.shape[3]
     padded = 64 if head_dim <= 64 else 128
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
@@ -210,7 +231,13 @@ def sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout="HND", is_causal=False, 
 def sageattn_qk_int8_pv_fp8_cuda_sm90(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
                                       sm_scale=None, pv_accum_dtype="fp32+fp32", smooth_k=True,
                                       return_lse=False, strict=None):
-    """The Hopper entry point of upstream SageAttention. Until the wgmma kernel lands it runs the
-    mma.sync FP8 path (correct on sm90, but not faster than the 16-bit path there)."""
-    return sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout, is_causal, qk_quant_gran, sm_scale,
-                                        pv_accum_dtype, smooth_k, return_lse, strict)
+    """INT8 Q·Kᵀ, FP8 e4m3 P·V on Hopper's wgmma (TMA, warp specialisation; sm_90a only).
+
+    pv_accum_dtype: "fp32+fp32" (two-level FP32 accumulation), the only one here. sageattn uses
+    this kernel on compute capability 9.0 when the wheel has sm_90a code.
+    """
+    if pv_accum_dtype != "fp32+fp32":
+        raise SageAttentionError(f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; "
+                                 "supported: 'fp32+fp32'")
+    return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp8_sm90",
+                _granularity(qk_quant_gran), "per_block", smooth_k, strict)

@@ -41,6 +41,11 @@
 #ifndef SAGEATTN_SM90_PINGPONG
 #define SAGEATTN_SM90_PINGPONG 1
 #endif
+// 1: a warpgroup hands the turn over as soon as its P·V is issued (its Q·Kᵀ follows outside
+// the turn); 0: after its P·V landed, was merged and its Q·Kᵀ was issued.
+#ifndef SAGEATTN_SM90_EARLY_HANDOVER
+#define SAGEATTN_SM90_EARLY_HANDOVER 0
+#endif
 
 namespace sageattn::detail {
 
@@ -53,6 +58,7 @@ struct Sm90Config {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
+  static constexpr bool kEarlyHandover = SAGEATTN_SM90_EARLY_HANDOVER != 0;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
   // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
@@ -303,6 +309,9 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         for (int c = 1; c < kBlockN / 32; ++c)
           sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
         sm90::wgmma_commit();
+        if (Cfg::kPingPong && Cfg::kEarlyHandover && !(wg == 1 && nb == n_blocks)) {
+          sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
+        }
         // O' is merged before S is issued: with both in flight, O, O', S and P would need
         // ~250 registers and O would spill.
         sm90::wgmma_wait<0>();
@@ -354,7 +363,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         sm90::wgmma_commit();
       }
       // Warpgroup 1's last turn has no successor: its arrival would be left over.
-      if (Cfg::kPingPong && !(wg == 1 && nb == n_blocks)) {
+      if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(wg == 1 && nb == n_blocks)) {
         sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
       }
       sm90::wgmma_wait<0>();
