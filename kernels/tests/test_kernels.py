@@ -85,6 +85,8 @@ def main():
     parser.add_argument("--tiny", action="store_true", help="a few small shapes (for compute-sanitizer)")
     parser.add_argument("--json")
     parser.add_argument("--paths", help="comma-separated P·V paths (default: all this GPU runs)")
+    parser.add_argument("--lengths", help="comma-separated QOxKV lengths, e.g. 1x1,4097x1000")
+    parser.add_argument("--verbose", action="store_true", help="name each case before it runs")
     args = parser.parse_args()
     lib = sc.load()
     paths = args.paths.split(",") if args.paths else sc.available_paths(lib)
@@ -98,6 +100,8 @@ def main():
         lengths = [(17, 17), (1000, 1000), (17, 1000)]
     if args.tiny:
         lengths = [(17, 17), (70, 130)]
+    if args.lengths:
+        lengths = [tuple(int(n) for n in item.split("x")) for item in args.lengths.split(",")]
     combos = list(itertools.product([64, 128], [False, True], ["HND", "NHD"],
                                     [torch.float16, torch.bfloat16], paths,
                                     [(4, 4), (8, 2)]))
@@ -114,6 +118,9 @@ def main():
             o = torch.full_like(q, float("nan"))
             lse = torch.full((b, hq, lq), float("nan"), device="cuda", dtype=torch.float32)
             call = sc.Call(lib, q, k, v, o, layout, causal=causal, path=path, lse=lse)
+            if args.verbose:
+                print(f"d{d} causal={causal} {layout} {dtype} {path} h{hq}/{hk} {lq}x{lk} "
+                      f"outlier={outlier}", flush=True)
             call.run()
             torch.cuda.synchronize()
             ref, ref_lse = reference(q, k, v, layout, causal)
