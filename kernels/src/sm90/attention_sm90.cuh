@@ -290,7 +290,10 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     if (Cfg::kPingPong && wg == 1 && n_blocks > 0) {
       sm90::named_barrier_arrive(kBarrierBase + 0, 256);  // warpgroup 0 issues first
     }
-    for (int nb = 0; nb <= n_blocks; ++nb) {
+    // Turns 0..n_blocks; none at all when no key is visible (causal rows before the first
+    // key): the turn protocol's first arrival is made only when there are turns.
+    const int turns = n_blocks > 0 ? n_blocks + 1 : 0;
+    for (int nb = 0; nb < turns; ++nb) {
       const bool has_qk = nb<n_blocks, has_pv = nb> 0;
       const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
       const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
