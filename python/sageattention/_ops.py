@@ -33,6 +33,16 @@ def available():
     return LOAD_ERROR is None
 
 
+# Whether the kernels include the Hopper wgmma kernel (sm_90a code). Read once here: a call of
+# the op inside sageattn would break torch.compile(fullgraph=True) graphs.
+HAS_SM90A = False
+if LOAD_ERROR is None:
+    try:
+        HAS_SM90A = bool(torch.ops.sageattention.has_sm90a())
+    except (AttributeError, RuntimeError):  # pragma: no cover - a library without the op
+        HAS_SM90A = False
+
+
 if LOAD_ERROR is None:
 
     @torch.library.register_fake("sageattention::attention")

@@ -29,12 +29,7 @@ def _strict(strict):
 
 def _has_sm90a():
     """Whether the installed kernels include the Hopper wgmma kernel (sm_90a code)."""
-    if not _ops.available():
-        return False
-    try:
-        return bool(torch.ops.sageattention.has_sm90a())
-    except (AttributeError, RuntimeError):  # a library from before the op existed
-        return False
+    return _ops.HAS_SM90A
 
 
 def path_for_capability(major, minor):
