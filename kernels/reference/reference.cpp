@@ -177,7 +177,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
             double sum = 0;
             for (int j = n0; j < n1; ++j) {
               const double pj = std::exp2(x[j - n0] - m_use);
-              const double pq = uses_fp8_v(path)     ? round_e4m3(pj * 448.0)
+              const double pq = uses_fp8_v(path)      ? round_e4m3(pj * 448.0)
                                 : dtype == DType::f16 ? round_half(pj)
                                                       : round_bfloat16(pj);
               // The Hopper kernel sums P on the tensor cores, as rounded for the P·V product.
