@@ -101,31 +101,28 @@ __device__ __forceinline__ void {name}({ctype} (&d)[{regs}], {a_arg},
 """
 
 
-def wrap(text, indent, width=100):
-    """Breaks a comma-separated list into lines of at most `width` columns."""
+def fill(items, sep, room):
+    """Greedy line filling: items joined by `sep`, each line at most `room` characters; every
+    line but the last keeps its trailing separator."""
     lines, line = [], ""
-    for item in text.split(", "):
-        candidate = f"{line}, {item}" if line else item
-        if line and indent + len(candidate) + 1 > width:
-            lines.append(line + ",")
+    for item in items:
+        candidate = f"{line}{sep}{item}" if line else item
+        if line and len(candidate) + len(sep.rstrip()) > room:
+            lines.append(line + sep.rstrip() if sep.strip() else line + sep)
             line = item
         else:
             line = candidate
-    lines.append(line)
-    return ("\n" + " " * indent).join(lines)
+    return lines + [line]
+
+
+def wrap(text, indent, width=100):
+    """Breaks a comma-separated list into lines of at most `width` columns."""
+    return ("\n" + " " * indent).join(fill(text.split(", "), ", ", width - indent))
 
 
 def wrap_quoted(text, indent=6, width=100):
     """A long string literal as adjacent literals of at most `width` columns."""
-    pieces, piece = [], ""
-    for token in text.split(" "):
-        candidate = f"{piece} {token}" if piece else token
-        if piece and indent + len(candidate) + 3 > width:
-            pieces.append(piece + " ")
-            piece = token
-        else:
-            piece = candidate
-    pieces.append(piece)
+    pieces = fill(text.split(" "), " ", width - indent - 2)
     return ("\n" + " " * indent).join(f'"{p}"' for p in pieces)
 
 
