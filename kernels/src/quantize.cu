@@ -13,7 +13,8 @@ namespace sageattn::detail {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kStatRows = 256;  // rows one statistics CTA reduces before its atomics
+constexpr int kStatRows = 256;     // rows one statistics CTA reduces before its atomics
+constexpr int kStatThreads = 256;  // threads of a statistics CTA
 constexpr float kLog2e = 1.4426950408889634f;
 
 template <typename T>
@@ -36,25 +37,44 @@ __device__ __forceinline__ const T* row_ptr(const InputView& in, int b, int h, i
          static_cast<std::int64_t>(s) * in.ss;
 }
 
-// Column sums (mode 0: K's sum for its mean) or column max |x| (mode 1: V's amax). One thread
-// per channel, each CTA over kStatRows rows, then one atomic per channel.
-template <typename T, int MODE>
-__global__ void column_stats_kernel(InputView in, int len, int heads, int d, float* out) {
-  const int b = blockIdx.z, h = blockIdx.y, c = threadIdx.x;
-  if (c >= d) return;
+// Column sums (mode 0: K's sum for its mean) or column max |x| (mode 1: V's amax) over
+// kStatRows rows per CTA, then one atomic per channel. Each thread reads 16 bytes (8 channels)
+// of a row per step, D/8 threads per row and kStatThreads/(D/8) rows in flight per CTA; the
+// partial results of those rows meet in shared memory.
+template <typename T, int MODE, int D>
+__global__ void __launch_bounds__(kStatThreads)
+    column_stats_kernel(InputView in, int len, int heads, float* out) {
+  constexpr int kThreadsPerRow = D / 8;
+  constexpr int kRowsInFlight = kStatThreads / kThreadsPerRow;
+  const int b = blockIdx.z, h = blockIdx.y;
+  const int col = (threadIdx.x % kThreadsPerRow) * 8, sub = threadIdx.x / kThreadsPerRow;
   const int begin = blockIdx.x * kStatRows;
   const int end = min(len, begin + kStatRows);
-  float acc = 0.f;
-  for (int s = begin; s < end; ++s) {
-    const float x = static_cast<float>(row_ptr<T>(in, b, h, s)[c]);
-    acc = MODE == 0 ? acc + x : fmaxf(acc, fabsf(x));
+  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+  for (int s = begin + sub; s < end; s += kRowsInFlight) {
+    float x[8];
+    load8(row_ptr<T>(in, b, h, s) + col, x);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      acc[i] = MODE == 0 ? acc[i] + x[i] : fmaxf(acc[i], fabsf(x[i]));
   }
-  float* slot = out + (static_cast<std::int64_t>(b) * heads + h) * d + c;
-  if (MODE == 0) {
-    atomicAdd(slot, acc);
-  } else {
-    // Non-negative floats order like their bit patterns as signed integers.
-    atomicMax(reinterpret_cast<int*>(slot), __float_as_int(acc));
+  __shared__ float partial[kRowsInFlight][D];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    partial[sub][col + i] = acc[i];
+  __syncthreads();
+  for (int c = threadIdx.x; c < D; c += kStatThreads) {
+    float total = partial[0][c];
+    for (int r = 1; r < kRowsInFlight; ++r)
+      total = MODE == 0 ? total + partial[r][c] : fmaxf(total, partial[r][c]);
+    float* slot = out + (static_cast<std::int64_t>(b) * heads + h) * D + c;
+    if (MODE == 0) {
+      atomicAdd(slot, total);
+    } else {
+      // Non-negative floats order like their bit patterns as signed integers.
+      atomicMax(reinterpret_cast<int*>(slot), __float_as_int(total));
+    }
   }
 }
 
@@ -197,10 +217,12 @@ cudaError_t quantize_typed(const Params& p, const Workspace& w, float sm_scale,
   if (cudaError_t e = cudaMemsetAsync(w.k_sum, 0, w.stats_bytes, stream)) return e;
   const dim3 stat_grid((p.kv_len + kStatRows - 1) / kStatRows, p.heads_kv, p.batch);
   if (p.smooth_k) {
-    column_stats_kernel<T, 0><<<stat_grid, D, 0, stream>>>(k, p.kv_len, p.heads_kv, D, w.k_sum);
+    column_stats_kernel<T, 0, D>
+        <<<stat_grid, kStatThreads, 0, stream>>>(k, p.kv_len, p.heads_kv, w.k_sum);
   }
   if (fp8) {
-    column_stats_kernel<T, 1><<<stat_grid, D, 0, stream>>>(v, p.kv_len, p.heads_kv, D, w.v_amax);
+    column_stats_kernel<T, 1, D>
+        <<<stat_grid, kStatThreads, 0, stream>>>(v, p.kv_len, p.heads_kv, w.v_amax);
   }
   const int group = p.heads_q / p.heads_kv;
   const float inv_kv_len = 1.f / static_cast<float>(p.kv_len);
