@@ -222,8 +222,10 @@ const char* compiled_architectures() {
 }
 
 bool has_sm90a() {
-  const std::string list = std::string(" ") + SAGEATTN_ARCHITECTURES + " ";
-  return list.find(" 90a ") != std::string::npos;
+  // A compile-time list; validate() asks on every call.
+  static const bool found =
+      (std::string(" ") + SAGEATTN_ARCHITECTURES + " ").find(" 90a ") != std::string::npos;
+  return found;
 }
 
 }  // namespace sageattn

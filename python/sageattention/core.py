@@ -27,11 +27,6 @@ def _strict(strict):
     return os.environ.get("SAGEATTENTION_STRICT", "0") not in ("", "0", "false", "False")
 
 
-def _has_sm90a():
-    """Whether the installed kernels include the Hopper wgmma kernel (sm_90a code)."""
-    return _ops.HAS_SM90A
-
-
 def path_for_capability(major, minor):
     """The P·V path sageattn uses on a GPU, or None when it has no kernel for it.
 
@@ -43,7 +38,7 @@ def path_for_capability(major, minor):
     if cc < 80:
         return None
     if cc == 90:
-        return "fp8_sm90" if _has_sm90a() else "fp16"
+        return "fp8_sm90" if _ops.HAS_SM90A else "fp16"
     if cc == 89 or cc >= 100:
         return "fp8"
     return "fp16"
@@ -151,7 +146,7 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
         if (major, minor) != (9, 0):
             raise SageAttentionError(f"sageattn: sageattn_qk_int8_pv_fp8_cuda_sm90 runs on Hopper (compute "
                                      f"capability 9.0) only; {q.device} is {major}.{minor} (use sageattn)")
-        if not _has_sm90a():
+        if not _ops.HAS_SM90A:
             raise SageAttentionError("sageattn: this wheel has no sm_90a code for the Hopper kernel; build it "
                                      "with 9.0a in its architectures (use sageattn_qk_int8_pv_fp16_cuda)")
     head_dim = q.shape[3]
@@ -168,6 +163,12 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
     if padded != head_dim:
         o = o[..., :head_dim]
     return (o, lse) if return_lse else o
+
+
+def _check_pv_accum(pv_accum_dtype, supported):
+    if pv_accum_dtype != supported:
+        raise SageAttentionError(f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; "
+                                 f"supported: {supported!r}")
 
 
 def _granularity(qk_quant_gran):
@@ -202,8 +203,7 @@ def sageattn_qk_int8_pv_fp16_cuda(q, k, v, tensor_layout="HND", is_causal=False,
                                   sm_scale=None, pv_accum_dtype="fp32", smooth_k=True, return_lse=False,
                                   strict=None):
     """INT8 Q·Kᵀ, 16-bit P·V (mma.sync, sm80+). pv_accum_dtype: "fp32" (the only one here)."""
-    if pv_accum_dtype != "fp32":
-        raise SageAttentionError(f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; supported: 'fp32'")
+    _check_pv_accum(pv_accum_dtype, "fp32")
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp16", _granularity(qk_quant_gran),
                 "per_block", smooth_k, strict)
 
@@ -216,9 +216,7 @@ def sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout="HND", is_causal=False, 
     pv_accum_dtype: "fp32+fp32", two-level FP32 accumulation (a fresh accumulator per key block
     added into FP32), the only one here. On sm90 the FP8 mma.sync is emulated; see docs/kernels.md.
     """
-    if pv_accum_dtype != "fp32+fp32":
-        raise SageAttentionError(f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; "
-                                 "supported: 'fp32+fp32'")
+    _check_pv_accum(pv_accum_dtype, "fp32+fp32")
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp8", _granularity(qk_quant_gran),
                 "per_block", smooth_k, strict)
 
@@ -231,8 +229,6 @@ def sageattn_qk_int8_pv_fp8_cuda_sm90(q, k, v, tensor_layout="HND", is_causal=Fa
     pv_accum_dtype: "fp32+fp32" (two-level FP32 accumulation), the only one here. sageattn uses
     this kernel on compute capability 9.0 when the wheel has sm_90a code.
     """
-    if pv_accum_dtype != "fp32+fp32":
-        raise SageAttentionError(f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; "
-                                 "supported: 'fp32+fp32'")
+    _check_pv_accum(pv_accum_dtype, "fp32+fp32")
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp8_sm90",
                 _granularity(qk_quant_gran), "per_block", smooth_k, strict)
