@@ -24,6 +24,12 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
+// The same wait for a thread that then reads its own copies with no barrier in between: the
+// memory clobber keeps the compiler from moving those shared-memory reads above the wait.
+template <int N>
+__device__ __forceinline__ void cp_async_wait_own() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 // ---- ldmatrix (PTX ISA: ldmatrix): four 8x8 b16 matrices (8 rows of 16 bytes each);
 // lane i gives the address of row i%8 of matrix i/8 and receives word (lane%4) of row lane/4

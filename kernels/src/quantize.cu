@@ -1,30 +1,66 @@
-// Quantization kernels. All are memory-bound: each reads its input once per pass with 16-byte
-// loads and writes its output once. K's mean and V's channel maxima need a reduction over the
-// whole sequence before quantizing, so each of those is one extra read pass (statistics with
-// atomics into the zeroed stats region), then the quantizing pass.
+// Quantization: one launch (after zeroing the statistics) that does every step as a queue of
+// jobs. All of it is memory-bound, so the design is about bytes, and bytes in flight:
+//
+// - K's smoothing needs its mean over the whole sequence and V's FP8 scale its per-channel
+//   max |v|, both before a single value can be quantized: a statistics pass over K and V, then
+//   the quantizing pass reads them again. Run as two kernels, the second pass comes from HBM
+//   (K and V are far larger than L2). Here each (batch, KV head) "unit" has statistics jobs
+//   and quantizing jobs (its query heads' Q, which need no statistics unless the LSE is asked
+//   for, then its K and V), and a unit's statistics jobs are queued a fixed distance ahead of
+//   its quantizing jobs (quantize_queue.h): far enough that the statistics are done when they
+//   start (twice as many jobs as the GPU runs at once), near enough that K and V are still in
+//   L2 when a unit is small (measured: up to 1-4k tokens per head; not at 32k).
+// - Job numbers come from an atomic ticket, not from blockIdx. A job that needs statistics
+//   waits (spins) until its unit's statistics jobs have all finished; those have lower tickets,
+//   so they were taken by CTAs that are already running, and a statistics job never waits.
+//   Waiting therefore cannot deadlock, whatever order the hardware starts CTAs in and however
+//   few fit on the GPU. (A CTA also holds the ticket after its current one, see below: a chain
+//   of waits still runs to strictly lower tickets, so it ends.)
+// - The CTAs are persistent, as many as fit on the GPU at once, each taking tickets until the
+//   queue is empty; each takes its next ticket while it works on the current job, so the
+//   atomic's round trip is hidden. Rows are brought with cp.async into a per-thread slice of
+//   shared memory (8 loads of 16 bytes in flight per thread, 32 KB per CTA), not registers:
+//   registers would hold 4 CTAs per SM to 2.
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cuda/atomic>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "device_primitives.cuh"
 #include "quantize.h"
+#include "quantize_queue.h"
 
 namespace sageattn::detail {
 namespace {
 
-constexpr int kThreads = 128;
-constexpr int kStatRows = 256;     // rows one statistics CTA reduces before its atomics
-constexpr int kStatThreads = 256;  // threads of a statistics CTA
+constexpr int kThreads = 256;
+constexpr int kLoadsPerThread = 8;   // 16-byte loads each thread has in flight in a job
+constexpr int kScaleRows = 16;       // the finest scale granularity (per_warp)
+constexpr int kScratchWords = 4096;  // 16 KB of shared memory per job (beside the stage)
+#ifndef SAGEATTN_QUANT_MIN_BLOCKS
+#define SAGEATTN_QUANT_MIN_BLOCKS 4
+#endif
+// CTAs per SM the registers must allow: at 4 (64 registers) a few dozen bytes spill to L1,
+// measured faster than 2 CTAs per SM without spills (kernels/NOTES.md).
+constexpr int kMinBlocks = SAGEATTN_QUANT_MIN_BLOCKS;
+constexpr int kSmemBytes = kLoadsPerThread * kThreads * 16 + kScratchWords * 4;
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <typename T>
-__device__ __forceinline__ void load8(const T* src, float (&x)[8]) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(src);
-  const T* v = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-    x[i] = static_cast<float>(v[i]);
-}
+// Rows of D channels: D/8 threads per row (16 bytes each), so a job of 8 warps x 8 loads
+// covers kJobRows<D> rows: 128 at D=128, 256 at D=64.
+template <int D>
+constexpr int kThreadsPerRow = D / 8;
+template <int D>
+constexpr int kRowsPerLoad = 32 / kThreadsPerRow<D>;  // rows one warp-wide load covers
+template <int D>
+constexpr int kWarpRows = kLoadsPerThread* kRowsPerLoad<D>;
+template <int D>
+constexpr int kJobRows = kThreads / 32 * kWarpRows<D>;
+template <int D>
+constexpr int kStatJobRows = 2 * kJobRows<D>;  // rows of K and V per statistics job
 
 struct InputView {
   const void* data;
@@ -37,208 +73,493 @@ __device__ __forceinline__ const T* row_ptr(const InputView& in, int b, int h, i
          static_cast<std::int64_t>(s) * in.ss;
 }
 
-// Column sums (mode 0: K's sum for its mean) or column max |x| (mode 1: V's amax) over
-// kStatRows rows per CTA, then one atomic per channel. Each thread reads 16 bytes (8 channels)
-// of a row per step, D/8 threads per row and kStatThreads/(D/8) rows in flight per CTA; the
-// partial results of those rows meet in shared memory.
-template <typename T, int MODE, int D>
-__global__ void __launch_bounds__(kStatThreads)
-    column_stats_kernel(InputView in, int len, int heads, float* out) {
-  constexpr int kThreadsPerRow = D / 8;
-  constexpr int kRowsInFlight = kStatThreads / kThreadsPerRow;
-  const int b = blockIdx.z, h = blockIdx.y;
-  const int col = (threadIdx.x % kThreadsPerRow) * 8, sub = threadIdx.x / kThreadsPerRow;
-  const int begin = blockIdx.x * kStatRows;
-  const int end = min(len, begin + kStatRows);
-  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-#pragma unroll 4
-  for (int s = begin + sub; s < end; s += kRowsInFlight) {
-    float x[8];
-    load8(row_ptr<T>(in, b, h, s) + col, x);
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      acc[i] = MODE == 0 ? acc[i] + x[i] : fmaxf(acc[i], fabsf(x[i]));
-  }
-  __shared__ float partial[kRowsInFlight][D];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-    partial[sub][col + i] = acc[i];
-  __syncthreads();
-  for (int c = threadIdx.x; c < D; c += kStatThreads) {
-    float total = partial[0][c];
-    for (int r = 1; r < kRowsInFlight; ++r)
-      total = MODE == 0 ? total + partial[r][c] : fmaxf(total, partial[r][c]);
-    float* slot = out + (static_cast<std::int64_t>(b) * heads + h) * D + c;
-    if (MODE == 0) {
-      atomicAdd(slot, total);
-    } else {
-      // Non-negative floats order like their bit patterns as signed integers.
-      atomicMax(reinterpret_cast<int*>(slot), __float_as_int(total));
-    }
-  }
+// Element i of 8 loaded 16-bit values, as float.
+template <typename T>
+__device__ __forceinline__ float element(const uint4& raw, int i) {
+  return static_cast<float>(reinterpret_cast<const T*>(&raw)[i]);
 }
 
-// Q or K to INT8: one CTA per `rows` rows of one (batch, head); scale = max|x| / 127, values
-// rounded to nearest. K subtracts its mean first (smoothing). Q's scale carries sm_scale·log2(e)
-// so the attention kernel works in the exp2 domain; with `q_km` it also writes
-// sm_scale·(q · mean(K)) per row, which the LSE needs back.
-template <typename T, int D>
-__global__ void quantize_rows_kernel(InputView in, int len, int len_pad, int heads, int rows,
-                                     std::int8_t* out, float* scales, float scale_mult,
-                                     const float* k_sum, int k_sum_heads, int group,
-                                     float inv_kv_len, bool subtract_mean, float* q_km,
-                                     float sm_scale) {
-  constexpr int kThreadsPerRow = D / 8;
-  constexpr int kRowsPerPass = kThreads / kThreadsPerRow;
-  const int b = blockIdx.z, h = blockIdx.y;
-  const int row0 = blockIdx.x * rows;
-  const int tid = threadIdx.x;
-  const int col = (tid % kThreadsPerRow) * 8;
-  const int sub = tid / kThreadsPerRow;
-  const float* mean_sum =
-      k_sum ? k_sum + (static_cast<std::int64_t>(b) * k_sum_heads + h / group) * D + col : nullptr;
-  float mean[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-    mean[i] = mean_sum ? mean_sum[i] * inv_kv_len : 0.f;
+// Where a thread's loads land: slot l of thread t is stage[l * kThreads + t] (16 bytes), so a
+// warp's copies and reads are consecutive. Only the thread that issued a copy reads it.
+struct Stage {
+  uint4* base;
+  __device__ uint4& at(int l) const { return base[l * kThreads + threadIdx.x]; }
+  __device__ void copy(int l, const void* src, bool valid, const void* any_valid) const {
+    device::cp_async_16(&at(l), valid ? src : any_valid, valid);
+  }
+};
 
-  constexpr int kMaxPasses = 64 / kRowsPerPass;
-  const int passes = rows / kRowsPerPass;
-  float x[kMaxPasses][8];
-  float amax = 0.f;
+// The queue's shape, computed on the host (plan_jobs) and read by every CTA.
+struct JobPlan {
+  InputView q, k, v;
+  Workspace w;
+  int heads_q, heads_kv, group, qo_len, kv_len;
+  int units;       // batch x KV heads
+  int stat_jobs;   // per unit: 0 when neither K's mean nor V's maxima are needed
+  int q_jobs;      // per query head
+  int kv_jobs;     // per unit, for K, and as many again for V on the FP8 paths
+  int quant_jobs;  // per unit: group x q_jobs + K's and V's
+  QueueShape queue;
+  int total_jobs;
+  bool smooth_k, fp8, want_km;
+  float q_scale_mult, sm_scale, inv_kv_len;
+};
+
+__device__ __forceinline__ std::int64_t unit_offset(int b, int heads, int h) {
+  return static_cast<std::int64_t>(b) * heads + h;
+}
+
+// --- statistics -----------------------------------------------------------------------------
+
+// K's column sums and V's column max |v| over kStatJobRows rows, then one atomic per channel.
+// D/8 threads read a row, kThreads/(D/8) rows in flight per pass; rounds of 2 passes over K and
+// 2 over V go through half of the stage each, the next round's copies in flight while a round
+// is summed. The threads' partial results meet in shared memory.
+template <typename T, int D>
+__device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const Stage& stage,
+                               float* scratch) {
+  constexpr int kRowsInFlight = kThreads / kThreadsPerRow<D>;
+  constexpr int kRoundRows = 2 * kRowsInFlight;
+  constexpr int kRounds = kStatJobRows<D> / kRoundRows;
+  static_assert(2 * kRowsInFlight * D <= kScratchWords && kLoadsPerThread == 8);
+  const int col = (threadIdx.x % kThreadsPerRow<D>)*8, sub = threadIdx.x / kThreadsPerRow<D>;
+  const int begin = job * kStatJobRows<D>, end = min(p.kv_len, begin + kStatJobRows<D>);
+  const int rounds = (end - begin + kRoundRows - 1) / kRoundRows;
+  const T* k_src = row_ptr<T>(p.k, b, hk, begin + sub) + col;
+  const T* v_src = row_ptr<T>(p.v, b, hk, begin + sub) + col;
+  // Round r uses slots 4(r%2) .. 4(r%2)+3: two rows of K, then two of V.
+  auto issue = [&](int r) {
 #pragma unroll
-  for (int p = 0; p < kMaxPasses; ++p) {
-    if (p >= passes) break;
-    const int s = row0 + p * kRowsPerPass + sub;
-    if (s < len) {
-      load8(row_ptr<T>(in, b, h, s) + col, x[p]);
+    for (int j = 0; j < 2; ++j) {
+      const int pass = 2 * r + j;
+      const bool valid = begin + pass * kRowsInFlight + sub < end;
+      if (p.smooth_k)
+        stage.copy(4 * (r % 2) + j, k_src + pass * kRowsInFlight * p.k.ss, valid, p.k.data);
+      if (p.fp8)
+        stage.copy(4 * (r % 2) + 2 + j, v_src + pass * kRowsInFlight * p.v.ss, valid, p.v.data);
+    }
+    device::cp_async_commit();
+  };
+  float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  float amax[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  issue(0);
+  for (int r = 0; r < rounds; ++r) {
+    if (r + 1 < rounds) {
+      issue(r + 1);
+      device::cp_async_wait_own<1>();
     } else {
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        x[p][i] = 0.f;
+      device::cp_async_wait_own<0>();
     }
-    float dot = 0.f;
+    // Rows past the end were zero-filled: they add nothing to either statistic.
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      if (q_km) dot += x[p][i] * mean[i];
-      if (subtract_mean && s < len) x[p][i] -= mean[i];
-      amax = fmaxf(amax, fabsf(x[p][i]));
-    }
-    if (q_km) {
+    for (int j = 0; j < 2; ++j) {
+      if (p.smooth_k) {
+        const uint4 raw = stage.at(4 * (r % 2) + j);
 #pragma unroll
-      for (int o = kThreadsPerRow / 2; o > 0; o /= 2)
-        dot += __shfl_xor_sync(0xffffffffu, dot, o);
-      if (tid % kThreadsPerRow == 0) {
-        q_km[(static_cast<std::int64_t>(b) * heads + h) * len_pad + s] =
-            s < len ? dot * sm_scale : 0.f;
+        for (int i = 0; i < 8; ++i)
+          sum[i] += element<T>(raw, i);
+      }
+      if (p.fp8) {
+        const uint4 raw = stage.at(4 * (r % 2) + 2 + j);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          amax[i] = fmaxf(amax[i], fabsf(element<T>(raw, i)));
       }
     }
   }
-  // Block-wide max: warps, then across warps through shared memory.
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2)
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  __shared__ float warp_max[kThreads / 32];
-  if (tid % 32 == 0) warp_max[tid / 32] = amax;
+  float* sums = scratch;                        // [kRowsInFlight][D]
+  float* maxima = scratch + kRowsInFlight * D;  // [kRowsInFlight][D]
+  auto store8 = [&](float* dst, const float(&x)[8]) {
+    reinterpret_cast<float4*>(dst)[0] = make_float4(x[0], x[1], x[2], x[3]);
+    reinterpret_cast<float4*>(dst)[1] = make_float4(x[4], x[5], x[6], x[7]);
+  };
+  store8(sums + sub * D + col, sum);
+  store8(maxima + sub * D + col, amax);
   __syncthreads();
-  amax = warp_max[0];
-#pragma unroll
-  for (int i = 1; i < kThreads / 32; ++i)
-    amax = fmaxf(amax, warp_max[i]);
-  const float scale = amax / 127.f;
-  const float inv = amax > 0.f ? 127.f / amax : 0.f;
-  if (tid == 0) {
-    scales[(static_cast<std::int64_t>(b) * heads + h) * (len_pad / rows) + blockIdx.x] =
-        scale * scale_mult;
-  }
-#pragma unroll
-  for (int p = 0; p < kMaxPasses; ++p) {
-    if (p >= passes) break;
-    const int s = row0 + p * kRowsPerPass + sub;
-    std::int8_t q[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      q[i] = static_cast<std::int8_t>(__float2int_rn(x[p][i] * inv));
-    *reinterpret_cast<uint2*>(out + ((static_cast<std::int64_t>(b) * heads + h) * len_pad + s) * D +
-                              col) = *reinterpret_cast<const uint2*>(q);
-  }
-}
-
-// The position of key `l` of a 32-key group as the FP8 P·V mma reads it: the mma's k index
-// 4t+i (i < 2) is key 2t+i, and 4t+i (i >= 2) is key 8+2t+i-2, per half of 16; this is where
-// the P fragment left by the Q·K^T mma already holds those keys (attention.cuh).
-__device__ __forceinline__ int permuted_key(int l) {
-  const int half = l / 16, r = l % 16, t = r / 4, i = r % 4;
-  return half * 16 + (i < 2 ? 2 * t + i : 8 + 2 * t + (i - 2));
-}
-
-// V to FP8 e4m3, transposed to [D][keys] with keys permuted in groups of 32 (above) and the
-// padding zeroed: one CTA per 64 keys of one (batch, head).
-template <typename T, int D>
-__global__ void quantize_v_kernel(InputView in, int len, int len_pad, int heads, const float* amax,
-                                  std::uint8_t* out) {
-  __shared__ float tile[kBlockN][D + 1];
-  const int b = blockIdx.z, h = blockIdx.y, key0 = blockIdx.x * kBlockN;
-  for (int i = threadIdx.x; i < kBlockN * (D / 8); i += blockDim.x) {
-    const int r = i / (D / 8), c = (i % (D / 8)) * 8;
-    float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (key0 + r < len) load8(row_ptr<T>(in, b, h, key0 + r) + c, x);
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-      tile[r][c + k] = x[k];
-  }
-  __syncthreads();
-  const float* channel_max = amax + (static_cast<std::int64_t>(b) * heads + h) * D;
-  std::uint8_t* base = out + (static_cast<std::int64_t>(b) * heads + h) * D * len_pad + key0;
-  // Each thread writes 16 consecutive positions of one channel row.
-  for (int i = threadIdx.x; i < D * (kBlockN / 16); i += blockDim.x) {
-    const int d = i / (kBlockN / 16), pos0 = (i % (kBlockN / 16)) * 16;
-    const float m = channel_max[d];
-    const float inv = m > 0.f ? kFp8Max / m : 0.f;
-    alignas(16) __nv_fp8_e4m3 bytes[16];
-#pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const int pos = pos0 + j;
-      const int key = (pos / 32) * 32 + permuted_key(pos % 32);
-      bytes[j] = __nv_fp8_e4m3(tile[key][d] * inv);
+  const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
+  for (int c = threadIdx.x; c < 2 * D; c += kThreads) {
+    const bool is_sum = c < D;
+    const int ch = c % D;
+    if (is_sum ? !p.smooth_k : !p.fp8) continue;
+    const float* part = is_sum ? sums : maxima;
+    float total = part[ch];
+    for (int r = 1; r < kRowsInFlight; ++r)
+      total = is_sum ? total + part[r * D + ch] : fmaxf(total, part[r * D + ch]);
+    if (is_sum) {
+      atomicAdd(p.w.k_sum + at + ch, total);
+    } else {
+      // Non-negative floats order like their bit patterns as signed integers.
+      atomicMax(reinterpret_cast<int*>(p.w.v_amax + at + ch), __float_as_int(total));
     }
-    *reinterpret_cast<uint4*>(base + static_cast<std::int64_t>(d) * len_pad + pos0) =
-        *reinterpret_cast<const uint4*>(bytes);
   }
 }
 
+// After a statistics job: every thread's atomics are made visible (fence), then one thread
+// counts the job as done for its unit.
+__device__ void publish_statistics(const JobPlan& p, int unit) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
+    done.fetch_add(1u, cuda::memory_order_release);
+  }
+}
+
+// Before a job that reads the statistics: one thread waits for the unit's count (acquire),
+// the barrier passes that on to the others, which then read the statistics from L2.
+__device__ void wait_for_statistics(const JobPlan& p, int unit) {
+  if (threadIdx.x == 0) {
+    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
+    while (done.load(cuda::memory_order_acquire) < static_cast<std::uint32_t>(p.stat_jobs))
+      __nanosleep(128);
+  }
+  __syncthreads();
+}
+
+// --- Q and K to INT8 --------------------------------------------------------------------------
+
+struct RowsTarget {
+  InputView in;
+  int h, heads, len, len_pad, rows_per_scale;
+  std::int8_t* out;
+  float* scales;
+  float scale_mult;
+  const float* k_sum;  // K's column sums of this unit, or nullptr when no mean is needed
+  bool subtract_mean;  // K: quantize x - mean(K); Q with q_km: only the dot product
+  float* q_km;         // Q: sm_scale·(q · mean(K)) per row, or nullptr
+};
+
+// kJobRows<D> rows to INT8, scale = max|x| / 127 per 16 rows (per_warp) or 64 (per_block),
+// values rounded to nearest; rows past `len` (up to the padded length) are written as zeros.
+// Each warp owns kWarpRows consecutive rows; the maxima of 16-row groups meet in shared memory.
+// The rows stay in registers as loaded (16-bit) between the max and the rounding: half the
+// registers of floats, which lets more CTAs share an SM.
 template <typename T, int D>
-cudaError_t quantize_typed(const Params& p, const Workspace& w, float sm_scale,
-                           cudaStream_t stream) {
-  const InputView q{p.q.data, p.q.stride_batch, p.q.stride_head, p.q.stride_seq};
-  const InputView k{p.k.data, p.k.stride_batch, p.k.stride_head, p.k.stride_seq};
-  const InputView v{p.v.data, p.v.stride_batch, p.v.stride_head, p.v.stride_seq};
-  const bool fp8 = uses_fp8_v(p.pv_path);
-  if (cudaError_t e = cudaMemsetAsync(w.k_sum, 0, w.stats_bytes, stream)) return e;
-  const dim3 stat_grid((p.kv_len + kStatRows - 1) / kStatRows, p.heads_kv, p.batch);
-  if (p.smooth_k) {
-    column_stats_kernel<T, 0, D>
-        <<<stat_grid, kStatThreads, 0, stream>>>(k, p.kv_len, p.heads_kv, w.k_sum);
+__device__ void rows_job(const RowsTarget& t, const JobPlan& p, int b, int job, const Stage& stage,
+                         float* scratch) {
+  constexpr int kLoadsPerGroup = kScaleRows / kRowsPerLoad<D>;
+  constexpr int kGroupsPerWarp = kWarpRows<D> / kScaleRows;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int col = (lane % kThreadsPerRow<D>)*8;
+  const int warp_row0 = job * kJobRows<D> + warp * kWarpRows<D>;
+  const int row0 = warp_row0 + lane / kThreadsPerRow<D>;  // this thread's first row
+  const bool active = warp_row0 < t.len_pad;              // len_pad is a multiple of 64
+  {
+    const T* src = row_ptr<T>(t.in, b, t.h, row0) + col;
+    const std::int64_t step = t.in.ss * kRowsPerLoad<D>;
+#pragma unroll
+    for (int l = 0; l < kLoadsPerThread; ++l, src += step)
+      stage.copy(l, src, active && row0 + l * kRowsPerLoad<D> < t.len, t.in.data);
+    device::cp_async_commit();
+    device::cp_async_wait_own<0>();
   }
-  if (fp8) {
-    column_stats_kernel<T, 1, D>
-        <<<stat_grid, kStatThreads, 0, stream>>>(v, p.kv_len, p.heads_kv, w.v_amax);
+  float mean[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    mean[i] = t.k_sum ? __ldcg(t.k_sum + col + i) * p.inv_kv_len : 0.f;
+  // Padding rows stay zero: the mean is subtracted from real rows only.
+  auto value = [&](const uint4& raw, int l, int i) {
+    const float x = element<T>(raw, i);
+    return t.subtract_mean && row0 + l * kRowsPerLoad<D> < t.len ? x - mean[i] : x;
+  };
+  float* group_max = scratch;  // [warps x kGroupsPerWarp]
+#pragma unroll
+  for (int g = 0; g < kGroupsPerWarp; ++g) {
+    float amax = 0.f;
+#pragma unroll
+    for (int l = g * kLoadsPerGroup; l < (g + 1) * kLoadsPerGroup; ++l) {
+      const uint4 raw = stage.at(l);
+      float dot = 0.f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        if (t.q_km) dot += element<T>(raw, i) * mean[i];
+        amax = fmaxf(amax, fabsf(value(raw, l, i)));
+      }
+      if (t.q_km) {
+#pragma unroll
+        for (int o = kThreadsPerRow<D> / 2; o > 0; o /= 2)
+          dot += __shfl_xor_sync(0xffffffffu, dot, o);
+        const int s = row0 + l * kRowsPerLoad<D>;
+        if (active && lane % kThreadsPerRow<D> == 0) {
+          t.q_km[unit_offset(b, t.heads, t.h) * t.len_pad + s] = s < t.len ? dot * p.sm_scale : 0.f;
+        }
+      }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2)
+      amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    if (lane == 0) group_max[warp * kGroupsPerWarp + g] = amax;
   }
-  const int group = p.heads_q / p.heads_kv;
-  const float inv_kv_len = 1.f / static_cast<float>(p.kv_len);
-  quantize_rows_kernel<T, D>
-      <<<dim3(w.kv_pad / w.k_rows, p.heads_kv, p.batch), kThreads, 0, stream>>>(
-          k, p.kv_len, w.kv_pad, p.heads_kv, w.k_rows, w.k, w.k_scale, 1.f,
-          p.smooth_k ? w.k_sum : nullptr, p.heads_kv, 1, inv_kv_len, p.smooth_k, nullptr, 0.f);
-  const bool want_km = p.smooth_k && p.lse != nullptr;
-  quantize_rows_kernel<T, D><<<dim3(w.q_pad / w.q_rows, p.heads_q, p.batch), kThreads, 0, stream>>>(
-      q, p.qo_len, w.q_pad, p.heads_q, w.q_rows, w.q, w.q_scale, sm_scale * kLog2e,
-      want_km ? w.k_sum : nullptr, p.heads_kv, group, inv_kv_len, false, want_km ? w.q_km : nullptr,
-      sm_scale);
-  if (fp8) {
-    quantize_v_kernel<T, D><<<dim3(w.kv_pad / kBlockN, p.heads_kv, p.batch), 256, 0, stream>>>(
-        v, p.kv_len, w.kv_pad, p.heads_kv, w.v_amax, w.v);
+  __syncthreads();
+  if (!active) return;
+  const int groups_per_scale = t.rows_per_scale / kScaleRows;
+  std::int8_t* dst = t.out + (unit_offset(b, t.heads, t.h) * t.len_pad + row0) * D + col;
+#pragma unroll
+  for (int g = 0; g < kGroupsPerWarp; ++g) {
+    const int group = warp * kGroupsPerWarp + g;
+    const int first = group / groups_per_scale * groups_per_scale;
+    float amax = group_max[first];
+    for (int j = 1; j < groups_per_scale; ++j)
+      amax = fmaxf(amax, group_max[first + j]);
+    const float inv = amax > 0.f ? 127.f / amax : 0.f;
+    const int group_row0 = warp_row0 + g * kScaleRows;
+    if (lane == 0 && group_row0 % t.rows_per_scale == 0) {
+      t.scales[unit_offset(b, t.heads, t.h) * (t.len_pad / t.rows_per_scale) +
+               group_row0 / t.rows_per_scale] = amax / 127.f * t.scale_mult;
+    }
+#pragma unroll
+    for (int l = g * kLoadsPerGroup; l < (g + 1) * kLoadsPerGroup; ++l) {
+      const uint4 raw = stage.at(l);
+      std::int8_t q[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        q[i] = static_cast<std::int8_t>(__float2int_rn(value(raw, l, i) * inv));
+      *reinterpret_cast<uint2*>(dst + l * kRowsPerLoad<D> * D) = *reinterpret_cast<const uint2*>(q);
+    }
   }
+}
+
+// --- V to FP8 ---------------------------------------------------------------------------------
+
+// The 4 keys whose e4m3 values sit at positions 4·quad .. 4·quad+3 of a tile. Within each
+// group of 32 keys the FP8 P·V mma's k index 4t+i (i < 2) is key 2t+i and 4t+i (i >= 2) is
+// key 8+2t+i-2, per half of 16: where the P fragment left by the Q·Kᵀ mma already holds those
+// keys (attention.cuh). So a quad of positions is keys {first, first+1, first+8, first+9}.
+__device__ __forceinline__ int quad_first_key(int quad) {
+  return 32 * (quad / 8) + 16 * (quad % 8 / 4) + 2 * (quad % 4);
+}
+
+// Shared tile of the transposed V: D rows (channels) of kJobRows<D> bytes (keys), as 32-bit
+// words. 16-byte chunk m of row c lives at chunk m ^ (c/8 % 8), so that both the scattered
+// word stores (8 channel groups x 4 quads per warp) and the 16-byte row reads (8 threads per
+// 128 bytes) are free of bank conflicts.
+template <int D>
+__device__ __forceinline__ int tile_word(int c, int word) {
+  constexpr int kRowWords = kJobRows<D> / 4;
+  return c * kRowWords + ((word / 4) ^ (c / 8 % 8)) * 4 + word % 4;
+}
+
+// V to FP8 e4m3 with its per-channel scale 448 / max|v|, transposed to [D][keys] with the keys
+// permuted (above) and the padding zeroed: kJobRows<D> keys (fewer for the last job of a head,
+// in steps of 64). A thread converts 2 x (4 keys x 8 channels): 8 rows read with 16-byte loads
+// (all issued first), 8 words of 4 e4m3 bytes each written to the tile; then the tile's rows go
+// out as 16-byte stores.
+template <typename T, int D>
+__device__ void v_job(const JobPlan& p, int b, int hk, int job, const Stage& stage,
+                      std::uint32_t* tile) {
+  constexpr int kGroups = D / 8;  // channel groups of 8
+  constexpr int kGroupsHigh = kGroups / 8;
+  constexpr int kTasks = kGroups * kJobRows<D> / 4;  // (channel group, key quad) pairs
+  constexpr int kTasksPerThread = kTasks / kThreads;
+  static_assert(kTasksPerThread * 4 == kLoadsPerThread && D * kJobRows<D> / 4 <= kScratchWords);
+  const int key0 = job * kJobRows<D>;
+  const int keys = min(kJobRows<D>, p.w.kv_pad - key0);
+  const std::int64_t unit = unit_offset(b, p.heads_kv, hk);
+  const float* amax = p.w.v_amax + unit * D;
+  int group[kTasksPerThread], quad[kTasksPerThread];
+#pragma unroll
+  for (int j = 0; j < kTasksPerThread; ++j) {
+    // Lane bits: 8 channel groups x 4 quads per warp (see tile_word).
+    const int task = threadIdx.x + j * kThreads, rest = task >> 5;
+    group[j] = (rest % kGroupsHigh) * 8 + (task & 7);
+    quad[j] = (rest / kGroupsHigh) * 4 + ((task >> 3) & 3);
+    const int first = key0 + quad_first_key(quad[j]);
+    const T* src = row_ptr<T>(p.v, b, hk, first) + group[j] * 8;
+    constexpr int kKeyOffset[4] = {0, 1, 8, 9};
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      stage.copy(4 * j + r, src + kKeyOffset[r] * p.v.ss,
+                 quad[j] * 4 < keys && first + kKeyOffset[r] < p.kv_len, p.v.data);
+    }
+  }
+  device::cp_async_commit();
+  device::cp_async_wait_own<0>();
+#pragma unroll
+  for (int j = 0; j < kTasksPerThread; ++j) {
+    if (quad[j] * 4 >= keys) continue;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int c = group[j] * 8 + i;
+      const float m = __ldcg(amax + c);
+      const float inv = m > 0.f ? kFp8Max / m : 0.f;
+      auto pair = [&](int r) {
+        const float2 x = make_float2(element<T>(stage.at(4 * j + r), i) * inv,
+                                     element<T>(stage.at(4 * j + r + 1), i) * inv);
+        return static_cast<std::uint32_t>(__nv_cvt_float2_to_fp8x2(x, __NV_SATFINITE, __NV_E4M3));
+      };
+      tile[tile_word<D>(c, quad[j])] = pair(0) | pair(2) << 16;
+    }
+  }
+  __syncthreads();
+  constexpr int kChunks = kJobRows<D> / 16;  // 16-byte chunks per tile row
+  std::uint8_t* out = p.w.v + unit * D * p.w.kv_pad + key0;
+  for (int i = threadIdx.x; i < D * kChunks; i += kThreads) {
+    const int c = i / kChunks, chunk = i % kChunks;
+    if (chunk * 16 >= keys) continue;
+    *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(c) * p.w.kv_pad + chunk * 16) =
+        *reinterpret_cast<const uint4*>(tile + tile_word<D>(c, chunk * 4));
+  }
+}
+
+// --- the queue --------------------------------------------------------------------------------
+
+template <typename T, int D>
+__device__ void run_job(const JobPlan& p, int ticket, const Stage& stage, std::uint32_t* scratch) {
+  const JobRef ref = decode_ticket(p.queue, ticket);
+  const int unit = ref.unit;
+  const int b = unit / p.heads_kv, hk = unit % p.heads_kv;
+  float* scratch_f = reinterpret_cast<float*>(scratch);
+  if (ref.job < p.stat_jobs) {
+    statistics_job<T, D>(p, b, hk, ref.job, stage, scratch_f);
+    publish_statistics(p, unit);
+    return;
+  }
+  int job = ref.job - p.stat_jobs;
+  const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
+  if (job < p.group * p.q_jobs) {
+    if (p.want_km) wait_for_statistics(p, unit);
+    RowsTarget q{};
+    q.in = p.q;
+    q.h = hk * p.group + job / p.q_jobs;
+    q.heads = p.heads_q;
+    q.len = p.qo_len;
+    q.len_pad = p.w.q_pad;
+    q.rows_per_scale = p.w.q_rows;
+    q.out = p.w.q;
+    q.scales = p.w.q_scale;
+    q.scale_mult = p.q_scale_mult;
+    q.k_sum = p.want_km ? p.w.k_sum + at : nullptr;
+    q.q_km = p.want_km ? p.w.q_km : nullptr;
+    rows_job<T, D>(q, p, b, job % p.q_jobs, stage, scratch_f);
+    return;
+  }
+  job -= p.group * p.q_jobs;
+  if (p.stat_jobs > 0) wait_for_statistics(p, unit);
+  if (job < p.kv_jobs) {
+    RowsTarget k{};
+    k.in = p.k;
+    k.h = hk;
+    k.heads = p.heads_kv;
+    k.len = p.kv_len;
+    k.len_pad = p.w.kv_pad;
+    k.rows_per_scale = p.w.k_rows;
+    k.out = p.w.k;
+    k.scales = p.w.k_scale;
+    k.scale_mult = 1.f;
+    k.k_sum = p.smooth_k ? p.w.k_sum + at : nullptr;
+    k.subtract_mean = p.smooth_k;
+    rows_job<T, D>(k, p, b, job, stage, scratch_f);
+  } else {
+    v_job<T, D>(p, b, hk, job - p.kv_jobs, stage, scratch);
+  }
+}
+
+// A ticket only says which job to do; the statistics are ordered by their own counters.
+constexpr cuda::memory_order kRelaxed = cuda::memory_order_relaxed;
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    quantize_kernel(const __grid_constant__ JobPlan p) {
+  __shared__ int next_ticket;
+  extern __shared__ uint4 dynamic_smem[];  // kSmemBytes: the stage, then the scratch
+  const Stage stage{dynamic_smem};
+  std::uint32_t* scratch =
+      reinterpret_cast<std::uint32_t*>(dynamic_smem + kLoadsPerThread * kThreads);
+  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> tickets(p.w.job_counters[0]);
+  if (threadIdx.x == 0) next_ticket = static_cast<int>(tickets.fetch_add(1u, kRelaxed));
+  __syncthreads();
+  for (int ticket = next_ticket; ticket < p.total_jobs;) {
+    // The next ticket is taken now and stored only after the job: the atomic's round trip
+    // overlaps the job's loads.
+    int prefetched = 0;
+    if (threadIdx.x == 0) prefetched = static_cast<int>(tickets.fetch_add(1u, kRelaxed));
+    run_job<T, D>(p, ticket, stage, scratch);
+    __syncthreads();  // the job is done with `scratch` and `next_ticket`
+    if (threadIdx.x == 0) next_ticket = prefetched;
+    __syncthreads();
+    ticket = next_ticket;
+  }
+}
+
+// How many CTAs of the kernel the current GPU runs at once (cached per device).
+template <typename T, int D>
+cudaError_t resident_ctas(int* n) {
+  static int cached[64] = {};
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device)) return e;
+  if (device < 64 && cached[device] > 0) {
+    *n = cached[device];
+    return cudaSuccess;
+  }
+  int sms = 0, per_sm = 0;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
+    return e;
+  // More than the 48 KB of shared memory a kernel gets without asking.
+  if (cudaError_t e = cudaFuncSetAttribute(
+          quantize_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes)) {
+    return e;
+  }
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, quantize_kernel<T, D>,
+                                                                    kThreads, kSmemBytes)) {
+    return e;
+  }
+  *n = std::max(1, sms * per_sm);
+  if (device < 64) cached[device] = *n;
+  return cudaSuccess;
+}
+
+// The distance between a unit's statistics and its quantizing jobs, in jobs, as a multiple of
+// the CTAs the GPU runs at once: SAGEATTN_QUANT_GAP (tenths; default 20 = twice). A tuning
+// knob for measurements, read once.
+int gap_tenths() {
+  static const int tenths = [] {
+    const char* env = std::getenv("SAGEATTN_QUANT_GAP");
+    const int v = env ? std::atoi(env) : 0;
+    return v > 0 ? v : 20;
+  }();
+  return tenths;
+}
+
+template <int D>
+JobPlan plan_jobs(const Params& p, const Workspace& w, float sm_scale, int resident) {
+  JobPlan plan{};
+  plan.q = {p.q.data, p.q.stride_batch, p.q.stride_head, p.q.stride_seq};
+  plan.k = {p.k.data, p.k.stride_batch, p.k.stride_head, p.k.stride_seq};
+  plan.v = {p.v.data, p.v.stride_batch, p.v.stride_head, p.v.stride_seq};
+  plan.w = w;
+  plan.heads_q = p.heads_q;
+  plan.heads_kv = p.heads_kv;
+  plan.group = p.heads_q / p.heads_kv;
+  plan.qo_len = p.qo_len;
+  plan.kv_len = p.kv_len;
+  plan.units = p.batch * p.heads_kv;
+  plan.smooth_k = p.smooth_k;
+  plan.fp8 = uses_fp8_v(p.pv_path);
+  plan.want_km = p.smooth_k && p.lse != nullptr;
+  plan.stat_jobs =
+      plan.smooth_k || plan.fp8 ? (p.kv_len + kStatJobRows<D> - 1) / kStatJobRows<D> : 0;
+  plan.q_jobs = (w.q_pad + kJobRows<D> - 1) / kJobRows<D>;
+  plan.kv_jobs = (w.kv_pad + kJobRows<D> - 1) / kJobRows<D>;
+  plan.quant_jobs = plan.group * plan.q_jobs + plan.kv_jobs * (plan.fp8 ? 2 : 1);
+  const long long gap = static_cast<long long>(resident) * gap_tenths() / 10;
+  plan.queue = make_queue_shape(plan.units, plan.stat_jobs, plan.quant_jobs,
+                                static_cast<int>(std::min<long long>(gap, 1 << 30)));
+  plan.q_scale_mult = sm_scale * kLog2e;
+  plan.sm_scale = sm_scale;
+  plan.inv_kv_len = 1.f / static_cast<float>(p.kv_len);
+  return plan;
+}
+
+template <typename T, int D>
+cudaError_t launch(const Params& p, const Workspace& w, float sm_scale, cudaStream_t stream) {
+  int resident = 0;
+  if (cudaError_t e = resident_ctas<T, D>(&resident)) return e;
+  JobPlan plan = plan_jobs<D>(p, w, sm_scale, resident);
+  const long long jobs = static_cast<long long>(plan.units) * (plan.stat_jobs + plan.quant_jobs);
+  if (jobs > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  plan.total_jobs = static_cast<int>(jobs);
+  const unsigned ctas = static_cast<unsigned>(std::min<long long>(jobs, resident));
+  quantize_kernel<T, D><<<ctas, kThreads, kSmemBytes, stream>>>(plan);
   return cudaGetLastError();
 }
 
@@ -246,13 +567,15 @@ cudaError_t quantize_typed(const Params& p, const Workspace& w, float sm_scale,
 
 cudaError_t quantize_inputs(const Params& p, const Workspace& w, float sm_scale,
                             cudaStream_t stream) {
+  // The statistics are accumulated with atomics and the queue's counters start at zero.
+  if (cudaError_t e = cudaMemsetAsync(w.k_sum, 0, w.stats_bytes, stream)) return e;
   const bool f16 = p.dtype == DType::f16;
   if (p.head_dim == 64) {
-    return f16 ? quantize_typed<half, 64>(p, w, sm_scale, stream)
-               : quantize_typed<__nv_bfloat16, 64>(p, w, sm_scale, stream);
+    return f16 ? launch<half, 64>(p, w, sm_scale, stream)
+               : launch<__nv_bfloat16, 64>(p, w, sm_scale, stream);
   }
-  return f16 ? quantize_typed<half, 128>(p, w, sm_scale, stream)
-             : quantize_typed<__nv_bfloat16, 128>(p, w, sm_scale, stream);
+  return f16 ? launch<half, 128>(p, w, sm_scale, stream)
+             : launch<__nv_bfloat16, 128>(p, w, sm_scale, stream);
 }
 
 }  // namespace sageattn::detail

@@ -1,0 +1,61 @@
+// The order of the quantization's job queue (quantize.cu), in one place so that the host can
+// plan it, the kernel can decode it, and a host test can check it.
+//
+// Per (batch, KV head) "unit" there are S statistics jobs (K's column sums, V's channel maxima)
+// and P quantizing jobs (Q, K, V), which need the unit's statistics. Taken alone, the quantizing
+// jobs run unit after unit. Each unit's block of statistics jobs is inserted `gap` quantizing
+// jobs before that unit's first quantizing job (or at the front, for the first units): far
+// enough ahead that it is done when they start, near enough that K and V are still in L2.
+// A ticket t (0 .. units·(S+P)-1) names one job; statistics always come before their unit's
+// quantizing jobs, which is what makes waiting on them deadlock-free.
+#pragma once
+
+#if defined(__CUDACC__)
+#define SAGEATTN_HOST_DEVICE __host__ __device__
+#else
+#define SAGEATTN_HOST_DEVICE
+#endif
+
+namespace sageattn::detail {
+
+struct QueueShape {
+  int units = 0;
+  int stat_jobs = 0;   // S per unit (0: nothing needs statistics)
+  int quant_jobs = 0;  // P per unit (at least 1)
+  int gap = 0;         // in quantizing jobs
+  int early = 0;       // units whose statistics open the queue: those with u·P <= gap
+};
+
+struct JobRef {
+  int unit, job;  // job < stat_jobs: statistics job; else quantizing job (job - stat_jobs)
+};
+
+inline QueueShape make_queue_shape(int units, int stat_jobs, int quant_jobs, int gap) {
+  QueueShape q;
+  q.units = units;
+  q.stat_jobs = stat_jobs;
+  q.quant_jobs = quant_jobs;
+  q.gap = gap < 0 ? 0 : gap;
+  const long long early = static_cast<long long>(q.gap) / quant_jobs + 1;
+  q.early = stat_jobs == 0 ? 0 : static_cast<int>(early < units ? early : units);
+  return q;
+}
+
+SAGEATTN_HOST_DEVICE inline JobRef decode_ticket(const QueueShape& q, int t) {
+  const int s = q.stat_jobs, p = q.quant_jobs;
+  if (s == 0) return {t / p, t % p};
+  if (t < q.early * s) return {t / s, t % s};
+  // Unit u >= early has its statistics at tickets [u·(P+S) - gap, u·(P+S) - gap + S).
+  int u = static_cast<int>((static_cast<long long>(t) + q.gap) / (p + s));
+  if (u > q.units - 1) u = q.units - 1;
+  int placed = q.early;  // statistics blocks before ticket t
+  if (u >= q.early) {
+    const int start = u * (p + s) - q.gap;
+    if (t < start + s) return {u, t - start};
+    placed = u + 1;
+  }
+  const int x = t - s * placed;  // position among the quantizing jobs
+  return {x / p, s + x % p};
+}
+
+}  // namespace sageattn::detail

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the kernel library once per variant of the quantization's knobs and times them all in
+# one run of bench_quant.py (with the copy rate), on the GPU machine.
+#   bash kernels/tests/quant_variants.sh "base:" "mb4:-DSAGEATTN_QUANT_MIN_BLOCKS=4" ...
+# Each argument is name:extra nvcc flags; a name "old" with no flags builds the committed
+# sources in $OLD_SRC (a copy of kernels/, e.g. from `git archive HEAD kernels`) instead.
+# Env: SEQS (default 1024,4096,32768), OUT (default build/gpu-results), TEST=1 to run the quick
+# accuracy suite on the first variant, GAPS="5 10 20" to time each SAGEATTN_QUANT_GAP, NCU="name:path:seq:d ..." to profile variants with ncu.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-build/gpu-results}
+mkdir -p "$out"
+libs=()
+mkdir -p build/variants
+for variant in "$@"; do
+  name=${variant%%:*}
+  flags=${variant#*:}
+  src=kernels/tests/standalone
+  [[ $name == old ]] && src=${OLD_SRC:?OLD_SRC names the old sources}/tests/standalone
+  cmake -G Ninja -S "$src" -B "build/variants/$name" -DCMAKE_BUILD_TYPE=Release \
+    -DSAGEATTN_ARCH_LIST=9.0a -DSAGEATTN_BUILD_CAPI=ON -DCMAKE_CUDA_FLAGS="$flags" \
+    >"build/variants/$name.configure.log" 2>&1 || { cat "build/variants/$name.configure.log"; exit 1; }
+  libs+=("$name=build/variants/$name/kernels/libsageattn_capi.so")
+done
+start=$(date +%s)
+for variant in "$@"; do
+  name=${variant%%:*}
+  cmake --build "build/variants/$name" -j $(( 16 / $# + 1 )) >"build/variants/$name.build.log" 2>&1 &
+done
+wait
+echo "build: $(( $(date +%s) - start )) s"
+for variant in "$@"; do
+  name=${variant%%:*}
+  [[ -f build/variants/$name/kernels/libsageattn_capi.so ]] || { tail -30 "build/variants/$name.build.log"; exit 1; }
+  grep -E "spill" "build/variants/$name.build.log" | grep quantize | sed "s/^/$name: /" | head -4
+done
+if [[ -n ${TEST:-} ]]; then
+  SAGEATTN_CAPI=${libs[0]#*=} timeout 300 python3 kernels/tests/test_kernels.py --quick \
+    >"$out/test.log" 2>&1
+  echo "test ${libs[0]%%=*}: $(grep -E 'passed' "$out/test.log" | tail -1)"
+  grep FAIL "$out/test.log" | head -5
+fi
+for gap in ${GAPS:-default}; do
+  [[ $gap != default ]] && echo "== SAGEATTN_QUANT_GAP=$gap"
+  SAGEATTN_QUANT_GAP=${gap/default/} python3 kernels/tests/bench_quant.py \
+    --libs "$(IFS=,; echo "${libs[*]}")" --seqs "${SEQS:-1024,4096,32768}" \
+    --json "$out/quant-$gap.json" 2>&1 | tee "$out/quant-$gap.log"
+done
+for spec in ${NCU:-}; do
+  IFS=: read -r name path seq d <<<"$spec"
+  echo "== ncu $name $path seq $seq d $d"
+  SAGEATTN_CAPI=build/variants/$name/kernels/libsageattn_capi.so timeout 120 ncu \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+    --section WarpStateStats -k regex:"quantize|column" --launch-skip 3 --launch-count 5 \
+    python3 kernels/tests/profile_quant.py --path "$path" --seq "$seq" --head-dim "$d" \
+    >"$out/ncu-$name-$path-$seq-$d.txt" 2>&1
+  grep -E "^  [a-z_:<>, 0-9A-Z]+\(|Duration|DRAM Throughput|L2 Hit Rate |Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued" \
+    "$out/ncu-$name-$path-$seq-$d.txt" | sed 's/  */ /g' | cut -c1-110
+done
