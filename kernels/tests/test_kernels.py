@@ -152,13 +152,24 @@ def main():
 
     # The GPU against the host reference of the same quantized algorithm, on small shapes.
     quant_rows = []
-    for d, path, dtype, causal, (lq, lk) in ([] if args.tiny else itertools.product([64, 128], paths,
-                                                              [torch.float16, torch.bfloat16],
-                                                              [False, True], [(17, 150), (130, 130)])):
+    # The default granularities (Q per warp, K per block, K smoothed), and then the other
+    # settings the API takes: both per block, both per warp, no smoothing, on a shape that
+    # spans several quantization jobs (300 rows) and one that ends mid-block.
+    settings = [(d, path, dtype, causal, shape, ("per_warp", "per_block", True))
+                for d, path, dtype, causal, shape in itertools.product(
+                    [64, 128], paths, [torch.float16, torch.bfloat16], [False, True],
+                    [(17, 150), (130, 130)])]
+    settings += [(d, path, torch.float16, False, shape, options)
+                 for d, path, shape, options in itertools.product(
+                     [64, 128], paths, [(300, 300), (17, 150)],
+                     [("per_block", "per_block", True), ("per_warp", "per_warp", True),
+                      ("per_warp", "per_block", False)])]
+    for d, path, dtype, causal, (lq, lk), (q_gran, k_gran, smooth) in ([] if args.tiny else settings):
         q, k, v = make_inputs(1, 2, 1, lq, lk, d, dtype, "HND", True, gen)
         o = torch.full_like(q, float("nan"))
         lse = torch.full((1, 2, lq), float("nan"), device="cuda", dtype=torch.float32)
-        call = sc.Call(lib, q, k, v, o, "HND", causal=causal, path=path, lse=lse)
+        call = sc.Call(lib, q, k, v, o, "HND", causal=causal, path=path, lse=lse, q_gran=q_gran,
+                       k_gran=k_gran, smooth_k=smooth)
         call.run()
         torch.cuda.synchronize()
         qref, qlse = sc.host_reference(lib, call, True, q.double().cpu().contiguous(),
@@ -170,13 +181,17 @@ def main():
         # "To rounding": the GPU differs from the quantized reference far less than the
         # quantized algorithm differs from plain attention. The GPU's exp2 is float and
         # approximate, the reference's double: where that flips an e4m3 rounding of P (a 6% step)
-        # the outputs differ by more than for 16-bit P, hence the wider factor for fp8.
-        ok = gpu_vs_quant <= max((0.2 if path != "fp16" else 0.1) * quant_vs_plain, 2e-3)
+        # the outputs differ by more than for 16-bit P, hence the wider factor for fp8. bf16 P
+        # (the fp16 path on bf16 inputs) keeps 8 bits, a 0.4-0.8% step: measured 0.0014-0.0023
+        # on this check, against 0.0002-0.0010 for float16, hence its wider floor.
+        floor = 3e-3 if path == "fp16" and dtype == torch.bfloat16 else 2e-3
+        ok = gpu_vs_quant <= max((0.2 if path != "fp16" else 0.1) * quant_vs_plain, floor)
         passed += ok
         failed += not ok
         quant_rows.append((d, path, str(dtype)[6:], causal, lq, lk, gpu_vs_quant, quant_vs_plain))
         if not ok:
-            failures.append(f"quantized reference d{d} {path} {dtype} causal={causal} {lq}x{lk}: "
+            failures.append(f"quantized reference d{d} {path} {dtype} causal={causal} {lq}x{lk} "
+                            f"Q {q_gran} K {k_gran} smooth_k={smooth}: "
                             f"gpu-vs-quantized {gpu_vs_quant:.5f} quantized-vs-plain {quant_vs_plain:.5f}")
 
     print(f"{len(combos) * len(lengths) * 2} accuracy cases in {time.time() - start:.0f} s")
