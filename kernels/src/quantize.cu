@@ -22,6 +22,7 @@
 //   shared memory (8 loads of 16 bytes in flight per thread, 32 KB per CTA), not registers:
 //   registers would hold 4 CTAs per SM to 2.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cuda/atomic>
@@ -481,14 +482,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
 }
 
-// How many CTAs of the kernel the current GPU runs at once (cached per device).
+// How many CTAs of the kernel the current GPU runs at once (cached per device; callers on
+// several host threads may fill the cache at once, with the same value).
 template <typename T, int D>
 cudaError_t resident_ctas(int* n) {
-  static int cached[64] = {};
+  static std::atomic<int> cached[64] = {};
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device)) return e;
-  if (device < 64 && cached[device] > 0) {
-    *n = cached[device];
+  if (const int known = device < 64 ? cached[device].load(std::memory_order_relaxed) : 0) {
+    *n = known;
     return cudaSuccess;
   }
   int sms = 0, per_sm = 0;
@@ -504,7 +506,7 @@ cudaError_t resident_ctas(int* n) {
     return e;
   }
   *n = std::max(1, sms * per_sm);
-  if (device < 64) cached[device] = *n;
+  if (device < 64) cached[device].store(*n, std::memory_order_relaxed);
   return cudaSuccess;
 }
 

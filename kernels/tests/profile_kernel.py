@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Runs one attention configuration a few times for a profiler (ncu) to pick up: quantization
-once, then the attention kernel alone. Shapes as the benchmark's (b·s = 32k tokens, fp16, HND).
+"""Runs one configuration a few times for a profiler (ncu) to pick up. Shapes as the benchmarks'
+(b·s = 32k tokens, fp16, HND; 32 heads at d=128, 64 at d=64). --stage attention (default):
+quantization once, then the attention kernel alone; --stage quantize: the quantization alone.
 
   ncu --kernel-name regex:attention --launch-skip 2 --launch-count 1 \\
       python3 kernels/tests/profile_kernel.py --path fp8_sm90 --seq 16384
+  ncu --kernel-name regex:quantize --launch-skip 2 --launch-count 1 \\
+      python3 kernels/tests/profile_kernel.py --stage quantize --path fp8 --seq 32768 --head-dim 64
 """
 import argparse
 import os
@@ -22,6 +25,7 @@ def main():
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--runs", type=int, default=4)
+    parser.add_argument("--stage", choices=("attention", "quantize"), default="attention")
     args = parser.parse_args()
     lib = sc.load()
     heads = 32 if args.head_dim == 128 else 64
@@ -30,9 +34,13 @@ def main():
                for _ in range(3))
     o = torch.empty_like(q)
     call = sc.Call(lib, q, k, v, o, "HND", causal=args.causal, path=args.path)
-    call.run(1)
-    for _ in range(args.runs):
-        call.run(2)
+    if args.stage == "quantize":
+        for _ in range(args.runs):
+            call.run(1)
+    else:
+        call.run(1)
+        for _ in range(args.runs):
+            call.run(2)
     torch.cuda.synchronize()
 
 

@@ -52,7 +52,7 @@ for spec in ${NCU:-}; do
   SAGEATTN_CAPI=build/variants/$name/kernels/libsageattn_capi.so timeout 120 ncu \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
     --section WarpStateStats -k regex:"quantize|column" --launch-skip 3 --launch-count 5 \
-    python3 kernels/tests/profile_quant.py --path "$path" --seq "$seq" --head-dim "$d" \
+    python3 kernels/tests/profile_kernel.py --stage quantize --path "$path" --seq "$seq" --head-dim "$d" \
     >"$out/ncu-$name-$path-$seq-$d.txt" 2>&1
   grep -E "^  [a-z_:<>, 0-9A-Z]+\(|Duration|DRAM Throughput|L2 Hit Rate |Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued" \
     "$out/ncu-$name-$path-$seq-$d.txt" | sed 's/  */ /g' | cut -c1-110
