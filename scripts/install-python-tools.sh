@@ -19,6 +19,6 @@ if [[ -x $venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$wanted" ]]; the
   exit 0
 fi
 python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check "${requirements[@]}"
+"$venv/bin/pip" install -q --disable-pip-version-check --no-cache-dir "${requirements[@]}"
 printf '%s' "$wanted" >"$stamp"
 echo "install-python-tools: installed ${#requirements[@]} packages into $venv"
