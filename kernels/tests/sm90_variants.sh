@@ -2,7 +2,9 @@
 # Builds the kernel library once per variant of the Hopper kernel's knobs, checks each (quick
 # accuracy suite, fp8_sm90 path) and times each (bench_kernels.py), all in one GPU call.
 #   bash kernels/tests/sm90_variants.sh "base:" "poly8:-DSAGEATTN_SM90_POLY_EXP2=8" ...
-# Each argument is name:extra nvcc flags. Env: SEQS (default 1024,4096,16384), TEST_ARGS
+# Each argument is name:extra nvcc flags; a name "old" builds the sources in $OLD_SRC (a copy of
+# kernels/, e.g. from `git archive HEAD kernels`) instead, to time a change against them, and
+# "name@dir:flags" builds the copy of kernels/ in dir. Env: SEQS (default 1024,4096,16384), TEST_ARGS
 # (default --quick), OUT (results; default build/gpu-results).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,18 +14,26 @@ seqs=${SEQS:-1024,4096,16384}
 for variant in "$@"; do
   name=${variant%%:*}
   flags=${variant#*:}
+  src=kernels/tests/standalone
+  [[ $name == old ]] && src=${OLD_SRC:?OLD_SRC names the old sources}/tests/standalone
+  if [[ $name == *@* ]]; then  # name@dir: the sources in dir (another copy of kernels/)
+    src=${name#*@}/tests/standalone
+    name=${name%%@*}
+  fi
   dir=build/variants/$name
-  cmake -G Ninja -S kernels/tests/standalone -B "$dir" -DCMAKE_BUILD_TYPE=Release \
+  cmake -G Ninja -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release \
     -DSAGEATTN_ARCH_LIST=9.0a -DSAGEATTN_BUILD_CAPI=ON -DCMAKE_CUDA_FLAGS="$flags" \
     >"$out/$name-configure.log" 2>&1 || { cat "$out/$name-configure.log"; continue; }
   cmake --build "$dir" -j 16 >"$out/$name-build.log" 2>&1 || { tail -30 "$out/$name-build.log"; continue; }
   cuobjdump --dump-resource-usage "$dir"/kernels/CMakeFiles/sageattn_sm90.dir/src/instantiations/*.o \
     2>/dev/null | grep -oE "REG:[0-9]+|STACK:[0-9]+" | paste -sd' ' | sed "s/^/$name resources: /"
   export SAGEATTN_CAPI=$dir/kernels/libsageattn_capi.so
-  PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/test_kernels.py --paths fp8_sm90 \
-    ${TEST_ARGS:---quick} >"$out/$name-test.log" 2>&1
-  echo "$name test: $(grep -E 'passed|worst' "$out/$name-test.log" | paste -sd' ')"
-  grep FAIL "$out/$name-test.log" | head -5
+  if [[ $name != old ]]; then  # the old sources were checked when they were new
+    PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/test_kernels.py --paths fp8_sm90 \
+      ${TEST_ARGS:---quick} >"$out/$name-test.log" 2>&1
+    echo "$name test: $(grep -E 'passed|worst' "$out/$name-test.log" | paste -sd' ')"
+    grep FAIL "$out/$name-test.log" | head -5
+  fi
   PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/bench_kernels.py --paths fp8_sm90 \
     --seqs "$seqs" --json "$out/$name-bench.json" >"$out/$name-bench.log" 2>&1
   echo "$name bench (d causal seq batch | flash cudnn sm90-attn sm90-e2e | attn/cudnn):"
