@@ -12,6 +12,7 @@ Usage: bench_blocks.py [--path fp8_sm90] [--qo 1024] [--kv 1024,2048,4096,8192,1
 import argparse
 import json
 import os
+import statistics
 import sys
 
 import torch
@@ -56,10 +57,7 @@ def main():
         torch.cuda.empty_cache()
     xs = [r["blocks"] for r in rows]
     ys = [r["us_per_cta"] for r in rows]
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    fixed = my - slope * mx
+    slope, fixed = statistics.linear_regression(xs, ys)
     block_ops = 4 * block_m * block_n * d
     print(f"fit: {fixed:.2f} us fixed per CTA + {slope:.3f} us per key block "
           f"(a block alone: {block_ops / slope / 1e6 * sms:.0f} TOPS over {sms} SMs); at "
