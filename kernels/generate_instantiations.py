@@ -25,7 +25,7 @@ template cudaError_t launch_attention_sm90<{d}>(const AttentionArgs&, int, cudaS
 # (A type, accumulator type, register constraint, N, A from shared memory?)
 # P·V runs with N = D + 8: V's tile carries 8 extra rows of ones, so that the accumulator's
 # last 8 columns hold the row sums of P (attention_sm90.cuh).
-WGMMA_OPS = [("s8", "s32", "int", "r", 128, True), ("s8", "s32", "int", "r", 64, True),
+WGMMA_OPS = [("s8", "s32", "int", "r", 128, True),
              ("e4m3", "f32", "float", "f", 136, False), ("e4m3", "f32", "float", "f", 72, False)]
 SHORT = {"half": "f16", "__nv_bfloat16": "bf16"}
 

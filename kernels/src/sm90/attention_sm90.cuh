@@ -1,12 +1,11 @@
 // The Hopper attention kernel (sm_90a): INT8 Q·Kᵀ and FP8 e4m3 P·V on wgmma, tiles brought by
 // the bulk tensor copy engine (TMA), warp-specialised.
 //
-// A CTA owns kBlockM = 64 query rows per consumer warpgroup of one (batch, head) (128 rows at
-// head dim 128, 192 at 64) and has a producer warpgroup and 2 (d128) or 3 (d64) consumers:
+// A CTA owns kBlockM = 128 query rows of one (batch, head) and has three warpgroups:
 //   producer  (warpgroup 0, 24 registers): one thread issues TMA copies: Q once, then K and V
 //             tiles of kBlockN = 128 keys into a ring of kStages shared-memory stages, each
-//             stage waiting until every consumer released it (mbarriers `empty`);
-//   consumers (warpgroups 1.., 240 registers for 2, 160 for 3): 64 query rows each, per key block
+//             stage waiting until both consumers released it (mbarriers `empty`);
+//   consumers (warpgroups 1 and 2, 240 registers): 64 query rows each, per key block
 //             S = Q·Kᵀ     wgmma m64n128k32 s8 (Q and K both from shared memory), int32
 //             softmax      dequantized by q_scale·k_scale (exp2 domain), masked on partial and
 //                          diagonal blocks only, online max/sum in FP32
@@ -15,8 +14,8 @@
 //                          fresh FP32 accumulator, added into O: two-level accumulation, because
 //                          the FP8 wgmma accumulates with fewer bits than FP32
 // The P·V of block n is issued in the same turn as Q·Kᵀ of block n+1 (one tensor-core burst
-// per turn), and the consumers take turns (ping-pong on named barriers), so that one's
-// softmax runs while another's wgmma do.
+// per turn), and the two consumers take turns (ping-pong on named barriers), so that one's
+// softmax runs while the other's wgmma do.
 //
 // Inputs are the workspace the quantization kernels fill (workspace.h): Q and K int8 [.., pad,
 // D], V e4m3 transposed to [.., D, kv_pad] with keys permuted in groups of 32. Rows and keys
@@ -47,34 +46,21 @@
 #ifndef SAGEATTN_SM90_EARLY_HANDOVER
 #define SAGEATTN_SM90_EARLY_HANDOVER 0
 #endif
-// Consumer warpgroups at head dim 64 (at 128 only two fit: each needs 240 registers). A third
-// gives each scheduler a third warp to hide the softmax's dependency latency with, in a
-// 192-row tile.
-#ifndef SAGEATTN_SM90_CONSUMERS_D64
-#define SAGEATTN_SM90_CONSUMERS_D64 3
-#endif
 
 namespace sageattn::detail {
 
 template <int D>
 struct Sm90Config {
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
-  static constexpr int kConsumers = D == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : 2;  // of 64 rows
-  static_assert(kConsumers >= 1 && kConsumers <= 3, "1 to 3 consumer warpgroups");
-  static constexpr int kBlockM = 64 * kConsumers;
-  // Keys per block: 128, or 64 with three consumers, whose 160 registers cannot hold a 64x128
-  // int32 S tile (64 registers) next to O, O' and P.
-  static constexpr int kBlockN = kConsumers == 3 ? 64 : 128;
+  static constexpr int kBlockM = 128;
+  static constexpr int kBlockN = 128;
+  static constexpr int kConsumers = 2;  // warpgroups of 64 rows
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
-  static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0 && kConsumers > 1;
+  static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   static constexpr bool kEarlyHandover = SAGEATTN_SM90_EARLY_HANDOVER != 0;
   static constexpr int kProducerRegisters = 24;
-  // What the SM's 64K registers leave each consumer thread, in setmaxnreg's multiples of 8,
-  // at most 240: 2 warpgroups get 240, 3 get 160.
-  static constexpr int kRegistersLeft =
-      (65536 - 128 * kProducerRegisters) / (128 * kConsumers) / 8 * 8;
-  static constexpr int kConsumerRegisters = kRegistersLeft > 240 ? 240 : kRegistersLeft;
+  static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
   // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
   // are kBlockN = 128 e4m3 keys.
   static constexpr int kQKSwizzle = D;
@@ -85,7 +71,7 @@ struct Sm90Config {
   // N = D + 8 leaves P's row sums in the accumulator's last 8 columns.
   static constexpr int kVRows = D + 8;
   static constexpr int kVLoadBytes = D * kBlockN;  // what the TMA brings
-  static constexpr int kVBytes = (kVRows * kBlockN + 1023) / 1024 * 1024;  // stages 1024-aligned
+  static constexpr int kVBytes = kVRows * kBlockN;
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
@@ -112,22 +98,19 @@ struct Sm90Args {
 // equal scale (16 keys), so that unmasked tiles never convert all 64 scores first.
 // kMasked: tiles with keys past kv_len or above the causal diagonal; `visible(j, e)` says
 // whether accumulator element 4j+e takes part.
-// kCols: the tile's n8 columns (kBlockN / 8); a scale group is 2 of them, a P·V k-step 4.
-template <bool kMasked, int kCols, typename Visible>
-__device__ __forceinline__ void softmax_to_e4m3(const int (&s)[kCols * 4],
-                                                const float (&scale)[kCols / 2],
+template <bool kMasked, typename Visible>
+__device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float (&scale)[8],
                                                 float (&row_max)[2], float (&rescale)[2],
-                                                unsigned (&pa)[kCols / 4][4], Visible visible) {
-  constexpr int kGroups = kCols / 2;
+                                                unsigned (&pa)[4][4], Visible visible) {
   constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448)
   constexpr float kMagic = 12582912.f;               // 1.5 * 2^23: small_int_to_float's bias
-  float bias[2][kGroups];  // per row and scale group: -(kMagic·scale) - m + log2 448
+  float bias[2][8];  // per row and scale group: -(kMagic·scale) - m + log2 448
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float m = row_max[r];
     if constexpr (kMasked) {
 #pragma unroll
-      for (int j = 0; j < kCols; ++j) {
+      for (int j = 0; j < 16; ++j) {
 #pragma unroll
         for (int e = 2 * r; e < 2 * r + 2; ++e) {
           if (visible(j, e)) {
@@ -136,14 +119,14 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[kCols * 4],
         }
       }
     } else {
-      float top[kGroups];  // a tree, not a chain: the scheduler has few warps to hide latency
+      float top[8];  // a tree, not a chain: the scheduler has two warps to hide latency with
 #pragma unroll
-      for (int grp = 0; grp < kGroups; ++grp) {
+      for (int grp = 0; grp < 8; ++grp) {
         const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
         top[grp] = device::small_int_to_float(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
       }
 #pragma unroll
-      for (int width = kGroups / 2; width > 0; width /= 2) {
+      for (int width = 4; width > 0; width /= 2) {
 #pragma unroll
         for (int i = 0; i < width; ++i)
           top[i] = fmaxf(top[i], top[i + width]);
@@ -157,11 +140,11 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[kCols * 4],
     rescale[r] = device::fast_exp2(row_max[r] - m_use);
     row_max[r] = m;
 #pragma unroll
-    for (int grp = 0; grp < kGroups; ++grp)
+    for (int grp = 0; grp < 8; ++grp)
       bias[r][grp] = fmaf(-kMagic, scale[grp], kLog2Fp8Max - m_use);
   }
 #pragma unroll
-  for (int c = 0; c < kCols / 4; ++c) {  // 32 keys: one k-step of the P·V wgmma
+  for (int c = 0; c < 4; ++c) {  // 32 keys: one k-step of the P·V wgmma
     float p[4][4];               // columns j = 4c .. 4c+3
 #pragma unroll
     for (int jj = 0; jj < 4; ++jj) {
@@ -274,7 +257,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     const int w = warp % 4, g = lane / 4, t = lane % 4;
     const int warp_row0 = m0 + 64 * wg + 16 * w;  // this warp's 16 rows; thread rows g, g + 8
     const int q_scales_per_head = a.q_pad / a.q_rows;
-    // Rows past q_pad exist only in the last tile's last warpgroups: Q is zeros there, and
+    // Rows past q_pad exist only in the last tile's second warpgroup: Q is zeros there, and
     // the scale is 0 (not read past the array).
     const float q_scale =
         warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
@@ -301,13 +284,10 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // Turn nb runs O'(nb-1) = P(nb-1)·V(nb-1) and S(nb) = Q·K(nb)ᵀ back to back, then the
     // softmax of S(nb): the P·V lags one block so that each warpgroup's tensor-core work comes
     // in one burst. With ping-pong (kPingPong) the two consumer warpgroups take turns (named
-    // barriers 1..kConsumers), so one's softmax runs during another's burst, instead of all
-    // softmaxes at once with the tensor cores idle. The turn goes round a ring: warpgroup i's
-    // turn nb follows warpgroup i-1's turn nb, and warpgroup 0's turn nb+1 the last one's nb.
+    // barriers 1 and 2), so one's softmax runs during the other's burst, instead of both
+    // softmaxes at once with the tensor cores idle.
     constexpr int kBarrierBase = 1;  // 0 is __syncthreads
-    const bool last_wg = wg + 1 == Cfg::kConsumers;
-    const int next_wg = last_wg ? 0 : wg + 1;
-    if (Cfg::kPingPong && last_wg && n_blocks > 0) {
+    if (Cfg::kPingPong && wg == 1 && n_blocks > 0) {
       sm90::named_barrier_arrive(kBarrierBase + 0, 256);  // warpgroup 0 issues first
     }
     // Turns 0..n_blocks; none at all when no key is visible (causal rows before the first
@@ -332,8 +312,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         for (int c = 1; c < kBlockN / 32; ++c)
           sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
         sm90::wgmma_commit();
-        if (Cfg::kPingPong && Cfg::kEarlyHandover && !(last_wg && nb == n_blocks)) {
-          sm90::named_barrier_arrive(kBarrierBase + next_wg, 256);
+        if (Cfg::kPingPong && Cfg::kEarlyHandover && !(wg == 1 && nb == n_blocks)) {
+          sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
         }
         // O' is merged before S is issued: with both in flight, O, O', S and P would need
         // ~250 registers and O would spill.
@@ -349,29 +329,27 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       }
       // The 8 scales of this block's 16-key column groups, times Q's (loaded here, not before
       // the P·V: live through it they would spill; their latency hides behind Q·Kᵀ).
-      constexpr int kGroups = kBlockN / 16;
-      float kscale[kGroups];
+      float kscale[8];
       if (has_qk) {
         const int n0 = nb * kBlockN;
         const float* ks = k_scales + (n0 >> k_shift);
         if (n0 + kBlockN > a.kv_pad) {  // the last block may reach past the scales
 #pragma unroll
-          for (int grp = 0; grp < kGroups; ++grp)
+          for (int grp = 0; grp < 8; ++grp)
             kscale[grp] = k_scales[min((n0 + 16 * grp) >> k_shift, k_scale_last)];
         } else if (a.k_rows == 16) {  // 16-byte aligned: kv_pad and n0 are multiples of 64
+          const float4 lo = *reinterpret_cast<const float4*>(ks);
+          const float4 hi = *reinterpret_cast<const float4*>(ks + 4);
+          kscale[0] = lo.x, kscale[1] = lo.y, kscale[2] = lo.z, kscale[3] = lo.w;
+          kscale[4] = hi.x, kscale[5] = hi.y, kscale[6] = hi.z, kscale[7] = hi.w;
+        } else {
+          const float first = ks[0], second = ks[1];
 #pragma unroll
-          for (int v = 0; v < kGroups / 4; ++v) {
-            const float4 x = reinterpret_cast<const float4*>(ks)[v];
-            kscale[4 * v] = x.x, kscale[4 * v + 1] = x.y, kscale[4 * v + 2] = x.z,
-                       kscale[4 * v + 3] = x.w;
-          }
-        } else {  // k_rows 64: one scale per 64 keys
-#pragma unroll
-          for (int grp = 0; grp < kGroups; ++grp)
-            kscale[grp] = ks[grp / 4];
+          for (int grp = 0; grp < 4; ++grp)
+            kscale[grp] = first, kscale[grp + 4] = second;
         }
 #pragma unroll
-        for (int grp = 0; grp < kGroups; ++grp)
+        for (int grp = 0; grp < 8; ++grp)
           kscale[grp] *= q_scale;
       }
       if (has_qk) {
@@ -379,7 +357,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         const std::uint64_t k_desc =
             sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
         sm90::wgmma_fence();
-        sm90::wgmma_s8_ss_overwrite(s, q_desc, k_desc);  // N = kBlockN, from s's size
+        sm90::wgmma_s8_ss_overwrite(s, q_desc, k_desc);
 #pragma unroll
         for (int ks = 1; ks < D / 32; ++ks) {
           sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32),
@@ -387,9 +365,9 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         }
         sm90::wgmma_commit();
       }
-      // The last warpgroup's last turn has no successor: its arrival would be left over.
-      if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(last_wg && nb == n_blocks)) {
-        sm90::named_barrier_arrive(kBarrierBase + next_wg, 256);
+      // Warpgroup 1's last turn has no successor: its arrival would be left over.
+      if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(wg == 1 && nb == n_blocks)) {
+        sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
       }
       sm90::wgmma_wait<0>();
 
@@ -399,13 +377,13 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         const int n0 = nb * kBlockN;
         float rescale_new[2];
         if (n0 + kBlockN > a.kv_len || (a.causal && n0 + kBlockN - 1 > m0 + causal_offset)) {
-          softmax_to_e4m3<true, kBlockN / 8>(s, kscale, row_max, rescale_new, pa, [&](int j, int e) {
+          softmax_to_e4m3<true>(s, kscale, row_max, rescale_new, pa, [&](int j, int e) {
             const int key = n0 + 8 * j + 2 * t + (e & 1);
             const int row = warp_row0 + g + 8 * (e >> 1);
             return key < a.kv_len && !(a.causal && key > row + causal_offset);
           });
         } else {
-          softmax_to_e4m3<false, kBlockN / 8>(s, kscale, row_max, rescale_new, pa,
+          softmax_to_e4m3<false>(s, kscale, row_max, rescale_new, pa,
                                  [](int, int) { return true; });
         }
         rescale_pending[0] = rescale_new[0];
