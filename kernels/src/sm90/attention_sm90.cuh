@@ -327,8 +327,26 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         for (int i = 0; i < Cfg::kVRows / 2; ++i)
           o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
       }
-      // The 8 scales of this block's 16-key column groups, times Q's (loaded here, not before
-      // the P·V: live through it they would spill; their latency hides behind Q·Kᵀ).
+      if (has_qk) {
+        // ---- S(nb) = Q·K(nb)ᵀ ----
+        const std::uint64_t k_desc =
+            sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
+        sm90::wgmma_fence();
+        sm90::wgmma_s8_ss_overwrite(s, q_desc, k_desc);
+#pragma unroll
+        for (int ks = 1; ks < D / 32; ++ks) {
+          sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32),
+                            sm90::advance_desc(k_desc, ks * 32));
+        }
+        sm90::wgmma_commit();
+      }
+      // Warpgroup 1's last turn has no successor: its arrival would be left over.
+      if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(wg == 1 && nb == n_blocks)) {
+        sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
+      }
+      // The 8 scales of this block's 16-key column groups, times Q's: loaded after Q·Kᵀ is
+      // issued and the turn handed over, so that their latency hides behind the wgmma and
+      // does not hold the turn (ncu: a long-scoreboard stall in the turn when loaded before).
       float kscale[8];
       if (has_qk) {
         const int n0 = nb * kBlockN;
@@ -351,23 +369,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
 #pragma unroll
         for (int grp = 0; grp < 8; ++grp)
           kscale[grp] *= q_scale;
-      }
-      if (has_qk) {
-        // ---- S(nb) = Q·K(nb)ᵀ ----
-        const std::uint64_t k_desc =
-            sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
-        sm90::wgmma_fence();
-        sm90::wgmma_s8_ss_overwrite(s, q_desc, k_desc);
-#pragma unroll
-        for (int ks = 1; ks < D / 32; ++ks) {
-          sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32),
-                            sm90::advance_desc(k_desc, ks * 32));
-        }
-        sm90::wgmma_commit();
-      }
-      // Warpgroup 1's last turn has no successor: its arrival would be left over.
-      if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(wg == 1 && nb == n_blocks)) {
-        sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
       }
       sm90::wgmma_wait<0>();
 
