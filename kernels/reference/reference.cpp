@@ -11,8 +11,6 @@ namespace {
 
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
-// attention_sm90.cuh kMaxHeadroom: the Hopper kernel subtracts a block max + this.
-constexpr double kSm90MaxHeadroom = 2.0;
 constexpr int kBlockN = 64;  // the kernels' key block: P is quantized relative to its running max
 
 // Rounds to a binary float with `mantissa` stored bits and normal exponents from `min_exp`,
@@ -172,11 +170,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
               x[j - n0] = visible(p, i, j) ? dot * scale : -inf;
               block_max = std::max(block_max, x[j - n0]);
             }
-            // The Hopper kernel subtracts a max with headroom, raised only when a block's max
-            // exceeds it (attention_sm90.cuh, kMaxHeadroom).
-            const double m_new = path != PvPath::fp8_sm90 ? std::max(m, block_max)
-                                 : block_max > m          ? block_max + kSm90MaxHeadroom
-                                                          : m;
+            const double m_new = std::max(m, block_max);
             const double m_use = m_new == -inf ? 0.0 : m_new;
             const double correction = std::exp2(m - m_use);
             std::vector<double> block(D, 0.0);

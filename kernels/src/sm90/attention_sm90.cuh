@@ -46,11 +46,6 @@
 #ifndef SAGEATTN_SM90_EARLY_HANDOVER
 #define SAGEATTN_SM90_EARLY_HANDOVER 0
 #endif
-// 1: O' is merged into O after Q·Kᵀ is issued and the turn handed over (while the Q·Kᵀ runs);
-// 0: inside the turn, before Q·Kᵀ is issued.
-#ifndef SAGEATTN_SM90_MERGE_AFTER_QK
-#define SAGEATTN_SM90_MERGE_AFTER_QK 0
-#endif
 
 namespace sageattn::detail {
 
@@ -63,7 +58,6 @@ struct Sm90Config {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr bool kMergeAfterQk = SAGEATTN_SM90_MERGE_AFTER_QK != 0;
   static constexpr bool kEarlyHandover = SAGEATTN_SM90_EARLY_HANDOVER != 0;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
@@ -97,29 +91,58 @@ struct Sm90Args {
   AttentionArgs a;
 };
 
-// The subtracted row max ("m_used") is not the running max but, once a block's max exceeds it,
-// that block's max plus kMaxHeadroom, and it is raised only then. So P can be computed from the
-// m_used known before S lands, in parallel with the block's max, which then only confirms it (a
-// second pass in the rare block that raises it: the headroom makes raises rare once a row's
-// maxima settle). At a raise the block's largest P is exactly 448·2^-kMaxHeadroom, as the exact
-// max makes it exactly 448; between raises P is relative to a stale max, which changes which
-// way each e4m3 rounding goes, not how large it is. P stays <= 448·2^-kMaxHeadroom, and P below
-// 2^-6 (e4m3's normal range) is at most 2^-6·2^kMaxHeadroom/448 of the row's largest.
-constexpr float kMaxHeadroom = 2.f;
-
-// P = e4m3(2^(x - m_used)·448) of one 64x128 S tile of a consumer warpgroup (exp2 domain),
-// written straight into the e4m3 A fragments of the P·V wgmma. Per element one IADD (the
-// int→float trick), one FFMA (dequantization, minus m_used, plus log2 448) and ex2; the row
-// sums come from the tensor cores (V's ones rows). bias[r][grp] = -(kMagic·scale) - m_used + log2 448.
+// Online softmax of one 64x128 S tile of a consumer warpgroup (exp2 domain), written straight
+// into the e4m3 A fragments of the P·V wgmma. Per element: one FFMA (dequantization, minus the
+// row max, plus log2 448 so that P arrives scaled for e4m3) and ex2; the row sums come from
+// the tensor cores (V's ones rows). The row max is taken over the integer scores per group of
+// equal scale (16 keys), so that unmasked tiles never convert all 64 scores first.
 // kMasked: tiles with keys past kv_len or above the causal diagonal; `visible(j, e)` says
 // whether accumulator element 4j+e takes part.
-constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448)
-constexpr float kMagic = 12582912.f;               // 1.5 * 2^23: small_int_to_float's bias
-
 template <bool kMasked, typename Visible>
-__device__ __forceinline__ void exp2_to_e4m3(const int (&s)[64], const float (&scale)[8],
-                                             const float (&bias)[2][8], unsigned (&pa)[4][4],
-                                             Visible visible) {
+__device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float (&scale)[8],
+                                                float (&row_max)[2], float (&rescale)[2],
+                                                unsigned (&pa)[4][4], Visible visible) {
+  constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448)
+  constexpr float kMagic = 12582912.f;               // 1.5 * 2^23: small_int_to_float's bias
+  float bias[2][8];  // per row and scale group: -(kMagic·scale) - m + log2 448
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float m = row_max[r];
+    if constexpr (kMasked) {
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+#pragma unroll
+        for (int e = 2 * r; e < 2 * r + 2; ++e) {
+          if (visible(j, e)) {
+            m = fmaxf(m, device::small_int_to_float(s[4 * j + e]) * scale[j >> 1]);
+          }
+        }
+      }
+    } else {
+      float top[8];  // a tree, not a chain: the scheduler has two warps to hide latency with
+#pragma unroll
+      for (int grp = 0; grp < 8; ++grp) {
+        const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
+        top[grp] = device::small_int_to_float(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
+      }
+#pragma unroll
+      for (int width = 4; width > 0; width /= 2) {
+#pragma unroll
+        for (int i = 0; i < width; ++i)
+          top[i] = fmaxf(top[i], top[i + width]);
+      }
+      m = fmaxf(m, top[0]);
+    }
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+    // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
+    const float m_use = m == -INFINITY ? 0.f : m;
+    rescale[r] = device::fast_exp2(row_max[r] - m_use);
+    row_max[r] = m;
+#pragma unroll
+    for (int grp = 0; grp < 8; ++grp)
+      bias[r][grp] = fmaf(-kMagic, scale[grp], kLog2Fp8Max - m_use);
+  }
 #pragma unroll
   for (int c = 0; c < 4; ++c) {  // 32 keys: one k-step of the P·V wgmma
     float p[4][4];               // columns j = 4c .. 4c+3
@@ -148,80 +171,6 @@ __device__ __forceinline__ void exp2_to_e4m3(const int (&s)[64], const float (&s
         pa[c][2 * half + r] = lo | (hi << 16);
       }
     }
-  }
-}
-
-__device__ __forceinline__ void exp2_bias(const float (&scale)[8], const float (&m_used)[2],
-                                          float (&bias)[2][8]) {
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    // A row with no visible key yet has m_used = -inf: subtract 0 instead (inf - inf).
-    const float m_use = m_used[r] == -INFINITY ? 0.f : m_used[r];
-#pragma unroll
-    for (int grp = 0; grp < 8; ++grp)
-      bias[r][grp] = fmaf(-kMagic, scale[grp], kLog2Fp8Max - m_use);
-  }
-}
-
-// Online softmax of one S tile: P from the current m_used (speculatively, while the block's
-// max is found), then m_used raised and P recomputed if the max exceeded it in any row of the
-// warp. rescale[r] = 2^(old m_used - new m_used), 1 when unchanged.
-// The row max is taken over the integer scores per group of equal scale (16 keys), so that
-// unmasked tiles never convert all 64 scores first.
-template <bool kMasked, typename Visible>
-__device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float (&scale)[8],
-                                                float (&m_used)[2], float (&rescale)[2],
-                                                unsigned (&pa)[4][4], Visible visible) {
-  float bias[2][8];
-  exp2_bias(scale, m_used, bias);
-  // Independent of the max below: the scheduler interleaves the two.
-  exp2_to_e4m3<kMasked>(s, scale, bias, pa, visible);
-  float block_max[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float m = -INFINITY;
-    if constexpr (kMasked) {
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-#pragma unroll
-        for (int e = 2 * r; e < 2 * r + 2; ++e) {
-          if (visible(j, e)) {
-            m = fmaxf(m, device::small_int_to_float(s[4 * j + e]) * scale[j >> 1]);
-          }
-        }
-      }
-    } else {
-      float top[8];  // a tree, not a chain
-#pragma unroll
-      for (int grp = 0; grp < 8; ++grp) {
-        const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
-        top[grp] = device::small_int_to_float(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
-      }
-#pragma unroll
-      for (int width = 4; width > 0; width /= 2) {
-#pragma unroll
-        for (int i = 0; i < width; ++i)
-          top[i] = fmaxf(top[i], top[i + width]);
-      }
-      m = top[0];
-    }
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-    block_max[r] = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-  }
-  const bool raise0 = block_max[0] > m_used[0], raise1 = block_max[1] > m_used[1];
-  rescale[0] = rescale[1] = 1.f;
-  if (__any_sync(0xffffffffu, raise0 || raise1)) {  // rare once the rows' maxima settle
-    const bool raise[2] = {raise0, raise1};
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      if (raise[r]) {
-        const float m_new = block_max[r] + kMaxHeadroom;
-        rescale[r] = device::fast_exp2(m_used[r] - m_new);  // 0 from -inf: O is still 0
-        m_used[r] = m_new;
-      }
-    }
-    exp2_bias(scale, m_used, bias);
-    exp2_to_e4m3<kMasked>(s, scale, bias, pa, visible);
   }
 }
 
@@ -317,24 +266,17 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // k_rows is 16 or 64 (a power of two): shifts, not 16 integer divisions per key block.
     const int k_shift = __ffs(a.k_rows) - 1;
 
-    // O, FP32, relative to m_used of the last merged block; o[D/2 + 2r] is row r's sum of
+    // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
     // 448·P (the ones columns).
     float o[Cfg::kVRows / 2];
     float o_block[Cfg::kVRows / 2];  // P·V of one block, merged into O after it lands
 #pragma unroll
     for (int i = 0; i < Cfg::kVRows / 2; ++i)
       o[i] = 0.f;
-    float m_used[2] = {-INFINITY, -INFINITY};  // the subtracted max (see kMaxHeadroom)
+    float row_max[2] = {-INFINITY, -INFINITY};
     float rescale_pending[2] = {1.f, 1.f};  // O's factor for the block whose P·V is in flight
     unsigned pa[kBlockN / 32][4];           // P of the previous block as e4m3 A fragments
     int s[kBlockN / 2];
-    // O = O·rescale + O' (two-level accumulation: O' is one block's P·V, fresh each block).
-    const auto merge_block = [](float(&o)[Cfg::kVRows / 2], const float(&o_block)[Cfg::kVRows / 2],
-                                const float(&rescale)[2]) {
-#pragma unroll
-      for (int i = 0; i < Cfg::kVRows / 2; ++i)
-        o[i] = fmaf(o[i], rescale[(i >> 1) & 1], o_block[i]);
-    };
 
     sm90::mbarrier_wait(q_full, 0);
     const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
@@ -381,7 +323,9 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         for (int c = 0; c < kBlockN / 32; ++c)
           sm90::fence_operands(pa[c]);
         if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
-        if (!Cfg::kMergeAfterQk) merge_block(o, o_block, rescale_pending);
+#pragma unroll
+        for (int i = 0; i < Cfg::kVRows / 2; ++i)
+          o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
       }
       if (has_qk) {
         // ---- S(nb) = Q·K(nb)ᵀ ----
@@ -400,7 +344,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(wg == 1 && nb == n_blocks)) {
         sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
       }
-      if (Cfg::kMergeAfterQk && has_pv) merge_block(o, o_block, rescale_pending);
       // The 8 scales of this block's 16-key column groups, times Q's: loaded after Q·Kᵀ is
       // issued and the turn handed over, so that their latency hides behind the wgmma and
       // does not hold the turn (ncu: a long-scoreboard stall in the turn when loaded before).
@@ -435,13 +378,13 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         const int n0 = nb * kBlockN;
         float rescale_new[2];
         if (n0 + kBlockN > a.kv_len || (a.causal && n0 + kBlockN - 1 > m0 + causal_offset)) {
-          softmax_to_e4m3<true>(s, kscale, m_used, rescale_new, pa, [&](int j, int e) {
+          softmax_to_e4m3<true>(s, kscale, row_max, rescale_new, pa, [&](int j, int e) {
             const int key = n0 + 8 * j + 2 * t + (e & 1);
             const int row = warp_row0 + g + 8 * (e >> 1);
             return key < a.kv_len && !(a.causal && key > row + causal_offset);
           });
         } else {
-          softmax_to_e4m3<false>(s, kscale, m_used, rescale_new, pa,
+          softmax_to_e4m3<false>(s, kscale, row_max, rescale_new, pa,
                                  [](int, int) { return true; });
         }
         rescale_pending[0] = rescale_new[0];
@@ -483,8 +426,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         constexpr float kLn2 = 0.6931471805599453f;
         float value = -INFINITY;
         if (row_sum[r] > 0.f) {
-          // row_sum holds 448·sum(2^(x - m_used)).
-          value = (m_used[r] + __log2f(row_sum[r]) - kLog2Fp8Max) * kLn2;
+          constexpr float kLog2Fp8Max = 8.807354922057604f;  // row_sum holds 448·sum(P)
+          value = (row_max[r] + __log2f(row_sum[r]) - kLog2Fp8Max) * kLn2;
           if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
         }
         a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
