@@ -47,7 +47,42 @@
 #define SAGEATTN_SM90_EARLY_HANDOVER 0
 #endif
 
+// 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
+// stamps the SM clock at six points of every turn of the third launch into device memory; a
+// one-thread kernel launched after each prints them once ("sm90trace" lines;
+// kernels/tests/trace_summary.py turns them into phase durations). Not printed by the kernel
+// itself: a call (printf) in it makes ptxas serialize every wgmma. Measurement only.
+#ifndef SAGEATTN_SM90_TRACE
+#define SAGEATTN_SM90_TRACE 0
+#endif
+
 namespace sageattn::detail {
+
+#if SAGEATTN_SM90_TRACE
+constexpr int kTraceTurns = 64;
+__device__ long long g_sm90_trace[2][kTraceTurns][6];
+__device__ unsigned g_sm90_trace_launch[2];
+__device__ int g_sm90_trace_blocks;
+__device__ bool g_sm90_trace_printed;
+
+template <int D>
+__global__ void sm90_trace_print() {
+  if (g_sm90_trace_launch[0] < 3 || g_sm90_trace_launch[1] < 3 || g_sm90_trace_printed) return;
+  g_sm90_trace_printed = true;
+  const int blocks = g_sm90_trace_blocks;
+  for (int wg = 0; wg < 2; ++wg) {
+    for (int i = 0; i < min(blocks + 1, kTraceTurns); ++i) {
+      const long long* t = g_sm90_trace[wg][i];
+      printf("sm90trace D=%d blocks=%d wg=%d turn=%d %lld %lld %lld %lld %lld %lld\n", D, blocks,
+             wg, i, t[0], t[1], t[2], t[3], t[4], t[5]);
+    }
+  }
+}
+#define SM90_TRACE(point) \
+  if (tracing && nb < kTraceTurns) g_sm90_trace[wg][nb][point] = clock64()
+#else
+#define SM90_TRACE(point)
+#endif
 
 template <int D>
 struct Sm90Config {
@@ -293,13 +328,20 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // Turns 0..n_blocks; none at all when no key is visible (causal rows before the first
     // key): the turn protocol's first arrival is made only when there are turns.
     const int turns = n_blocks > 0 ? n_blocks + 1 : 0;
+#if SAGEATTN_SM90_TRACE
+    bool tracing = w == 0 && lane == 0 && blockIdx.x == gridDim.x / 2 && head == 0 && batch == 0;
+    if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
+    if (tracing) g_sm90_trace_blocks = n_blocks;
+#endif
     for (int nb = 0; nb < turns; ++nb) {
+      SM90_TRACE(0);  // turn requested: waits for K/V and for the other warpgroup follow
       const bool has_qk = nb<n_blocks, has_pv = nb> 0;
       const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
       const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
       if (has_qk) sm90::mbarrier_wait(&k_full[stage], phase);
       if (has_pv) sm90::mbarrier_wait(&v_full[prev_stage], prev_phase);
       if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);
+      SM90_TRACE(1);  // turn acquired
       // (No fence on S and O' before their wgmma: the first k-step overwrites them, so their
       // old values are dead; a fence would keep them alive through the softmax.)
       if (has_pv) {
@@ -318,6 +360,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         // O' is merged before S is issued: with both in flight, O, O', S and P would need
         // ~250 registers and O would spill.
         sm90::wgmma_wait<0>();
+        SM90_TRACE(2);  // P·V landed
         sm90::fence_operands(o_block);
 #pragma unroll
         for (int c = 0; c < kBlockN / 32; ++c)
@@ -344,6 +387,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(wg == 1 && nb == n_blocks)) {
         sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
       }
+      SM90_TRACE(3);  // merged, Q·Kᵀ issued, turn handed over
       // The 8 scales of this block's 16-key column groups, times Q's: loaded after Q·Kᵀ is
       // issued and the turn handed over, so that their latency hides behind the wgmma and
       // does not hold the turn (ncu: a long-scoreboard stall in the turn when loaded before).
@@ -371,6 +415,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
           kscale[grp] *= q_scale;
       }
       sm90::wgmma_wait<0>();
+      SM90_TRACE(4);  // Q·Kᵀ landed
 
       if (has_qk) {
         // ---- softmax of S(nb) into P(nb)'s e4m3 fragments ----
@@ -390,6 +435,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         rescale_pending[0] = rescale_new[0];
         rescale_pending[1] = rescale_new[1];
       }
+      SM90_TRACE(5);  // softmax done
     }
 
     // ---- epilogue: normalise, write O (and the LSE) ----
@@ -494,6 +540,9 @@ cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_
   }
   const dim3 grid((a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM, a.heads_q, batch);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
+#if SAGEATTN_SM90_TRACE
+  sm90_trace_print<D><<<1, 1, 0, stream>>>();
+#endif
   return cudaGetLastError();
 }
 
