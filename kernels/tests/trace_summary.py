@@ -14,10 +14,8 @@ import re
 import statistics
 import sys
 
-# Stamp k is taken at POINTS[k]; phase k runs from stamp k to stamp k+1 (the last to the next
-# turn's stamp 0).
-POINTS = ["turn requested", "turn acquired", "P·V landed", "handed over", "Q·Kᵀ landed",
-          "softmax done"]
+# The kernel stamps at: turn requested, turn acquired, P·V landed, handed over, Q·Kᵀ landed,
+# softmax done. Phase k runs from stamp k to stamp k+1 (the last to the next turn's stamp 0).
 PHASES = ["wait for K/V and the turn", "P·V issue and wait", "merge, Q·Kᵀ issue, handover",
           "K scales, Q·Kᵀ wait", "softmax", "loop back"]
 LINE = re.compile(r"sm90trace D=(\d+) blocks=(\d+) wg=(\d) turn=(\d+)((?: -?\d+){6})")

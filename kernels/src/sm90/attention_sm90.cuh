@@ -78,10 +78,14 @@ __global__ void sm90_trace_print() {
     }
   }
 }
-#define SM90_TRACE(point) \
-  if (tracing && nb < kTraceTurns) g_sm90_trace[wg][nb][point] = clock64()
+#define SM90_TRACE(point)                                                     \
+  do {                                                                        \
+    if (tracing && nb < kTraceTurns) g_sm90_trace[wg][nb][point] = clock64(); \
+  } while (0)
 #else
-#define SM90_TRACE(point)
+#define SM90_TRACE(point) \
+  do {                    \
+  } while (0)
 #endif
 
 template <int D>
