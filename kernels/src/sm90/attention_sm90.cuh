@@ -49,23 +49,11 @@
 #define SAGEATTN_SM90_EARLY_HANDOVER 0
 #endif
 
-// Where O' is merged into O. 0: in the turn, before Q·Kᵀ is issued (the turn waits for P·V).
-// 1: Q·Kᵀ is issued right behind P·V, the turn handed over, then O' merged once it landed
-// (while Q·Kᵀ runs). 2: as 1, but the turn is handed over after the merge.
-#ifndef SAGEATTN_SM90_MERGE_AFTER_QK
-#define SAGEATTN_SM90_MERGE_AFTER_QK 0
-#endif
-// 1: P goes through shared memory (stmatrix; the P·V wgmma reads A from there), which frees its
-// 16 registers; 0: P stays in registers (the RS wgmma).
-#ifndef SAGEATTN_SM90_P_SMEM
-#define SAGEATTN_SM90_P_SMEM 0
-#endif
-
 // How many of the 16 column groups (4 scores each per thread) of an S tile take their exp2 from
 // a polynomial on the FMA pipe (exp2_fma.h) instead of the MUFU unit, spread evenly over the
 // tile: the MUFU would otherwise be as busy as the tensor cores at d=128 (kernels/NOTES.md).
 #ifndef SAGEATTN_SM90_FMA_EXP2
-#define SAGEATTN_SM90_FMA_EXP2 0
+#define SAGEATTN_SM90_FMA_EXP2 4
 #endif
 
 // 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
@@ -118,10 +106,7 @@ struct Sm90Config {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr bool kPInSmem = SAGEATTN_SM90_P_SMEM != 0;
-  static constexpr bool kMergeAfterQk = SAGEATTN_SM90_MERGE_AFTER_QK != 0;
-  static constexpr bool kMergeInTurn = SAGEATTN_SM90_MERGE_AFTER_QK != 1;
-  static constexpr bool kEarlyHandover = SAGEATTN_SM90_EARLY_HANDOVER != 0 && !kMergeAfterQk;
+  static constexpr bool kEarlyHandover = SAGEATTN_SM90_EARLY_HANDOVER != 0;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
   // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
@@ -138,15 +123,12 @@ struct Sm90Config {
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
-  // P of one consumer warpgroup (kPInSmem): 64 rows of kBlockN e4m3 keys, 128-byte swizzle.
-  static constexpr int kPBytes = 64 * kBlockN;
-  static constexpr int kPOffset = kVOffset + kStages * kVBytes;
-  static constexpr int kBarrierOffset = kPOffset + (kPInSmem ? kConsumers * kPBytes : 0);
+  static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
   static constexpr int kBarriers = 1 + 3 * kStages;  // q_full; k_full, v_full, empty per stage
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
   static constexpr int kSmemBytes = kBarrierOffset + kBarriers * 8 + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
-                    kVBytes % 1024 == 0 && kPOffset % 1024 == 0 && kPBytes % 1024 == 0,
+                    kVBytes % 1024 == 0,
                 "swizzled tiles start on 1024-byte boundaries");
 };
 
@@ -165,7 +147,8 @@ constexpr bool exp2_on_fma(int j, int groups) {
 
 // Online softmax of one 64x128 S tile of a consumer warpgroup (exp2 domain), written straight
 // into the e4m3 A fragments of the P·V wgmma. Per element: one FFMA (dequantization, minus the
-// row max, plus log2 448 so that P arrives scaled for e4m3) and ex2; the row sums come from
+// row max, plus log2 448 so that P arrives scaled for e4m3) and ex2 (MUFU, or for a quarter of
+// the columns a polynomial on the FMA pipe: SAGEATTN_SM90_FMA_EXP2); the row sums come from
 // the tensor cores (V's ones rows). The row max is taken over the integer scores per group of
 // equal scale (16 keys), so that unmasked tiles never convert all 64 scores first.
 // kMasked: tiles with keys past kv_len or above the causal diagonal; `visible(j, e)` says
@@ -352,16 +335,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
 
     sm90::mbarrier_wait(q_full, 0);
     const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
-    // kPInSmem: this warpgroup's P tile, in the layout of a TMA tile with 128-byte swizzle
-    // (row-major, 16-byte chunk k of row r at chunk k ^ (r % 8)). stmatrix matrix i = 2·half + r
-    // of k-step c holds rows 16w + 8r .. +7, chunk 2c + half: exactly register pa[c][i] of the
-    // A fragment (row g + 8r, keys 32c + 16·half + 4t .. +3). Lane l addresses row l % 8 of
-    // matrix l / 8.
-    unsigned char* const s_p = smem + Cfg::kPOffset + wg * Cfg::kPBytes;
-    const int p_row = lane % 8, p_matrix = lane / 8;
-    unsigned char* const p_row_address = s_p + (16 * w + 8 * (p_matrix % 2) + p_row) * kBlockN;
-    const int p_half = p_matrix / 2;
-    const std::uint64_t p_desc = sm90::make_smem_desc<128>(s_p);
 
     // Turn nb runs O'(nb-1) = P(nb-1)·V(nb-1) and S(nb) = Q·K(nb)ᵀ back to back, then the
     // softmax of S(nb): the P·V lags one block so that each warpgroup's tensor-core work comes
@@ -377,19 +350,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
     if (tracing) g_sm90_trace_blocks = n_blocks;
 #endif
-    // O' landed: release its K/V stage, O = O·rescale + O'.
-    auto merge_block = [&](int released_stage) {
-      sm90::fence_operands(o_block);
-      if constexpr (!Cfg::kPInSmem) {
-#pragma unroll
-        for (int c = 0; c < kBlockN / 32; ++c)
-          sm90::fence_operands(pa[c]);
-      }
-      if (lane == 0) sm90::mbarrier_arrive(&empty[released_stage]);
-#pragma unroll
-      for (int i = 0; i < Cfg::kVRows / 2; ++i)
-        o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
-    };
     // Turn nb of 0 .. n_blocks. has_pv and has_qk are compile-time (std::bool_constant): the
     // first turn has no P·V, the last no Q·Kᵀ, and they are peeled off the loop so that no
     // branch lies between a wgmma's issue and its wait: where ptxas cannot tell which group a
@@ -410,31 +370,27 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         const std::uint64_t v_desc =
             sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
         sm90::wgmma_fence();
-        if constexpr (Cfg::kPInSmem) {
-          // (Every thread's P is in shared memory: the ping-pong barrier just passed, or below.)
-          sm90::wgmma_e4m3_ss_overwrite(o_block, p_desc, v_desc);
+        sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
 #pragma unroll
-          for (int c = 1; c < kBlockN / 32; ++c) {
-            sm90::wgmma_e4m3_ss(o_block, sm90::advance_desc(p_desc, c * 32),
-                                sm90::advance_desc(v_desc, c * 32));
-          }
-        } else {
-          sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
-#pragma unroll
-          for (int c = 1; c < kBlockN / 32; ++c)
-            sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
-        }
+        for (int c = 1; c < kBlockN / 32; ++c)
+          sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
         sm90::wgmma_commit();
-        if constexpr (!Cfg::kMergeAfterQk) {
-          if (Cfg::kPingPong && Cfg::kEarlyHandover && !(wg == 1 && !has_qk)) {
-            sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
-          }
-          // O' is merged before S is issued: with both in flight, O, O', S and P would need
-          // ~250 registers and O would spill.
-          sm90::wgmma_wait<0>();
-          SM90_TRACE(2);  // P·V landed
-          merge_block(prev_stage);
+        if (Cfg::kPingPong && Cfg::kEarlyHandover && !(wg == 1 && !has_qk)) {
+          sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
         }
+        // O' is merged before S is issued. (Issuing S right behind P·V and merging while it
+        // runs, with or without P moved to shared memory to free registers, measured no gain:
+        // kernels/NOTES.md, s15.)
+        sm90::wgmma_wait<0>();
+        SM90_TRACE(2);  // P·V landed
+        sm90::fence_operands(o_block);
+#pragma unroll
+        for (int c = 0; c < kBlockN / 32; ++c)
+          sm90::fence_operands(pa[c]);
+        if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+        for (int i = 0; i < Cfg::kVRows / 2; ++i)
+          o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
       }
       if constexpr (has_qk) {
         // ---- S(nb) = Q·K(nb)ᵀ ----
@@ -450,25 +406,10 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         sm90::wgmma_commit();
       }
       // Warpgroup 1's last turn has no successor: its arrival would be left over.
-      auto hand_over = [&] {
-        if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(wg == 1 && !has_qk)) {
-          sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
-        }
-      };
-      if constexpr (!Cfg::kMergeInTurn) hand_over();
-      SM90_TRACE(3);  // (merged,) Q·Kᵀ issued, turn handed over
-      if constexpr (Cfg::kMergeAfterQk) {
-        if constexpr (has_pv) {  // O'(nb-1) lands first (committed first) while Q·Kᵀ runs on
-          if constexpr (has_qk) {
-            sm90::wgmma_wait<1>();
-          } else {
-            sm90::wgmma_wait<0>();
-          }
-          SM90_TRACE(2);  // P·V landed
-          merge_block(prev_stage);
-        }
+      if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(wg == 1 && !has_qk)) {
+        sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
       }
-      if constexpr (Cfg::kMergeInTurn) hand_over();
+      SM90_TRACE(3);  // merged, Q·Kᵀ issued, turn handed over
       // The 8 scales of this block's 16-key column groups, times Q's: loaded after Q·Kᵀ is
       // issued and the turn handed over, so that their latency hides behind the wgmma and
       // does not hold the turn (ncu: a long-scoreboard stall in the turn when loaded before).
@@ -515,15 +456,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         }
         rescale_pending[0] = rescale_new[0];
         rescale_pending[1] = rescale_new[1];
-        if constexpr (Cfg::kPInSmem) {
-          // P(nb) to this warpgroup's tile; P·V(nb-1), its last reader, landed above. Fenced for
-          // the wgmma (async proxy); the next turn's barrier orders it for the other threads.
-#pragma unroll
-          for (int c = 0; c < kBlockN / 32; ++c)
-            sm90::stmatrix_x4(p_row_address + (((2 * c + p_half) ^ p_row) << 4), pa[c]);
-          sm90::fence_proxy_async();
-          if (!Cfg::kPingPong) sm90::named_barrier_sync(3 + wg, 128);
-        }
       }
       SM90_TRACE(5);  // softmax done
     };

@@ -51,16 +51,6 @@ __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-// ---- stmatrix (PTX ISA: stmatrix): four 8x8 matrices of 16-bit elements to shared memory in
-// one instruction. Register i of the thread (lane l) goes to matrix i, row l/4, bytes 4(l%4) ..
-// +3 of that row's 16; lane l gives the address of row l%8 of matrix l/8. ----
-__device__ __forceinline__ void stmatrix_x4(const void* row_address, const unsigned (&r)[4]) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
-                   smem_address(row_address)),
-               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
-               : "memory");
-}
-
 // ---- bulk tensor copy (PTX ISA: cp.async.bulk.tensor): one 3-D box of `map` at coordinates
 // (c0 innermost) into shared memory, completing `bar`'s transaction count. Out-of-bounds
 // elements arrive as zeros. ----
