@@ -22,7 +22,6 @@
 // past the padded lengths arrive from the TMA as zeros; keys past kv_len are masked.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <cuda.h>
@@ -55,13 +54,6 @@
 // tile: the MUFU would otherwise be as busy as the tensor cores at d=128 (kernels/NOTES.md).
 #ifndef SAGEATTN_SM90_FMA_EXP2
 #define SAGEATTN_SM90_FMA_EXP2 4
-#endif
-
-// 1: persistent CTAs, one per SM, each walking query tiles (grid-stride); the K/V ring and Q's
-// two buffers run on from one tile to the next, so that the next tile's loads overlap this
-// tile's last blocks and epilogue. 0: one CTA per tile (the same code, a grid of all tiles).
-#ifndef SAGEATTN_SM90_PERSISTENT
-#define SAGEATTN_SM90_PERSISTENT 0
 #endif
 
 // 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
@@ -128,12 +120,11 @@ struct Sm90Config {
   static constexpr int kVRows = D + 8;
   static constexpr int kVLoadBytes = D * kBlockN;  // what the TMA brings
   static constexpr int kVBytes = kVRows * kBlockN;
-  static constexpr int kQOffset = 0;  // two buffers: the next tile's Q loads during this one
-  static constexpr int kKOffset = kQOffset + 2 * kQBytes;
+  static constexpr int kQOffset = 0;
+  static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
-  // q_full, q_empty per Q buffer; k_full, v_full, empty per stage
-  static constexpr int kBarriers = 4 + 3 * kStages;
+  static constexpr int kBarriers = 1 + 3 * kStages;  // q_full; k_full, v_full, empty per stage
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
   static constexpr int kSmemBytes = kBarrierOffset + kBarriers * 8 + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
@@ -146,38 +137,7 @@ struct Sm90Config {
 struct Sm90Args {
   CUtensorMap q_map, k_map, v_map;
   AttentionArgs a;
-  int m_blocks;  // query tiles per (batch, head)
-  int tiles;     // m_blocks · heads_q · batch
 };
-
-// One CTA's unit of work: kBlockM query rows of one (batch, head) against its visible keys.
-struct Sm90Tile {
-  int m0, head, batch, q_bh, kv_bh;
-  int n_blocks;  // key blocks of kBlockN with a visible key
-};
-
-// Tile t of the walk: head by head (the CTAs running at once share K and V in L2; measured: an
-// order over all heads at once made causal 13% slower at 16k), and under causal masking each
-// head's longest rows first, so that the last tiles to start are short ones.
-template <int kBlockM, int kBlockN>
-__device__ __forceinline__ Sm90Tile sm90_tile(const AttentionArgs& a, int t, int m_blocks) {
-  const int heads = a.heads_q;
-  const int hb = t / m_blocks;
-  const int m_block = a.causal ? m_blocks - 1 - t % m_blocks : t % m_blocks;
-  Sm90Tile tile;
-  tile.batch = hb / heads;
-  tile.head = hb % heads;
-  tile.m0 = m_block * kBlockM;
-  tile.q_bh = hb;
-  tile.kv_bh = tile.batch * a.heads_kv + tile.head / (heads / a.heads_kv);
-  int n_blocks = (a.kv_len + kBlockN - 1) / kBlockN;
-  if (a.causal) {
-    const int last_key = tile.m0 + kBlockM - 1 + (a.kv_len - a.qo_len);  // bottom-right aligned
-    n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
-  }
-  tile.n_blocks = n_blocks;
-  return tile;
-}
 
 // Whether column group j (of 16) of an S tile takes the FMA pipe's exp2: `groups` of them,
 // evenly spread (j where floor((j+1)·groups/16) steps).
@@ -283,23 +243,31 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   unsigned char* s_k = smem + Cfg::kKOffset;
   unsigned char* s_v = smem + Cfg::kVOffset;
   auto* barriers = reinterpret_cast<std::uint64_t*>(smem + Cfg::kBarrierOffset);
-  std::uint64_t* q_full = barriers;    // [2]
-  std::uint64_t* q_empty = barriers + 2;  // [2]
-  std::uint64_t* k_full = barriers + 4;
+  std::uint64_t* q_full = barriers;
+  std::uint64_t* k_full = barriers + 1;
   std::uint64_t* v_full = k_full + kStages;
   std::uint64_t* empty = v_full + kStages;
 
+  // Longest rows first under causal masking: they have the most key blocks.
+  const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int head = blockIdx.y, batch = blockIdx.z;
+  const int kv_head = head / (a.heads_q / a.heads_kv);
+  const int m0 = m_block * kBlockM;
   const int causal_offset = a.kv_len - a.qo_len;  // bottom-right alignment
+  int n_blocks = (a.kv_len + kBlockN - 1) / kBlockN;
+  if (a.causal) {
+    const int last_key = m0 + kBlockM - 1 + causal_offset;
+    n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
+  }
+  const int q_bh = batch * a.heads_q + head;
+  const int kv_bh = batch * a.heads_kv + kv_head;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
   if (threadIdx.x == 0) {
     sm90::prefetch_tensor_map(&args.q_map);
     sm90::prefetch_tensor_map(&args.k_map);
     sm90::prefetch_tensor_map(&args.v_map);
-    for (int b = 0; b < 2; ++b) {
-      sm90::mbarrier_init(&q_full[b], 1);
-      sm90::mbarrier_init(&q_empty[b], Cfg::kConsumers * 4);  // every consumer warp releases
-    }
+    sm90::mbarrier_init(q_full, 1);
     for (int s = 0; s < kStages; ++s) {
       sm90::mbarrier_init(&k_full[s], 1);
       sm90::mbarrier_init(&v_full[s], 1);
@@ -321,28 +289,19 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // ---- producer ----
     sm90::release_registers<Cfg::kProducerRegisters>();
     if (warp == 0 && lane == 0) {
-      // `loaded` counts K/V blocks over all of this CTA's tiles: the ring runs on across tiles.
-      int loaded = 0, tile_count = 0;
-      for (int tile = blockIdx.x; tile < args.tiles; tile += gridDim.x, ++tile_count) {
-        const Sm90Tile tw = sm90_tile<kBlockM, kBlockN>(a, tile, args.m_blocks);
-        // Q buffer qb was last used by tile_count - 2, whose release completed phase
-        // (tile_count / 2 - 1); the first use of each waits on the phase before 0: no wait.
-        const int qb = tile_count & 1;
-        sm90::mbarrier_wait(&q_empty[qb], ((tile_count >> 1) & 1) ^ 1);
-        sm90::mbarrier_arrive_expect_tx(&q_full[qb], Cfg::kQBytes);
-        sm90::tma_load_3d(s_q + qb * Cfg::kQBytes, &args.q_map, &q_full[qb], 0, tw.m0, tw.q_bh);
-        for (int nb = 0; nb < tw.n_blocks; ++nb, ++loaded) {
-          const int stage = loaded % kStages;
-          // Stage `stage` was last filled kStages blocks ago; its release completed phase
-          // (loaded / kStages - 1). The first round waits on the phase before 0: no wait.
-          sm90::mbarrier_wait(&empty[stage], ((loaded / kStages) & 1) ^ 1);
-          sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
-          sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0,
-                            nb * kBlockN, tw.kv_bh);
-          sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
-          sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN,
-                            0, tw.kv_bh);
-        }
+      sm90::mbarrier_arrive_expect_tx(q_full, Cfg::kQBytes);
+      sm90::tma_load_3d(s_q, &args.q_map, q_full, 0, m0, q_bh);
+      for (int nb = 0; nb < n_blocks; ++nb) {
+        const int stage = nb % kStages;
+        // Stage `stage` was last filled for block nb - kStages; its release completed phase
+        // (nb / kStages - 1). The first round waits on the phase before phase 0: no wait.
+        sm90::mbarrier_wait(&empty[stage], ((nb / kStages) & 1) ^ 1);
+        sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
+        sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, nb * kBlockN,
+                          kv_bh);
+        sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
+        sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
+                          kv_bh);
       }
     }
   } else {
@@ -351,39 +310,31 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     sm90::claim_registers<Cfg::kConsumerRegisters>();
     const int wg = warp / 4 - 1;  // consumer warpgroup: rows m0 + 64·wg ...
     const int w = warp % 4, g = lane / 4, t = lane % 4;
-    const int q_scales_per_head = a.q_pad / a.q_rows;
-    const int k_scale_last = a.kv_pad / a.k_rows - 1;
-    // k_rows is 16 or 64 (a power of two): shifts, not 16 integer divisions per key block.
-    const int k_shift = __ffs(a.k_rows) - 1;
-    // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
-    // 448·P (the ones columns).
-    float o[Cfg::kVRows / 2];
-    float o_block[Cfg::kVRows / 2];  // P·V of one block, merged into O after it lands
-    unsigned pa[kBlockN / 32][4];    // P of the previous block as e4m3 A fragments
-    int s[kBlockN / 2];
-
-    // `consumed` counts K/V blocks over all of this CTA's tiles, as the producer's `loaded`.
-    int consumed = 0, tile_count = 0;
-    for (int tile = blockIdx.x; tile < args.tiles; tile += gridDim.x, ++tile_count) {
-    const Sm90Tile tw = sm90_tile<kBlockM, kBlockN>(a, tile, args.m_blocks);
-    const int m0 = tw.m0, head = tw.head, batch = tw.batch, q_bh = tw.q_bh, kv_bh = tw.kv_bh;
-    const int n_blocks = tw.n_blocks;
     const int warp_row0 = m0 + 64 * wg + 16 * w;  // this warp's 16 rows; thread rows g, g + 8
+    const int q_scales_per_head = a.q_pad / a.q_rows;
     // Rows past q_pad exist only in the last tile's second warpgroup: Q is zeros there, and
     // the scale is 0 (not read past the array).
     const float q_scale =
         warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
     const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
+    const int k_scale_last = a.kv_pad / a.k_rows - 1;
+    // k_rows is 16 or 64 (a power of two): shifts, not 16 integer divisions per key block.
+    const int k_shift = __ffs(a.k_rows) - 1;
+
+    // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
+    // 448·P (the ones columns).
+    float o[Cfg::kVRows / 2];
+    float o_block[Cfg::kVRows / 2];  // P·V of one block, merged into O after it lands
 #pragma unroll
     for (int i = 0; i < Cfg::kVRows / 2; ++i)
       o[i] = 0.f;
     float row_max[2] = {-INFINITY, -INFINITY};
     float rescale_pending[2] = {1.f, 1.f};  // O's factor for the block whose P·V is in flight
+    unsigned pa[kBlockN / 32][4];           // P of the previous block as e4m3 A fragments
+    int s[kBlockN / 2];
 
-    const int qb = tile_count & 1;
-    sm90::mbarrier_wait(&q_full[qb], (tile_count >> 1) & 1);
-    const std::uint64_t q_desc =
-        sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + qb * Cfg::kQBytes + wg * 64 * D);
+    sm90::mbarrier_wait(q_full, 0);
+    const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
 
     // Turn nb runs O'(nb-1) = P(nb-1)·V(nb-1) and S(nb) = Q·K(nb)ᵀ back to back, then the
     // softmax of S(nb): the P·V lags one block so that each warpgroup's tensor-core work comes
@@ -395,7 +346,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       sm90::named_barrier_arrive(kBarrierBase + 0, 256);  // warpgroup 0 issues first
     }
 #if SAGEATTN_SM90_TRACE
-    bool tracing = w == 0 && lane == 0 && tile == args.m_blocks / 2 && !a.causal;
+    bool tracing = w == 0 && lane == 0 && blockIdx.x == gridDim.x / 2 && head == 0 && batch == 0;
     if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
     if (tracing) g_sm90_trace_blocks = n_blocks;
 #endif
@@ -406,9 +357,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     auto turn = [&](int nb, auto has_pv_c, auto has_qk_c) __attribute__((always_inline)) {
       constexpr bool has_pv = decltype(has_pv_c)::value, has_qk = decltype(has_qk_c)::value;
       SM90_TRACE(0);  // turn requested: waits for K/V and for the other warpgroup follow
-      const int it = consumed + nb;  // block nb's place in the K/V ring's sequence
-      const int stage = it % kStages, prev_stage = (it + kStages - 1) % kStages;
-      const unsigned phase = (it / kStages) & 1, prev_phase = ((it - 1) / kStages) & 1;
+      const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
+      const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
       if constexpr (has_qk) sm90::mbarrier_wait(&k_full[stage], phase);
       if constexpr (has_pv) sm90::mbarrier_wait(&v_full[prev_stage], prev_phase);
       if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);
@@ -517,9 +467,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         turn(nb, std::true_type{}, std::true_type{});
       turn(n_blocks, std::true_type{}, std::false_type{});
     }
-    consumed += n_blocks;
-    // Every Q·Kᵀ of this tile has landed: Q's buffer may take the tile after next.
-    if (lane == 0) sm90::mbarrier_arrive(&q_empty[qb]);
 
     // ---- epilogue: normalise, write O (and the LSE) ----
     // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
@@ -562,7 +509,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
       }
     }
-    }  // tiles
   }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 }
@@ -622,20 +568,7 @@ cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_
                                            Cfg::kSmemBytes)) {
     return e;
   }
-  args.m_blocks = (a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM;
-  const long long tiles = static_cast<long long>(args.m_blocks) * a.heads_q * batch;
-  if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  args.tiles = static_cast<int>(tiles);
-  int grid = args.tiles;
-  if (SAGEATTN_SM90_PERSISTENT) {  // one CTA per SM (a CTA fills an SM's shared memory)
-    int device = 0, sms = 0;
-    if (cudaError_t e = cudaGetDevice(&device)) return e;
-    if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) {
-      return e;
-    }
-    grid = std::min(grid, sms);
-  }
-  if (grid == 0) return cudaSuccess;
+  const dim3 grid((a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM, a.heads_q, batch);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
 #if SAGEATTN_SM90_TRACE
   sm90_trace_print<D><<<1, 1, 0, stream>>>();
