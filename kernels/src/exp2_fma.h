@@ -53,7 +53,8 @@ SAGEATTN_EXP2_INLINE float exp2_fma(float x) {
   const float p = fmaf(fmaf(0.238426760f, f, 0.703444890f), f, 1.00044305f);
   // (0x4B400000 + j) << 23 ≡ j << 23 (mod 2^32): the bias's set bits all shift out.
   const std::uint32_t exponent = static_cast<std::uint32_t>(float_bits(shifted)) << 23;
-  return bits_float(static_cast<std::int32_t>(static_cast<std::uint32_t>(float_bits(p)) + exponent));
+  return bits_float(
+      static_cast<std::int32_t>(static_cast<std::uint32_t>(float_bits(p)) + exponent));
 }
 
 }  // namespace sageattn::detail

@@ -42,8 +42,7 @@ TEST_CASE("exp2_fma maps the row max to e4m3's largest value", "[exp2_fma]") {
   CHECK(at_max < 464.f);
 }
 
-TEST_CASE("exp2_fma gives a tiny non-negative value below its range, never garbage",
-          "[exp2_fma]") {
+TEST_CASE("exp2_fma gives a tiny non-negative value below its range, never garbage", "[exp2_fma]") {
   const float inf = std::numeric_limits<float>::infinity();
   for (float x : {-126.f, -126.5f, -127.f, -200.f, -1e6f, -3.4e38f, -inf}) {
     CAPTURE(x);

@@ -23,10 +23,10 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
+#include <type_traits>
 
 #include "../attention_launch.h"
 #include "../device_primitives.cuh"
