@@ -13,6 +13,9 @@ inline constexpr int kBlockM = 64;  // query rows per attention CTA (4 warps x 1
 inline constexpr int kBlockN = 64;  // keys per attention main-loop iteration
 inline constexpr int kWarpRows = 16;
 inline constexpr float kFp8Max = 448.f;  // e4m3's largest finite value
+// The attention kernels find a key's scale with a shift by log2 of the rows per scale.
+static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) == 0,
+              "scale granularities are powers of two");
 
 inline int round_up(int x, int m) {
   return (x + m - 1) / m * m;
