@@ -410,12 +410,12 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
       }
       SM90_TRACE(3);  // merged, Q·Kᵀ issued, turn handed over
-      // The 8 scales of this block's 16-key column groups, times Q's: loaded after Q·Kᵀ is
-      // issued and the turn handed over, so that their latency hides behind the wgmma and
-      // does not hold the turn (ncu: a long-scoreboard stall in the turn when loaded before).
-      float kscale[8];
       if constexpr (has_qk) {
+        // The 8 scales of this block's 16-key column groups, times Q's: loaded after Q·Kᵀ is
+        // issued and the turn handed over, so that their latency hides behind the wgmma and
+        // does not hold the turn (ncu: a long-scoreboard stall in the turn when loaded before).
         const int n0 = nb * kBlockN;
+        float kscale[8];
         const float* ks = k_scales + (n0 >> k_shift);
         if (n0 + kBlockN > a.kv_pad) {  // the last block may reach past the scales
 #pragma unroll
@@ -435,14 +435,11 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
 #pragma unroll
         for (int grp = 0; grp < 8; ++grp)
           kscale[grp] *= q_scale;
-      }
-      sm90::wgmma_wait<0>();
-      SM90_TRACE(4);  // Q·Kᵀ landed
 
-      if constexpr (has_qk) {
+        sm90::wgmma_wait<0>();
+        SM90_TRACE(4);  // Q·Kᵀ landed
         // ---- softmax of S(nb) into P(nb)'s e4m3 fragments ----
         sm90::fence_operands(s);
-        const int n0 = nb * kBlockN;
         float rescale_new[2];
         if (n0 + kBlockN > a.kv_len || (a.causal && n0 + kBlockN - 1 > m0 + causal_offset)) {
           softmax_to_e4m3<true>(s, kscale, row_max, rescale_new, pa, [&](int j, int e) {
