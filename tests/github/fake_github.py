@@ -81,6 +81,9 @@ def make_handler(state, upload_host):
 
         def send_json(self, status, doc, headers=None):
             body = json.dumps(doc).encode()
+            # Logged before the response goes out: a client that has its answer (and a test
+            # that then reads the log) must find the request there.
+            state.log.append((self.command, self.path, status))
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -91,7 +94,6 @@ def make_handler(state, upload_host):
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(body)
-            state.log.append((self.command, self.path, status))
 
         def read_body(self):
             n = int(self.headers.get("Content-Length") or 0)
@@ -203,10 +205,10 @@ def make_handler(state, upload_host):
                     for a in assets:
                         if a["id"] == int(d.group(1)):
                             assets.remove(a)
+                            state.log.append((self.command, self.path, 204))
                             self.send_response(204)
                             self.send_header("Content-Length", "0")
                             self.end_headers()
-                            state.log.append((self.command, self.path, 204))
                             return
                 return self.send_json(404, {"message": "Not Found"})
             self.read_body()
