@@ -1,6 +1,7 @@
 // The host side of the kernel library: validation with messages a user can act on, the
 // workspace size, and dispatch to the quantization kernels and the attention instantiation.
 #include <cmath>
+#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -164,6 +165,9 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   a.o_sh = p.o.stride_head;
   a.o_ss = p.o.stride_seq;
   a.o_bf16 = p.dtype == DType::bf16;
+  a.o_rows_16b_aligned = reinterpret_cast<std::uintptr_t>(p.o.data) % 16 == 0 &&
+                         p.o.stride_batch % 8 == 0 && p.o.stride_head % 8 == 0 &&
+                         p.o.stride_seq % 8 == 0;  // 8 elements of 2 bytes
   a.lse = p.lse;
   a.heads_q = p.heads_q;
   a.heads_kv = p.heads_kv;

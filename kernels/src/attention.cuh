@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "attention_launch.h"
 #include "device_primitives.cuh"
@@ -33,6 +34,9 @@ struct AttentionConfig {
   static constexpr int kVRowBytes = PATH == PvPath::fp8 ? kBlockN : D * 2;
   static constexpr int kVBytes = PATH == PvPath::fp8 ? D * kBlockN : kBlockN * D * 2;
   static constexpr int kSmemBytes = kQBytes + 2 * kKBytes + 2 * kVBytes;
+  // log2 of the factor P is computed with: 448 (e4m3's largest value) on the fp8 path, so that
+  // P uses e4m3's whole range; the row sums carry it too, so it cancels in O = P·V / sum.
+  static constexpr float kLog2PScale = PATH == PvPath::fp8 ? 8.807354922057604f : 0.f;
   static_assert(kBlockM == 4 * kWarpRows, "4 warps of 16 rows");
 };
 
@@ -165,57 +169,101 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       }
     }
 
-    // ---- dequantize, mask, online softmax (exp2 domain) ----
+    // ---- online softmax (exp2 domain): one FFMA and one ex2 per score ----
+    // S·q_scale·k_scale is the logit in the exp2 domain (q_scale holds sm_scale·log2 e). The
+    // dequantization, the row max and (fp8 path) P's ×448 are folded into one FFMA per score:
+    // exp2(f·scale + bias) with f = kMagic + s as a float (one IADD) and
+    // bias = -kMagic·scale - m (+ log2 448). Keys share a K scale in groups of 16 (k_rows is 16
+    // or 64), so the row max is taken over the integer scores of each group and scaled once.
     const int n0 = nb * kBlockN;
-    float x[Cfg::kNTiles][4];
+    constexpr int kGroups = kBlockN / 16;  // pairs of n8 tiles
+    constexpr float kMagic = 12582912.f;   // 1.5·2^23: small_int_to_float's bias
+    constexpr float kLog2PScale = Cfg::kLog2PScale;
+    float scale[kGroups];
 #pragma unroll
-    for (int j = 0; j < Cfg::kNTiles; ++j) {
-      const float scale = q_scale * k_scales[(n0 + j * 8) >> k_shift];
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        x[j][e] = device::small_int_to_float(s[j][e]) * scale;
-    }
+    for (int i = 0; i < kGroups; ++i)
+      scale[i] = q_scale * k_scales[(n0 + 16 * i) >> k_shift];
     const bool partial = n0 + kBlockN > a.kv_len;
     const bool diagonal = a.causal && n0 + kBlockN - 1 > m0 + causal_offset;
-    if (partial || diagonal) {
-#pragma unroll
-      for (int j = 0; j < Cfg::kNTiles; ++j) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = n0 + j * 8 + 2 * t + (e & 1);
-          const int row = m0 + warp * kWarpRows + g + (e >> 1) * 8;
-          if (key >= a.kv_len || (a.causal && key > row + causal_offset)) x[j][e] = -INFINITY;
-        }
-      }
-    }
+    const bool masked = partial || diagonal;
+    // Whether accumulator element (j, e) is a key this row may see; only asked on masked blocks.
+    auto visible = [&](int j, int e) {
+      const int key = n0 + j * 8 + 2 * t + (e & 1);
+      const int row = m0 + warp * kWarpRows + g + (e >> 1) * 8;
+      return key < a.kv_len && !(a.causal && key > row + causal_offset);
+    };
     float scale_old[2];
+    float bias[2][kGroups];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float m = row_max[r];
+      if (masked) {
 #pragma unroll
-      for (int j = 0; j < Cfg::kNTiles; ++j)
-        m = fmaxf(m, fmaxf(x[j][2 * r], x[j][2 * r + 1]));
+        for (int j = 0; j < Cfg::kNTiles; ++j) {
+#pragma unroll
+          for (int e = 2 * r; e < 2 * r + 2; ++e)
+            if (visible(j, e)) m = fmaxf(m, device::small_int_to_float(s[j][e]) * scale[j / 2]);
+        }
+      } else {
+        float top[kGroups];  // scale ≥ 0, so the largest score of a group is its largest int
+#pragma unroll
+        for (int i = 0; i < kGroups; ++i) {
+          const int* lo = s[2 * i] + 2 * r;
+          const int* hi = s[2 * i + 1] + 2 * r;
+          top[i] = device::small_int_to_float(max(max(lo[0], lo[1]), max(hi[0], hi[1]))) * scale[i];
+        }
+#pragma unroll
+        for (int width = kGroups / 2; width > 0; width /= 2) {
+#pragma unroll
+          for (int i = 0; i < width; ++i)
+            top[i] = fmaxf(top[i], top[i + width]);
+        }
+        m = fmaxf(m, top[0]);
+      }
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
       // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
       const float m_use = m == -INFINITY ? 0.f : m;
       scale_old[r] = device::fast_exp2(row_max[r] - m_use);
       row_max[r] = m;
-      float sum = 0.f;
+#pragma unroll
+      for (int i = 0; i < kGroups; ++i)
+        bias[r][i] = fmaf(-kMagic, scale[i], kLog2PScale - m_use);
+    }
+    // P (×448 on the fp8 path) into x; row sums of the unrounded P, as the host reference, in
+    // two chains per row. Unmasked blocks (all but the last and the diagonal) test nothing.
+    float x[Cfg::kNTiles][4];
+    float sum[4] = {0.f, 0.f, 0.f, 0.f};
+    auto exponentiate = [&](auto masked_block) {
 #pragma unroll
       for (int j = 0; j < Cfg::kNTiles; ++j) {
-        x[j][2 * r] = device::fast_exp2(x[j][2 * r] - m_use);
-        x[j][2 * r + 1] = device::fast_exp2(x[j][2 * r + 1] - m_use);
-        sum += x[j][2 * r] + x[j][2 * r + 1];
-      }
-      row_sum[r] = row_sum[r] * scale_old[r] + sum;
-    }
 #pragma unroll
-    for (int i = 0; i < Cfg::kDTiles; ++i) {
-      o[i][0] *= scale_old[0];
-      o[i][1] *= scale_old[0];
-      o[i][2] *= scale_old[1];
-      o[i][3] *= scale_old[1];
+        for (int e = 0; e < 4; ++e) {
+          const float f = __int_as_float(s[j][e] + 0x4B400000);  // kMagic + s, exactly
+          float arg = fmaf(f, scale[j / 2], bias[e >> 1][j / 2]);
+          if constexpr (decltype(masked_block)::value) {
+            if (!visible(j, e)) arg = -INFINITY;
+          }
+          x[j][e] = device::fast_exp2(arg);
+          sum[e] += x[j][e];
+        }
+      }
+    };
+    if (masked)
+      exponentiate(std::true_type{});
+    else
+      exponentiate(std::false_type{});
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      row_sum[r] = row_sum[r] * scale_old[r] + (sum[2 * r] + sum[2 * r + 1]);
+    if constexpr (PATH != PvPath::fp8) {  // the fp8 path folds this into its FP32 merge below
+#pragma unroll
+      for (int i = 0; i < Cfg::kDTiles; ++i) {
+        o[i][0] *= scale_old[0];
+        o[i][1] *= scale_old[0];
+        o[i][2] *= scale_old[1];
+        o[i][3] *= scale_old[1];
+      }
     }
 
     // ---- O += P V ----
@@ -231,10 +279,8 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
           const int j = 4 * c + 2 * half;
 #pragma unroll
           for (int r = 0; r < 2; ++r) {
-            const unsigned lo =
-                device::pack_e4m3x2(x[j][2 * r] * kFp8Max, x[j][2 * r + 1] * kFp8Max);
-            const unsigned hi =
-                device::pack_e4m3x2(x[j + 1][2 * r] * kFp8Max, x[j + 1][2 * r + 1] * kFp8Max);
+            const unsigned lo = device::pack_e4m3x2(x[j][2 * r], x[j][2 * r + 1]);
+            const unsigned hi = device::pack_e4m3x2(x[j + 1][2 * r], x[j + 1][2 * r + 1]);
             pa[c][2 * half + r] = lo | (hi << 16);
           }
         }
@@ -247,10 +293,10 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
         float acc[4] = {0.f, 0.f, 0.f, 0.f};
         device::mma_e4m3(acc, pa[0], b[0], b[1]);
         device::mma_e4m3(acc, pa[1], b[2], b[3]);
-        o[dt][0] += acc[0];
-        o[dt][1] += acc[1];
-        o[dt][2] += acc[2];
-        o[dt][3] += acc[3];
+        o[dt][0] = fmaf(o[dt][0], scale_old[0], acc[0]);  // the rescale rides on the merge
+        o[dt][1] = fmaf(o[dt][1], scale_old[0], acc[1]);
+        o[dt][2] = fmaf(o[dt][2], scale_old[1], acc[2]);
+        o[dt][3] = fmaf(o[dt][3], scale_old[1], acc[3]);
       }
     } else {
       unsigned pa[kBlockN / 16][4];
@@ -287,28 +333,35 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
     inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
   }
-  const float* v_amax = PATH == PvPath::fp8 ? a.v_amax + k_head * D : nullptr;
+  float2 col_scale[Cfg::kDTiles];
 #pragma unroll
   for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
-    const int d = dt * 8 + 2 * t;
-    float cs0 = 1.f, cs1 = 1.f;
+    col_scale[dt] = make_float2(1.f, 1.f);
     if constexpr (PATH == PvPath::fp8) {
-      // P was scaled by 448 and V by 448 / amax: undo both.
-      constexpr float kUnscale = 1.f / (kFp8Max * kFp8Max);  // a product: no division in SASS
-      cs0 = v_amax[d] * kUnscale;
-      cs1 = v_amax[d + 1] * kUnscale;
+      // V was scaled by 448 / amax: undo it. (P's 448 is in row_sum too, so it cancels.) Read
+      // through the read-only path, which tells the compiler that the stores of O cannot change
+      // it: with a plain load each waited for the stores before it, one round trip per column
+      // tile (kernels/NOTES.md, the Hopper kernel's s17).
+      const float2 amax =
+          __ldg(reinterpret_cast<const float2*>(a.v_amax + k_head * D + dt * 8 + 2 * t));
+      col_scale[dt] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
     }
+  }
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = m0 + warp * kWarpRows + g + r * 8;
-      if (row >= a.qo_len) continue;
-      const float v0 = o[dt][2 * r] * cs0 * inv[r], v1 = o[dt][2 * r + 1] * cs1 * inv[r];
-      const std::int64_t at =
-          batch * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(row) * a.o_ss + d;
-      unsigned packed = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
-                                 : device::pack_16bit_x2<half>(v0, v1);
-      *reinterpret_cast<unsigned*>(static_cast<std::uint16_t*>(a.o) + at) = packed;
+  for (int r = 0; r < 2; ++r) {
+    const int row = m0 + warp * kWarpRows + g + r * 8;
+    unsigned words[Cfg::kDTiles];  // columns 8·dt + 2t, 8·dt + 2t + 1
+#pragma unroll
+    for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
+      const float v0 = o[dt][2 * r] * col_scale[dt].x * inv[r];
+      const float v1 = o[dt][2 * r + 1] * col_scale[dt].y * inv[r];
+      words[dt] = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
+                           : device::pack_16bit_x2<half>(v0, v1);
     }
+    const bool active = row < a.qo_len;
+    std::uint16_t* o_row = static_cast<std::uint16_t*>(a.o) + batch * a.o_sb + head * a.o_sh +
+                           static_cast<std::int64_t>(active ? row : 0) * a.o_ss;
+    device::store_accumulator_row(words, o_row, active, a.o_rows_16b_aligned, t);
   }
   if (a.lse != nullptr && t == 0) {
 #pragma unroll
@@ -318,7 +371,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       constexpr float kLn2 = 0.6931471805599453f;
       float value = -INFINITY;
       if (row_sum[r] > 0.f) {
-        value = (row_max[r] + __log2f(row_sum[r])) * kLn2;
+        value = (row_max[r] + __log2f(row_sum[r]) - Cfg::kLog2PScale) * kLn2;
         if (a.q_km != nullptr) value += a.q_km[q_head * a.q_pad + row];
       }
       a.lse[q_head * a.qo_len + row] = value;

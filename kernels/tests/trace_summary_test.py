@@ -33,6 +33,21 @@ def main():
     assert cycles["period"] == [210] * 3, cycles["period"]
     # A log without trace lines is an error with a message, not a traceback.
     assert trace_summary.parse("no stamps here") == {}
+
+    # Two CTAs on one SM, printed out of order; warpgroup 1 reaches each milestone later.
+    def cta(n, entry):
+        # entry, set_up +100, q +300, first0/1 +1000/+1100, loop_end0/1 +5000/+5200, end0/1 +5600/+5900
+        offsets = [0, 100, 300, 1000, 1100, 5000, 5200, 5600, 5900]
+        return f"sm90cta D=128 cta={n} sm=0 " + " ".join(str(entry + o) for o in offsets)
+    ctas = trace_summary.parse_ctas("\n".join([cta(7, 20000), "noise", cta(3, 10000)]))
+    assert list(ctas) == [128] and [c["entry"] for c in ctas[128]] == [10000, 20000]
+    spans = trace_summary.cta_spans(ctas[128])
+    expected = {"set-up (barriers, ones rows, sync)": 100, "Q's load (TMA) after set-up": 200,
+                "first turn (Q·Kᵀ + softmax, no P·V)": 800, "the other turns": 4100,
+                "epilogue (normalise, store O)": 700, "whole CTA (entry to end)": 5900}
+    for name, cycles in expected.items():
+        assert spans[name] == [cycles, cycles], (name, spans[name])
+    assert spans["gap to the next CTA's entry"] == [20000 - 15900], spans
     print("trace_summary: ok")
 
 

@@ -74,8 +74,33 @@ __device__ unsigned g_sm90_trace_launch[2];
 __device__ int g_sm90_trace_blocks;
 __device__ bool g_sm90_trace_printed;
 
+// The CTA timeline: for every CTA (up to kTraceCtas), the SM it ran on and SM-clock stamps at
+// its milestones, so that the time a CTA spends outside its steady turns (set-up, Q's arrival,
+// the first turn, the epilogue) and the gap until the next CTA starts on the same SM can be
+// told apart. Printed for the CTAs of one SM.
+enum CtaStamp {
+  kCtaEntry,     // thread 0, first instruction
+  kCtaSetUp,     // thread 0, after the barriers' set-up and __syncthreads
+  kCtaQ,         // warpgroup 0 (warp 4, lane 0), Q landed
+  kCtaFirst0,    // the first turn (Q·Kᵀ and its softmax) done, warpgroup 0
+  kCtaFirst1,    // ... warpgroup 1
+  kCtaLoopEnd0,  // the last turn done (the last P·V merged), warpgroup 0
+  kCtaLoopEnd1,  // ... warpgroup 1
+  kCtaEnd0,      // the epilogue's stores issued, warpgroup 0
+  kCtaEnd1,      // ... warpgroup 1
+  kCtaStamps
+};
+constexpr int kTraceCtas = 16384;
+__device__ long long g_sm90_cta[kTraceCtas][kCtaStamps + 1];  // + the SM id
+
+__device__ __forceinline__ unsigned sm_id() {
+  unsigned id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
 template <int D>
-__global__ void sm90_trace_print() {
+__global__ void sm90_trace_print(int ctas) {
   if (g_sm90_trace_launch[0] < 3 || g_sm90_trace_launch[1] < 3 || g_sm90_trace_printed) return;
   g_sm90_trace_printed = true;
   const int blocks = g_sm90_trace_blocks;
@@ -86,14 +111,29 @@ __global__ void sm90_trace_print() {
              wg, i, t[0], t[1], t[2], t[3], t[4], t[5]);
     }
   }
+  const unsigned sm = g_sm90_cta[0][kCtaStamps];  // the SM of CTA 0
+  for (int c = 0; c < min(ctas, kTraceCtas); ++c) {
+    const long long* t = g_sm90_cta[c];
+    if (t[kCtaStamps] != sm) continue;
+    printf("sm90cta D=%d cta=%d sm=%u %lld %lld %lld %lld %lld %lld %lld %lld %lld\n", D, c, sm,
+           t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]);
+  }
 }
 #define SM90_TRACE(point)                                                     \
   do {                                                                        \
     if (tracing && nb < kTraceTurns) g_sm90_trace[wg][nb][point] = clock64(); \
   } while (0)
+// A CTA-timeline stamp, by the thread that `who` names.
+#define SM90_CTA_STAMP(who, stamp)                                           \
+  do {                                                                       \
+    if ((who) && cta_id < kTraceCtas) g_sm90_cta[cta_id][stamp] = clock64(); \
+  } while (0)
 #else
 #define SM90_TRACE(point) \
   do {                    \
+  } while (0)
+#define SM90_CTA_STAMP(who, stamp) \
+  do {                             \
   } while (0)
 #endif
 
@@ -237,6 +277,11 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   const AttentionArgs& a = args.a;
 
+#if SAGEATTN_SM90_TRACE
+  const int cta_id = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  SM90_CTA_STAMP(threadIdx.x == 0, kCtaEntry);
+  if (threadIdx.x == 0 && cta_id < kTraceCtas) g_sm90_cta[cta_id][kCtaStamps] = sm_id();
+#endif
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - sm90::smem_address(smem_raw) % 1024) % 1024);
   unsigned char* s_q = smem + Cfg::kQOffset;
@@ -263,7 +308,18 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   const int kv_bh = batch * a.heads_kv + kv_head;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  if (threadIdx.x == 0) {
+  // Block nb's K and V into stage nb % kStages, by the producer thread, once the stage is free.
+  auto load_kv = [&](int nb) {
+    const int stage = nb % kStages;
+    sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
+    sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, nb * kBlockN,
+                      kv_bh);
+    sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
+    sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
+                      kv_bh);
+  };
+  const int first_round = min(kStages, n_blocks);  // blocks whose stages start free
+  if (threadIdx.x == 0) {                          // the producer thread (warp 0, lane 0)
     sm90::prefetch_tensor_map(&args.q_map);
     sm90::prefetch_tensor_map(&args.k_map);
     sm90::prefetch_tensor_map(&args.v_map);
@@ -274,6 +330,13 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       sm90::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // every consumer warp releases
     }
     sm90::fence_barrier_init();
+    // Q and the first round of K and V are requested now, so that their latency overlaps the
+    // set-up below and the CTA-wide barrier (CTA timeline: the set-up took ~900 cycles and Q
+    // arrived ~1,600 cycles after it).
+    sm90::mbarrier_arrive_expect_tx(q_full, Cfg::kQBytes);
+    sm90::tma_load_3d(s_q, &args.q_map, q_full, 0, m0, q_bh);
+    for (int nb = 0; nb < first_round; ++nb)
+      load_kv(nb);
   }
   // The ones rows of every V stage (e4m3 1.0 = 0x38; all equal, so the swizzle does not
   // matter). The tensor cores read them through the async proxy: fence before the barrier.
@@ -284,24 +347,17 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   }
   sm90::fence_proxy_async();
   __syncthreads();
+  SM90_CTA_STAMP(threadIdx.x == 0, kCtaSetUp);
 
   if (warp < 4) {
     // ---- producer ----
     sm90::release_registers<Cfg::kProducerRegisters>();
-    if (warp == 0 && lane == 0) {
-      sm90::mbarrier_arrive_expect_tx(q_full, Cfg::kQBytes);
-      sm90::tma_load_3d(s_q, &args.q_map, q_full, 0, m0, q_bh);
-      for (int nb = 0; nb < n_blocks; ++nb) {
-        const int stage = nb % kStages;
-        // Stage `stage` was last filled for block nb - kStages; its release completed phase
-        // (nb / kStages - 1). The first round waits on the phase before phase 0: no wait.
-        sm90::mbarrier_wait(&empty[stage], ((nb / kStages) & 1) ^ 1);
-        sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
-        sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, nb * kBlockN,
-                          kv_bh);
-        sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
-        sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
-                          kv_bh);
+    if (warp == 0 && lane == 0) {  // Q and the first round were requested at set-up
+      for (int nb = first_round; nb < n_blocks; ++nb) {
+        // Stage nb % kStages was last filled for block nb - kStages; its release completed
+        // phase (nb / kStages - 1).
+        sm90::mbarrier_wait(&empty[nb % kStages], ((nb / kStages) & 1) ^ 1);
+        load_kv(nb);
       }
     }
   } else {
@@ -334,6 +390,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     int s[kBlockN / 2];
 
     sm90::mbarrier_wait(q_full, 0);
+    [[maybe_unused]] const bool stamper = threadIdx.x % 128 == 0;  // the warpgroup's thread 0
+    SM90_CTA_STAMP(stamper && wg == 0, kCtaQ);
     const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
 
     // Turn nb runs O'(nb-1) = P(nb-1)·V(nb-1) and S(nb) = Q·K(nb)ᵀ back to back, then the
@@ -458,12 +516,31 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     };
     // No turns at all when no key is visible (causal rows before the first key): the turn
     // protocol's first arrival is made only when there are turns.
+    // The epilogue's factors amax/448 of this thread's output columns (V·448/amax undone; P's
+    // 448 is in row_sum too), loaded before the last turn so that their latency hides behind
+    // it. (Loaded among O's stores, as they were, each load waited for the stores before it,
+    // since ptxas cannot rule out that O and v_amax overlap: one L2 round trip per column
+    // group, ~10,000 cycles of epilogue per CTA at d=128; a third of a CTA at 1k tokens.)
+    float2 col_scale[D / 8];
+    auto load_col_scales = [&] {
+      const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j) {
+        const float2 amax = *reinterpret_cast<const float2*>(v_amax + 8 * j + 2 * t);
+        col_scale[j] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
+      }
+    };
     if (n_blocks > 0) {
       turn(0, std::false_type{}, std::true_type{});
+      SM90_CTA_STAMP(stamper, kCtaFirst0 + wg);
       for (int nb = 1; nb < n_blocks; ++nb)
         turn(nb, std::true_type{}, std::true_type{});
+      load_col_scales();
       turn(n_blocks, std::true_type{}, std::false_type{});
+    } else {
+      load_col_scales();
     }
+    SM90_CTA_STAMP(stamper, kCtaLoopEnd0 + wg);
 
     // ---- epilogue: normalise, write O (and the LSE) ----
     // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
@@ -472,24 +549,21 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
-    const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
-    // V·448/amax undone here; P's 448 is in row_sum too.
-    constexpr float kUnscale = 1.f / kFp8Max;
 #pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      const int d = 8 * j + 2 * t;
-      const float cs0 = v_amax[d] * kUnscale, cs1 = v_amax[d + 1] * kUnscale;
+    for (int r = 0; r < 2; ++r) {
+      const int row = warp_row0 + g + 8 * r;
+      unsigned words[D / 8];  // columns 8j + 2t, 8j + 2t + 1
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int row = warp_row0 + g + 8 * r;
-        if (row >= a.qo_len) continue;
-        const float v0 = o[4 * j + 2 * r] * cs0 * inv[r], v1 = o[4 * j + 2 * r + 1] * cs1 * inv[r];
-        const std::int64_t at =
-            batch * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(row) * a.o_ss + d;
-        const unsigned packed = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
-                                         : device::pack_16bit_x2<half>(v0, v1);
-        *reinterpret_cast<unsigned*>(static_cast<std::uint16_t*>(a.o) + at) = packed;
+      for (int j = 0; j < D / 8; ++j) {
+        const float v0 = o[4 * j + 2 * r] * col_scale[j].x * inv[r];
+        const float v1 = o[4 * j + 2 * r + 1] * col_scale[j].y * inv[r];
+        words[j] = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
+                            : device::pack_16bit_x2<half>(v0, v1);
       }
+      const bool active = row < a.qo_len;
+      std::uint16_t* o_row = static_cast<std::uint16_t*>(a.o) + batch * a.o_sb + head * a.o_sh +
+                             static_cast<std::int64_t>(active ? row : 0) * a.o_ss;
+      device::store_accumulator_row(words, o_row, active, a.o_rows_16b_aligned, t);
     }
     if (a.lse != nullptr && t == 0) {
 #pragma unroll
@@ -506,6 +580,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
       }
     }
+    SM90_CTA_STAMP(stamper, kCtaEnd0 + wg);
   }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 }
@@ -568,7 +643,7 @@ cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_
   const dim3 grid((a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM, a.heads_q, batch);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
 #if SAGEATTN_SM90_TRACE
-  sm90_trace_print<D><<<1, 1, 0, stream>>>();
+  sm90_trace_print<D><<<1, 1, 0, stream>>>(static_cast<int>(grid.x * grid.y * grid.z));
 #endif
   return cudaGetLastError();
 }
