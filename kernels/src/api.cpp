@@ -26,7 +26,8 @@ Status check_view(const char* name, const TensorView& t) {
     return Status::error(std::string("sageattn: ") + name +
                          " must be 16-byte aligned (pass a contiguous tensor)");
   }
-  // 16-byte vector loads of rows: every row must start on a 16-byte boundary.
+  // 16-byte vector loads of rows (and the epilogue's 16-byte stores of O's): every row must
+  // start on a 16-byte boundary.
   if (t.stride_batch % 8 || t.stride_head % 8 || t.stride_seq % 8) {
     return Status::error("sageattn: " + describe(name, t) +
                          " must be multiples of 8 elements; make the tensor contiguous");
@@ -165,9 +166,6 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   a.o_sh = p.o.stride_head;
   a.o_ss = p.o.stride_seq;
   a.o_bf16 = p.dtype == DType::bf16;
-  a.o_rows_16b_aligned = reinterpret_cast<std::uintptr_t>(p.o.data) % 16 == 0 &&
-                         p.o.stride_batch % 8 == 0 && p.o.stride_head % 8 == 0 &&
-                         p.o.stride_seq % 8 == 0;  // 8 elements of 2 bytes
   a.lse = p.lse;
   a.heads_q = p.heads_q;
   a.heads_kv = p.heads_kv;

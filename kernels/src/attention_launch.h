@@ -23,7 +23,6 @@ struct AttentionArgs {
   void* o;
   std::int64_t o_sb, o_sh, o_ss;
   bool o_bf16;
-  bool o_rows_16b_aligned;  // every row of O starts 16-byte aligned: the epilogue's wide stores
   float* lse;
   int heads_q, heads_kv, qo_len, kv_len, q_pad, kv_pad, q_rows, k_rows;
   bool causal;

@@ -116,37 +116,30 @@ __device__ __forceinline__ unsigned pack_16bit_x2(float lo, float hi) {
 }
 
 // Stores one output row held in the mma accumulator layout: w[j] holds the row's columns
-// 8j + 2t and 8j + 2t + 1 (two 16-bit values; t = lane % 4, the quad's threads share the row).
-// With `wide` (the row starts 16-byte aligned), each 4 tiles are transposed across the quad (two
-// shuffle rounds) so that thread t stores tile t's 8 columns with one 16-byte store: 4× fewer
-// stores, each a whole 16 bytes, instead of 4-byte pieces of 16 different rows per instruction.
-// Every lane of the warp must call it (shuffles) with the same `wide`; `active`: the row exists.
+// 8j + 2t and 8j + 2t + 1 (two 16-bit values; t = lane % 4, the quad's threads share the row;
+// `row` 16-byte aligned, as the API requires of O). Each 4 tiles are transposed across the quad
+// (two shuffle rounds) so that thread t stores tile t's 8 columns with one 16-byte store: 4×
+// fewer stores, each of whole 16 bytes, instead of 4-byte pieces. Every lane of the warp must
+// call it (shuffles); `active`: the row exists.
 template <int kTiles>
 __device__ __forceinline__ void store_accumulator_row(const unsigned (&w)[kTiles],
-                                                      std::uint16_t* row, bool active, bool wide,
-                                                      int t) {
+                                                      std::uint16_t* row, bool active, int t) {
   static_assert(kTiles % 4 == 0, "tiles in groups of 4");
-  if (wide) {
-    const bool hi = t & 2, odd = t & 1;
+  const bool hi = t & 2, odd = t & 1;
 #pragma unroll
-    for (int q = 0; q < kTiles / 4; ++q) {
-      const unsigned* a = w + 4 * q;  // a[k]: tile 4q + k, this thread's column pair
-      // Round 1, with thread t ^ 2: tiles 0-1 stay with the lower pair of threads, 2-3 go to
-      // the upper; c[] is ordered by the source thread's bit 1.
-      const unsigned r0 = __shfl_xor_sync(0xffffffffu, hi ? a[0] : a[2], 2);
-      const unsigned r1 = __shfl_xor_sync(0xffffffffu, hi ? a[1] : a[3], 2);
-      const unsigned c0 = hi ? r0 : a[0], c1 = hi ? r1 : a[1];
-      const unsigned c2 = hi ? a[2] : r0, c3 = hi ? a[3] : r1;
-      // Round 2, with thread t ^ 1: thread t keeps tile 2·(t >> 1) + (t & 1) = t.
-      const unsigned s0 = __shfl_xor_sync(0xffffffffu, odd ? c0 : c1, 1);
-      const unsigned s1 = __shfl_xor_sync(0xffffffffu, odd ? c2 : c3, 1);
-      const uint4 v = odd ? make_uint4(s0, c1, s1, c3) : make_uint4(c0, s0, c2, s1);
-      if (active) *reinterpret_cast<uint4*>(row + 8 * (4 * q + t)) = v;
-    }
-  } else if (active) {
-#pragma unroll
-    for (int j = 0; j < kTiles; ++j)
-      *reinterpret_cast<unsigned*>(row + 8 * j + 2 * t) = w[j];
+  for (int q = 0; q < kTiles / 4; ++q) {
+    const unsigned* a = w + 4 * q;  // a[k]: tile 4q + k, this thread's column pair
+    // Round 1, with thread t ^ 2: tiles 0-1 gather in the lower pair of threads, 2-3 in the
+    // upper; c[] is ordered by the source thread's bit 1.
+    const unsigned r0 = __shfl_xor_sync(0xffffffffu, hi ? a[0] : a[2], 2);
+    const unsigned r1 = __shfl_xor_sync(0xffffffffu, hi ? a[1] : a[3], 2);
+    const unsigned c0 = hi ? r0 : a[0], c1 = hi ? r1 : a[1];
+    const unsigned c2 = hi ? a[2] : r0, c3 = hi ? a[3] : r1;
+    // Round 2, with thread t ^ 1: thread t keeps tile 2·(t >> 1) + (t & 1) = t.
+    const unsigned s0 = __shfl_xor_sync(0xffffffffu, odd ? c0 : c1, 1);
+    const unsigned s1 = __shfl_xor_sync(0xffffffffu, odd ? c2 : c3, 1);
+    const uint4 v = odd ? make_uint4(s0, c1, s1, c3) : make_uint4(c0, s0, c2, s1);
+    if (active) *reinterpret_cast<uint4*>(row + 8 * (4 * q + t)) = v;
   }
 }
 

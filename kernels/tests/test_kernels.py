@@ -194,6 +194,36 @@ def main():
                             f"Q {q_gran} K {k_gran} smooth_k={smooth}: "
                             f"gpu-vs-quantized {gpu_vs_quant:.5f} quantized-vs-plain {quant_vs_plain:.5f}")
 
+    # O as a view into a wider buffer, its rows 16-byte aligned but not contiguous (the
+    # epilogue's 16-byte stores): every element of O written, nothing of the buffer around it.
+    # A view whose rows are not 16-byte aligned is refused with a message, the buffer untouched.
+    for d, path, (pad, offset) in itertools.product([64, 128], paths, [(8, 0), (3, 1)]):
+        lq, lk = (17, 150) if args.tiny else (130, 300)
+        q, k, v = make_inputs(2, 4, 2, lq, lk, d, torch.float16, "HND", True, gen)
+        buffer = torch.full((2, 4, lq, d + pad), float("nan"), device="cuda", dtype=torch.float16)
+        o = buffer[..., offset:offset + d]
+        name = f"O as a view, d{d} {path}, row stride {d + pad}, offset {offset}"
+        try:
+            sc.Call(lib, q, k, v, o, "HND", path=path).run()
+            refused = ""
+        except RuntimeError as e:
+            refused = str(e)
+        torch.cuda.synchronize()
+        if offset == 0:
+            ref, _ = reference(q, k, v, "HND", False)
+            cos, rel = metrics(o, ref)
+            outside_ok = torch.isnan(buffer[..., d:]).all().item()
+            ok = (not refused and not torch.isnan(o).any().item() and outside_ok
+                  and cos >= COS_MIN and rel <= REL_L1_MAX[path])
+            detail = f"refused={refused!r} cos={cos:.5f} rel_l1={rel:.4f} outside untouched={outside_ok}"
+        else:
+            ok = "16-byte aligned" in refused and torch.isnan(buffer).all().item()
+            detail = f"error message {refused!r}, buffer untouched={torch.isnan(buffer).all().item()}"
+        passed += ok
+        failed += not ok
+        if not ok:
+            failures.append(f"{name}: {detail}")
+
     print(f"{len(combos) * len(lengths) * 2} accuracy cases in {time.time() - start:.0f} s")
     for path, w in worst.items():
         print(f"  {path} path: worst cos {w['cos']:.5f}, worst rel L1 {w['rel']:.4f}, "

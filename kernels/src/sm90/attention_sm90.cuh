@@ -563,7 +563,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       const bool active = row < a.qo_len;
       std::uint16_t* o_row = static_cast<std::uint16_t*>(a.o) + batch * a.o_sb + head * a.o_sh +
                              static_cast<std::int64_t>(active ? row : 0) * a.o_ss;
-      device::store_accumulator_row(words, o_row, active, a.o_rows_16b_aligned, t);
+      device::store_accumulator_row(words, o_row, active, t);
     }
     if (a.lse != nullptr && t == 0) {
 #pragma unroll
