@@ -18,6 +18,7 @@
 
 #include "attention_launch.h"
 #include "device_primitives.cuh"
+#include "epilogue.cuh"
 #include "sageattn/sageattn.h"
 #include "workspace.h"
 
@@ -349,19 +350,11 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int row = m0 + warp * kWarpRows + g + r * 8;
-    unsigned words[Cfg::kDTiles];  // columns 8·dt + 2t, 8·dt + 2t + 1
-#pragma unroll
-    for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
-      const float v0 = o[dt][2 * r] * col_scale[dt].x * inv[r];
-      const float v1 = o[dt][2 * r + 1] * col_scale[dt].y * inv[r];
-      words[dt] = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
-                           : device::pack_16bit_x2<half>(v0, v1);
-    }
-    const bool active = row < a.qo_len;
-    std::uint16_t* o_row = static_cast<std::uint16_t*>(a.o) + batch * a.o_sb + head * a.o_sh +
-                           static_cast<std::int64_t>(active ? row : 0) * a.o_ss;
-    device::store_accumulator_row(words, o_row, active, t);
+    write_output_row<Cfg::kDTiles>(
+        a, batch, head, m0 + warp * kWarpRows + g + r * 8, t, [&](int dt) {
+          return make_float2(o[dt][2 * r] * col_scale[dt].x * inv[r],
+                             o[dt][2 * r + 1] * col_scale[dt].y * inv[r]);
+        });
   }
   if (a.lse != nullptr && t == 0) {
 #pragma unroll

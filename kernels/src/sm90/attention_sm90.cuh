@@ -30,6 +30,7 @@
 
 #include "../attention_launch.h"
 #include "../device_primitives.cuh"
+#include "../epilogue.cuh"
 #include "../exp2_fma.h"
 #include "../workspace.h"
 #include "hopper_primitives.cuh"
@@ -551,19 +552,10 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int row = warp_row0 + g + 8 * r;
-      unsigned words[D / 8];  // columns 8j + 2t, 8j + 2t + 1
-#pragma unroll
-      for (int j = 0; j < D / 8; ++j) {
-        const float v0 = o[4 * j + 2 * r] * col_scale[j].x * inv[r];
-        const float v1 = o[4 * j + 2 * r + 1] * col_scale[j].y * inv[r];
-        words[j] = a.o_bf16 ? device::pack_16bit_x2<__nv_bfloat16>(v0, v1)
-                            : device::pack_16bit_x2<half>(v0, v1);
-      }
-      const bool active = row < a.qo_len;
-      std::uint16_t* o_row = static_cast<std::uint16_t*>(a.o) + batch * a.o_sb + head * a.o_sh +
-                             static_cast<std::int64_t>(active ? row : 0) * a.o_ss;
-      device::store_accumulator_row(words, o_row, active, t);
+      write_output_row<D / 8>(a, batch, head, warp_row0 + g + 8 * r, t, [&](int j) {
+        return make_float2(o[4 * j + 2 * r] * col_scale[j].x * inv[r],
+                           o[4 * j + 2 * r + 1] * col_scale[j].y * inv[r]);
+      });
     }
     if (a.lse != nullptr && t == 0) {
 #pragma unroll
