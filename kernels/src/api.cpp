@@ -26,7 +26,7 @@ Status check_view(const char* name, const TensorView& t) {
     return Status::error(std::string("sageattn: ") + name +
                          " must be 16-byte aligned (pass a contiguous tensor)");
   }
-  // 16-byte vector loads of rows (and the epilogue's 16-byte stores of O's): every row must
+  // 16-byte vector loads of rows (and the epilogue's 16-byte stores into O): every row must
   // start on a 16-byte boundary.
   if (t.stride_batch % 8 || t.stride_head % 8 || t.stride_seq % 8) {
     return Status::error("sageattn: " + describe(name, t) +

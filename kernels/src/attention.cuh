@@ -37,7 +37,7 @@ struct AttentionConfig {
   static constexpr int kSmemBytes = kQBytes + 2 * kKBytes + 2 * kVBytes;
   // log2 of the factor P is computed with: 448 (e4m3's largest value) on the fp8 path, so that
   // P uses e4m3's whole range; the row sums carry it too, so it cancels in O = P·V / sum.
-  static constexpr float kLog2PScale = PATH == PvPath::fp8 ? 8.807354922057604f : 0.f;
+  static constexpr float kLog2PScale = PATH == PvPath::fp8 ? kLog2Fp8Max : 0.f;
   static_assert(kBlockM == 4 * kWarpRows, "4 warps of 16 rows");
 };
 
@@ -173,13 +173,11 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     // ---- online softmax (exp2 domain): one FFMA and one ex2 per score ----
     // S·q_scale·k_scale is the logit in the exp2 domain (q_scale holds sm_scale·log2 e). The
     // dequantization, the row max and (fp8 path) P's ×448 are folded into one FFMA per score:
-    // exp2(f·scale + bias) with f = kMagic + s as a float (one IADD) and
-    // bias = -kMagic·scale - m (+ log2 448). Keys share a K scale in groups of 16 (k_rows is 16
-    // or 64), so the row max is taken over the integer scores of each group and scaled once.
+    // exp2(f·scale + bias) with f = kSmallIntBias + s as a float (one IADD) and
+    // bias = -kSmallIntBias·scale - m (+ log2 448). Keys share a K scale in groups of 16 (k_rows is
+    // 16 or 64), so the row max is taken over the integer scores of each group and scaled once.
     const int n0 = nb * kBlockN;
     constexpr int kGroups = kBlockN / 16;  // pairs of n8 tiles
-    constexpr float kMagic = 12582912.f;   // 1.5·2^23: small_int_to_float's bias
-    constexpr float kLog2PScale = Cfg::kLog2PScale;
     float scale[kGroups];
 #pragma unroll
     for (int i = 0; i < kGroups; ++i)
@@ -229,7 +227,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       row_max[r] = m;
 #pragma unroll
       for (int i = 0; i < kGroups; ++i)
-        bias[r][i] = fmaf(-kMagic, scale[i], kLog2PScale - m_use);
+        bias[r][i] = fmaf(-device::kSmallIntBias, scale[i], Cfg::kLog2PScale - m_use);
     }
     // P (×448 on the fp8 path) into x; row sums of the unrounded P, as the host reference, in
     // two chains per row. Unmasked blocks (all but the last and the diagonal) test nothing.
@@ -240,8 +238,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       for (int j = 0; j < Cfg::kNTiles; ++j) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const float f = __int_as_float(s[j][e] + 0x4B400000);  // kMagic + s, exactly
-          float arg = fmaf(f, scale[j / 2], bias[e >> 1][j / 2]);
+          float arg = fmaf(device::small_int_biased(s[j][e]), scale[j / 2], bias[e >> 1][j / 2]);
           if constexpr (decltype(masked_block)::value) {
             if (!visible(j, e)) arg = -INFINITY;
           }

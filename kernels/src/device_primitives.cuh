@@ -144,9 +144,14 @@ __device__ __forceinline__ void store_accumulator_row(const unsigned (&w)[kTiles
 }
 
 // int32 -> float for |x| < 2^22 without the (quarter-rate) I2F unit: add the bit pattern of
-// 1.5 * 2^23 and subtract it back as a float.
+// kSmallIntBias = 1.5 * 2^23 and subtract it back as a float. The softmaxes keep the biased
+// float (one IADD) and fold the subtraction into their FFMA.
+inline constexpr float kSmallIntBias = 12582912.f;
+__device__ __forceinline__ float small_int_biased(int x) {
+  return __int_as_float(x + 0x4B400000);  // kSmallIntBias + x, exactly
+}
 __device__ __forceinline__ float small_int_to_float(int x) {
-  return __int_as_float(x + 0x4B400000) - 12582912.0f;
+  return small_int_biased(x) - kSmallIntBias;
 }
 
 __device__ __forceinline__ float fast_exp2(float x) {

@@ -12,7 +12,8 @@ namespace sageattn::detail {
 inline constexpr int kBlockM = 64;  // query rows per attention CTA (4 warps x 16 rows)
 inline constexpr int kBlockN = 64;  // keys per attention main-loop iteration
 inline constexpr int kWarpRows = 16;
-inline constexpr float kFp8Max = 448.f;  // e4m3's largest finite value
+inline constexpr float kFp8Max = 448.f;                   // e4m3's largest finite value
+inline constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448): P's scale, in exp2's domain
 // The attention kernels find a key's scale with a shift by log2 of the rows per scale.
 static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) == 0,
               "scale granularities are powers of two");

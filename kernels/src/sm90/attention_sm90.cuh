@@ -198,9 +198,7 @@ template <bool kMasked, typename Visible>
 __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float (&scale)[8],
                                                 float (&row_max)[2], float (&rescale)[2],
                                                 unsigned (&pa)[4][4], Visible visible) {
-  constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448)
-  constexpr float kMagic = 12582912.f;               // 1.5 * 2^23: small_int_to_float's bias
-  float bias[2][8];  // per row and scale group: -(kMagic·scale) - m + log2 448
+  float bias[2][8];  // per row and scale group: -(kSmallIntBias·scale) - m + log2 448
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float m = row_max[r];
@@ -237,7 +235,7 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float 
     row_max[r] = m;
 #pragma unroll
     for (int grp = 0; grp < 8; ++grp)
-      bias[r][grp] = fmaf(-kMagic, scale[grp], kLog2Fp8Max - m_use);
+      bias[r][grp] = fmaf(-device::kSmallIntBias, scale[grp], kLog2Fp8Max - m_use);
   }
 #pragma unroll
   for (int c = 0; c < 4; ++c) {  // 32 keys: one k-step of the P·V wgmma
@@ -247,8 +245,8 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float 
       const int j = 4 * c + jj;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float f = __int_as_float(s[4 * j + e] + 0x4B400000);  // kMagic + s, exactly
-        float arg = fmaf(f, scale[j >> 1], bias[e >> 1][j >> 1]);
+        float arg =
+            fmaf(device::small_int_biased(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
         if constexpr (kMasked) {
           if (!visible(j, e)) arg = -INFINITY;
         }
@@ -515,8 +513,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       }
       SM90_TRACE(5);  // softmax done
     };
-    // No turns at all when no key is visible (causal rows before the first key): the turn
-    // protocol's first arrival is made only when there are turns.
     // The epilogue's factors amax/448 of this thread's output columns (V·448/amax undone; P's
     // 448 is in row_sum too), loaded before the last turn so that their latency hides behind
     // it. (Loaded among O's stores, as they were, each load waited for the stores before it,
@@ -531,6 +527,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         col_scale[j] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
       }
     };
+    // No turns at all when no key is visible (causal rows before the first key): the turn
+    // protocol's first arrival is made only when there are turns.
     if (n_blocks > 0) {
       turn(0, std::false_type{}, std::true_type{});
       SM90_CTA_STAMP(stamper, kCtaFirst0 + wg);
@@ -565,7 +563,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         constexpr float kLn2 = 0.6931471805599453f;
         float value = -INFINITY;
         if (row_sum[r] > 0.f) {
-          constexpr float kLog2Fp8Max = 8.807354922057604f;  // row_sum holds 448·sum(P)
+          // row_sum holds 448·sum(P)
           value = (row_max[r] + __log2f(row_sum[r]) - kLog2Fp8Max) * kLn2;
           if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
         }
