@@ -1,16 +1,20 @@
 // The attention main loop, one template for both P·V paths (mma.sync on sm80..sm120).
 //
-// Tile: a CTA of 4 warps owns kBlockM = 64 query rows (16 per warp) of one (batch, head) and
-// walks the keys in blocks of kBlockN = 64, double-buffered with cp.async:
-//   S = Q·K^T      INT8 m16n8k32, int32 accumulation; Q's fragments stay in registers
+// Tile: a CTA of 4 warps owns 4 · kRowsPerWarp query rows (32 per warp: two m16 tiles) of one
+// (batch, head) and walks the keys in blocks of kBlockN = 64, double-buffered with cp.async:
+//   S = Q·K^T      INT8 m16n8k32, int32 accumulation; Q's fragments in registers (d=64) or
+//                  read from shared memory per key block (d=128)
 //   dequantize     S·q_scale·k_scale (q_scale holds sm_scale·log2 e: exp2 domain)
 //   online softmax running row max m and sum l; O rescaled when m grows
 //   P·V            fp8 path: P·448 and V/v_scale to e4m3, m16n8k32 into a fresh accumulator per
 //                  key block that is then added to O in FP32 (two-level accumulation: the FP8
 //                  mma's accumulator keeps fewer bits than FP32);
 //                  fp16 path: P in the input's 16-bit type, m16n8k16, FP32 accumulation.
-// Why these sizes: 16 rows per warp keep O (D/8·4 floats), S (32 ints) and Q (D/8 words) in
-// registers without spilling at D = 128; 64-key blocks make one fp8 mma k-step pair per d-tile.
+// Why these sizes: 32 rows per warp make each K and V fragment read from shared memory feed two
+// mma tiles (16 rows per warp read twice as much shared memory as the tensor cores can use);
+// O (2·D/8·4 floats) and S (64 ints) fit in registers at D = 128, Q's fragments beside them
+// only at D = 64;
+// 64-key blocks make one fp8 mma k-step pair per d-tile.
 #pragma once
 
 #include <cstdint>
@@ -24,13 +28,27 @@
 
 namespace sageattn::detail {
 
+// Query rows per warp, in m16 tiles: each K and V fragment read from shared memory feeds
+// kMTiles mma tiles, so shared-memory reads per operation fall by that factor (kernels/NOTES.md,
+// version 7: the kernels read more from shared memory than the tensor cores consume).
+#ifndef SAGEATTN_MMA_MTILES
+#define SAGEATTN_MMA_MTILES 2
+#endif
+
 template <int D, PvPath PATH, typename VT>
 struct AttentionConfig {
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
   static constexpr int kThreads = 128;
+  static constexpr int kMTiles = SAGEATTN_MMA_MTILES;  // m16 tiles per warp
+  static_assert(kMTiles == 1 || kMTiles == 2, "16 or 32 rows per warp");
+  static constexpr int kRowsPerWarp = 16 * kMTiles;
+  static constexpr int kCtaRows = 4 * kRowsPerWarp;
+  // Q's fragments (kMTiles·D/8 words) stay in registers unless that makes O, S and Q spill
+  // (D = 128 at 32 rows per warp); then they are read from shared memory at each key block.
+  static constexpr bool kQInRegisters = kMTiles == 1 || D == 64;
   static constexpr int kDTiles = D / 8;        // n8 tiles of the output
   static constexpr int kNTiles = kBlockN / 8;  // n8 tiles of S
-  static constexpr int kQBytes = kBlockM * D;
+  static constexpr int kQBytes = kCtaRows * D;
   static constexpr int kKBytes = kBlockN * D;
   static constexpr int kVRowBytes = PATH == PvPath::fp8 ? kBlockN : D * 2;
   static constexpr int kVBytes = PATH == PvPath::fp8 ? D * kBlockN : kBlockN * D * 2;
@@ -38,7 +56,9 @@ struct AttentionConfig {
   // log2 of the factor P is computed with: 448 (e4m3's largest value) on the fp8 path, so that
   // P uses e4m3's whole range; the row sums carry it too, so it cancels in O = P·V / sum.
   static constexpr float kLog2PScale = PATH == PvPath::fp8 ? kLog2Fp8Max : 0.f;
-  static_assert(kBlockM == 4 * kWarpRows, "4 warps of 16 rows");
+  // The quantization's scale groups (kWarpRows rows, or kBlockM per block) never straddle an
+  // m16 tile, and a CTA's tile is a whole number of the workspace's padding (kBlockM).
+  static_assert(kWarpRows == 16 && kCtaRows % kBlockM == 0);
 };
 
 // CTAs per SM the register allocation aims for (128 threads each). 0, the default, gives ptxas
@@ -53,9 +73,30 @@ struct AttentionConfig {
 #define SAGEATTN_ATTENTION_BOUNDS __launch_bounds__(128)
 #endif
 
+// A tile of kRows rows of kRowBytes, copied by the CTA's 128 threads in 16-byte chunks to its
+// swizzled place in shared memory: copy(row, chunk, destination) issues one chunk. Each thread
+// keeps one chunk column and steps through rows a multiple of 8 apart, so its swizzle is the
+// same for all of them and the destinations differ by constants (no address registers to
+// keep, see swizzled_offset).
+template <int kRowBytes, int kRows, typename Copy>
+__device__ __forceinline__ void copy_tile_async(unsigned char* tile, int tid, Copy copy) {
+  constexpr int kChunks = kRowBytes / 16;
+  constexpr int kRowsPerPass = 128 / kChunks;
+  static_assert(kRowsPerPass % 8 == 0 && kRows % kRowsPerPass == 0, "whole passes of 8-row groups");
+  const int row0 = tid / kChunks, chunk = tid % kChunks;
+#pragma unroll
+  for (int pass = 0; pass < kRows / kRowsPerPass; ++pass) {
+    const int row = row0 + pass * kRowsPerPass;
+    copy(row, chunk,
+         tile + device::swizzled_offset<kRowBytes>(row0 / 8 + pass * kRowsPerPass / 8, row0 % 8,
+                                                   chunk));
+  }
+}
+
 template <int D, PvPath PATH, typename VT>
 __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a) {
   using Cfg = AttentionConfig<D, PATH, VT>;
+  constexpr int kMTiles = Cfg::kMTiles;
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char* s_q = smem;
   unsigned char* s_k = smem + Cfg::kQBytes;
@@ -66,53 +107,51 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   const int head = blockIdx.y, batch = blockIdx.z;
   const int kv_head = head / (a.heads_q / a.heads_kv);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const int m0 = m_block * kBlockM;
-  const int causal_offset = a.kv_len - a.qo_len;  // bottom-right alignment
+  const int m0 = m_block * Cfg::kCtaRows;
+  const int warp_row0 = m0 + warp * Cfg::kRowsPerWarp;  // row of this warp's m-tile 0
+  const int causal_offset = a.kv_len - a.qo_len;        // bottom-right alignment
 
   int n_blocks = a.kv_pad / kBlockN;
   if (a.causal) {
-    const int last_key = m0 + kBlockM - 1 + causal_offset;
+    const int last_key = min(m0 + Cfg::kCtaRows, a.q_pad) - 1 + causal_offset;
     n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
   }
 
   const std::int64_t q_head = static_cast<std::int64_t>(batch) * a.heads_q + head;
   const std::int64_t k_head = static_cast<std::int64_t>(batch) * a.heads_kv + kv_head;
-  const std::int8_t* q_tile = a.q + (q_head * a.q_pad + m0) * D;
+  const std::int8_t* q_head_base = a.q + q_head * a.q_pad * D;
   const std::int8_t* k_base = a.k + k_head * a.kv_pad * D;
 
   // ---- asynchronous tile loads (16-byte chunks, swizzled) ----
+  // The workspace pads Q to kBlockM rows: the last CTA's rows past q_pad read as zeros.
   auto load_q = [&]() {
-    for (int i = tid; i < Cfg::kQBytes / 16; i += Cfg::kThreads) {
-      const int row = i / (D / 16), chunk = i % (D / 16);
-      device::cp_async_16(s_q + device::swizzled_offset<D>(row, chunk),
-                          q_tile + row * D + chunk * 16, true);
-    }
+    copy_tile_async<D, Cfg::kCtaRows>(s_q, tid, [&](int row, int chunk, unsigned char* dst) {
+      const bool valid = m0 + row < a.q_pad;
+      device::cp_async_16(dst, q_head_base + (valid ? (m0 + row) * D + chunk * 16 : 0), valid);
+    });
   };
   auto load_kv = [&](int block, int stage) {
     const int n0 = block * kBlockN;
-    unsigned char* sk = s_k + stage * Cfg::kKBytes;
-    for (int i = tid; i < Cfg::kKBytes / 16; i += Cfg::kThreads) {
-      const int row = i / (D / 16), chunk = i % (D / 16);
-      device::cp_async_16(sk + device::swizzled_offset<D>(row, chunk),
-                          k_base + static_cast<std::int64_t>(n0 + row) * D + chunk * 16, true);
-    }
+    copy_tile_async<D, kBlockN>(
+        s_k + stage * Cfg::kKBytes, tid, [&](int row, int chunk, unsigned char* dst) {
+          device::cp_async_16(dst, k_base + static_cast<std::int64_t>(n0 + row) * D + chunk * 16,
+                              true);
+        });
     unsigned char* sv = s_v + stage * Cfg::kVBytes;
     if constexpr (PATH == PvPath::fp8) {
       const std::uint8_t* v_base = a.v_fp8 + k_head * D * a.kv_pad + n0;
-      for (int i = tid; i < Cfg::kVBytes / 16; i += Cfg::kThreads) {
-        const int row = i / (kBlockN / 16), chunk = i % (kBlockN / 16);
-        device::cp_async_16(sv + device::swizzled_offset<kBlockN>(row, chunk),
-                            v_base + static_cast<std::int64_t>(row) * a.kv_pad + chunk * 16, true);
-      }
+      copy_tile_async<kBlockN, D>(sv, tid, [&](int row, int chunk, unsigned char* dst) {
+        device::cp_async_16(dst, v_base + static_cast<std::int64_t>(row) * a.kv_pad + chunk * 16,
+                            true);
+      });
     } else {
       const VT* v_base = static_cast<const VT*>(a.v) + batch * a.v_sb + kv_head * a.v_sh;
-      for (int i = tid; i < Cfg::kVBytes / 16; i += Cfg::kThreads) {
-        const int row = i / (D * 2 / 16), chunk = i % (D * 2 / 16);
+      copy_tile_async<D * 2, kBlockN>(sv, tid, [&](int row, int chunk, unsigned char* dst) {
         const int key = n0 + row;
         const bool valid = key < a.kv_len;
-        const VT* src = v_base + static_cast<std::int64_t>(valid ? key : 0) * a.v_ss + chunk * 8;
-        device::cp_async_16(sv + device::swizzled_offset<D * 2>(row, chunk), src, valid);
-      }
+        device::cp_async_16(
+            dst, v_base + static_cast<std::int64_t>(valid ? key : 0) * a.v_ss + chunk * 8, valid);
+      });
     }
   };
 
@@ -120,20 +159,33 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   if (n_blocks > 0) load_kv(0, 0);
   device::cp_async_commit();
 
-  float o[Cfg::kDTiles][4];
+  float o[kMTiles][Cfg::kDTiles][4];
+  float row_max[kMTiles][2], row_sum[kMTiles][2], q_scale[kMTiles];
 #pragma unroll
-  for (int i = 0; i < Cfg::kDTiles; ++i)
-    o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-  float row_max[2] = {-INFINITY, -INFINITY};
-  float row_sum[2] = {0.f, 0.f};
-
-  const float q_scale =
-      a.q_scale[q_head * (a.q_pad / a.q_rows) + (m0 + warp * kWarpRows) / a.q_rows];
+  for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+    for (int i = 0; i < Cfg::kDTiles; ++i)
+      o[mt][i][0] = o[mt][i][1] = o[mt][i][2] = o[mt][i][3] = 0.f;
+    row_max[mt][0] = row_max[mt][1] = -INFINITY;
+    row_sum[mt][0] = row_sum[mt][1] = 0.f;
+    // An m-tile past q_pad (the last CTA) has zero Q and no scale of its own.
+    const int row = warp_row0 + 16 * mt;
+    q_scale[mt] = row < a.q_pad ? a.q_scale[q_head * (a.q_pad / a.q_rows) + row / a.q_rows] : 0.f;
+  }
   const float* k_scales = a.k_scale + k_head * (a.kv_pad / a.k_rows);
   // k_rows is 16 or kBlockM (a power of two): a shift, not kNTiles integer divisions per key
   // block (the Hopper kernel gained 21% from the same change, kernels/NOTES.md s3).
   const int k_shift = __ffs(a.k_rows) - 1;
-  unsigned qa[D / 32][4];
+  unsigned qa[kMTiles][Cfg::kQInRegisters ? D / 32 : 1][4];
+  auto load_q_fragments = [&](int ks, int slot) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      const int mi = lane / 8, r = lane % 8;
+      const int row8 = (warp * Cfg::kRowsPerWarp + 16 * mt) / 8 + (mi & 1);
+      device::ldmatrix_x4(qa[mt][slot],
+                          s_q + device::swizzled_offset<D>(row8, r, ks * 2 + (mi >> 1)));
+    }
+  };
 
   for (int nb = 0; nb < n_blocks; ++nb) {
     const int stage = nb & 1;
@@ -142,31 +194,36 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     device::cp_async_wait<1>();
     __syncthreads();
 
-    if (nb == 0) {
+    if (Cfg::kQInRegisters && nb == 0) {
 #pragma unroll
-      for (int ks = 0; ks < D / 32; ++ks) {
-        const int mi = lane / 8, r = lane % 8;
-        const int row = warp * kWarpRows + (mi & 1) * 8 + r;
-        device::ldmatrix_x4(qa[ks], s_q + device::swizzled_offset<D>(row, ks * 2 + (mi >> 1)));
-      }
+      for (int ks = 0; ks < D / 32; ++ks)
+        load_q_fragments(ks, ks);
     }
 
-    // ---- S = Q K^T ----
-    int s[Cfg::kNTiles][4];
+    // ---- S = Q K^T: each K fragment feeds every m-tile ----
+    int s[kMTiles][Cfg::kNTiles][4];
 #pragma unroll
-    for (int j = 0; j < Cfg::kNTiles; ++j)
-      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0;
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+      for (int j = 0; j < Cfg::kNTiles; ++j)
+        s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0;
+    }
     const unsigned char* sk = s_k + stage * Cfg::kKBytes;
 #pragma unroll
     for (int ks = 0; ks < D / 32; ++ks) {
+      const int q_slot = Cfg::kQInRegisters ? ks : 0;
+      if constexpr (!Cfg::kQInRegisters) load_q_fragments(ks, 0);
 #pragma unroll
       for (int jp = 0; jp < Cfg::kNTiles / 2; ++jp) {
         const int mi = lane / 8, r = lane % 8;
-        const int key = (2 * jp + (mi >> 1)) * 8 + r;
         unsigned b[4];
-        device::ldmatrix_x4(b, sk + device::swizzled_offset<D>(key, ks * 2 + (mi & 1)));
-        device::mma_s8(s[2 * jp], qa[ks], b[0], b[1]);
-        device::mma_s8(s[2 * jp + 1], qa[ks], b[2], b[3]);
+        device::ldmatrix_x4(
+            b, sk + device::swizzled_offset<D>(2 * jp + (mi >> 1), r, ks * 2 + (mi & 1)));
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          device::mma_s8(s[mt][2 * jp], qa[mt][q_slot], b[0], b[1]);
+          device::mma_s8(s[mt][2 * jp + 1], qa[mt][q_slot], b[2], b[3]);
+        }
       }
     }
 
@@ -178,144 +235,166 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     // 16 or 64), so the row max is taken over the integer scores of each group and scaled once.
     const int n0 = nb * kBlockN;
     constexpr int kGroups = kBlockN / 16;  // pairs of n8 tiles
-    float scale[kGroups];
+    float k_scale[kGroups];
 #pragma unroll
     for (int i = 0; i < kGroups; ++i)
-      scale[i] = q_scale * k_scales[(n0 + 16 * i) >> k_shift];
+      k_scale[i] = k_scales[(n0 + 16 * i) >> k_shift];
     const bool partial = n0 + kBlockN > a.kv_len;
     const bool diagonal = a.causal && n0 + kBlockN - 1 > m0 + causal_offset;
     const bool masked = partial || diagonal;
-    // Whether accumulator element (j, e) is a key this row may see; only asked on masked blocks.
-    auto visible = [&](int j, int e) {
-      const int key = n0 + j * 8 + 2 * t + (e & 1);
-      const int row = m0 + warp * kWarpRows + g + (e >> 1) * 8;
-      return key < a.kv_len && !(a.causal && key > row + causal_offset);
-    };
-    float scale_old[2];
-    float bias[2][kGroups];
+    // P (×448 on the fp8 path) packed as the P·V mma's A fragments, m-tile by m-tile as soon as
+    // it is computed, so that only one m-tile's P is ever held in floats. fp8: P's C fragment
+    // becomes the A fragment of 32-key chunks directly; V's keys were permuted to match when
+    // it was quantized (quantize.cu, quad_first_key).
+    constexpr int kPChunks = PATH == PvPath::fp8 ? kBlockN / 32 : kBlockN / 16;
+    unsigned pa[kMTiles][kPChunks][4];
+    float scale_old[kMTiles][2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float m = row_max[r];
-      if (masked) {
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      float scale[kGroups];
+#pragma unroll
+      for (int i = 0; i < kGroups; ++i)
+        scale[i] = q_scale[mt] * k_scale[i];
+      // Whether accumulator element (j, e) is a key this row may see; only asked on masked
+      // blocks.
+      auto visible = [&](int j, int e) {
+        const int key = n0 + j * 8 + 2 * t + (e & 1);
+        const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
+        return key < a.kv_len && !(a.causal && key > row + causal_offset);
+      };
+      float bias[2][kGroups];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float m = row_max[mt][r];
+        if (masked) {
+#pragma unroll
+          for (int j = 0; j < Cfg::kNTiles; ++j) {
+#pragma unroll
+            for (int e = 2 * r; e < 2 * r + 2; ++e)
+              if (visible(j, e))
+                m = fmaxf(m, device::small_int_to_float(s[mt][j][e]) * scale[j / 2]);
+          }
+        } else {
+          float top[kGroups];  // scale ≥ 0, so the largest score of a group is its largest int
+#pragma unroll
+          for (int i = 0; i < kGroups; ++i) {
+            const int* lo = s[mt][2 * i] + 2 * r;
+            const int* hi = s[mt][2 * i + 1] + 2 * r;
+            top[i] =
+                device::small_int_to_float(max(max(lo[0], lo[1]), max(hi[0], hi[1]))) * scale[i];
+          }
+#pragma unroll
+          for (int width = kGroups / 2; width > 0; width /= 2) {
+#pragma unroll
+            for (int i = 0; i < width; ++i)
+              top[i] = fmaxf(top[i], top[i + width]);
+          }
+          m = fmaxf(m, top[0]);
+        }
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+        // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
+        const float m_use = m == -INFINITY ? 0.f : m;
+        scale_old[mt][r] = device::fast_exp2(row_max[mt][r] - m_use);
+        row_max[mt][r] = m;
+#pragma unroll
+        for (int i = 0; i < kGroups; ++i)
+          bias[r][i] = fmaf(-device::kSmallIntBias, scale[i], Cfg::kLog2PScale - m_use);
+      }
+      // Row sums of the unrounded P, as the host reference, in two chains per row. Unmasked
+      // blocks (all but the last and the diagonal) test nothing.
+      float x[Cfg::kNTiles][4];
+      float sum[4] = {0.f, 0.f, 0.f, 0.f};
+      auto exponentiate = [&](auto masked_block) {
 #pragma unroll
         for (int j = 0; j < Cfg::kNTiles; ++j) {
 #pragma unroll
-          for (int e = 2 * r; e < 2 * r + 2; ++e)
-            if (visible(j, e)) m = fmaxf(m, device::small_int_to_float(s[j][e]) * scale[j / 2]);
+          for (int e = 0; e < 4; ++e) {
+            float arg =
+                fmaf(device::small_int_biased(s[mt][j][e]), scale[j / 2], bias[e >> 1][j / 2]);
+            if constexpr (decltype(masked_block)::value) {
+              if (!visible(j, e)) arg = -INFINITY;
+            }
+            x[j][e] = device::fast_exp2(arg);
+            sum[e] += x[j][e];
+          }
+        }
+      };
+      if (masked)
+        exponentiate(std::true_type{});
+      else
+        exponentiate(std::false_type{});
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        row_sum[mt][r] = row_sum[mt][r] * scale_old[mt][r] + (sum[2 * r] + sum[2 * r + 1]);
+      if constexpr (PATH != PvPath::fp8) {  // the fp8 path folds this into its FP32 merge below
+#pragma unroll
+        for (int i = 0; i < Cfg::kDTiles; ++i) {
+          o[mt][i][0] *= scale_old[mt][0];
+          o[mt][i][1] *= scale_old[mt][0];
+          o[mt][i][2] *= scale_old[mt][1];
+          o[mt][i][3] *= scale_old[mt][1];
+        }
+      }
+      if constexpr (PATH == PvPath::fp8) {
+#pragma unroll
+        for (int c = 0; c < kPChunks; ++c) {
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int j = 4 * c + 2 * half;
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+              const unsigned lo = device::pack_e4m3x2(x[j][2 * r], x[j][2 * r + 1]);
+              const unsigned hi = device::pack_e4m3x2(x[j + 1][2 * r], x[j + 1][2 * r + 1]);
+              pa[mt][c][2 * half + r] = lo | (hi << 16);
+            }
+          }
         }
       } else {
-        float top[kGroups];  // scale ≥ 0, so the largest score of a group is its largest int
 #pragma unroll
-        for (int i = 0; i < kGroups; ++i) {
-          const int* lo = s[2 * i] + 2 * r;
-          const int* hi = s[2 * i + 1] + 2 * r;
-          top[i] = device::small_int_to_float(max(max(lo[0], lo[1]), max(hi[0], hi[1]))) * scale[i];
+        for (int c = 0; c < kPChunks; ++c) {
+          pa[mt][c][0] = device::pack_16bit_x2<VT>(x[2 * c][0], x[2 * c][1]);
+          pa[mt][c][1] = device::pack_16bit_x2<VT>(x[2 * c][2], x[2 * c][3]);
+          pa[mt][c][2] = device::pack_16bit_x2<VT>(x[2 * c + 1][0], x[2 * c + 1][1]);
+          pa[mt][c][3] = device::pack_16bit_x2<VT>(x[2 * c + 1][2], x[2 * c + 1][3]);
         }
-#pragma unroll
-        for (int width = kGroups / 2; width > 0; width /= 2) {
-#pragma unroll
-          for (int i = 0; i < width; ++i)
-            top[i] = fmaxf(top[i], top[i + width]);
-        }
-        m = fmaxf(m, top[0]);
-      }
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-      // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
-      const float m_use = m == -INFINITY ? 0.f : m;
-      scale_old[r] = device::fast_exp2(row_max[r] - m_use);
-      row_max[r] = m;
-#pragma unroll
-      for (int i = 0; i < kGroups; ++i)
-        bias[r][i] = fmaf(-device::kSmallIntBias, scale[i], Cfg::kLog2PScale - m_use);
-    }
-    // P (×448 on the fp8 path) into x; row sums of the unrounded P, as the host reference, in
-    // two chains per row. Unmasked blocks (all but the last and the diagonal) test nothing.
-    float x[Cfg::kNTiles][4];
-    float sum[4] = {0.f, 0.f, 0.f, 0.f};
-    auto exponentiate = [&](auto masked_block) {
-#pragma unroll
-      for (int j = 0; j < Cfg::kNTiles; ++j) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          float arg = fmaf(device::small_int_biased(s[j][e]), scale[j / 2], bias[e >> 1][j / 2]);
-          if constexpr (decltype(masked_block)::value) {
-            if (!visible(j, e)) arg = -INFINITY;
-          }
-          x[j][e] = device::fast_exp2(arg);
-          sum[e] += x[j][e];
-        }
-      }
-    };
-    if (masked)
-      exponentiate(std::true_type{});
-    else
-      exponentiate(std::false_type{});
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-      row_sum[r] = row_sum[r] * scale_old[r] + (sum[2 * r] + sum[2 * r + 1]);
-    if constexpr (PATH != PvPath::fp8) {  // the fp8 path folds this into its FP32 merge below
-#pragma unroll
-      for (int i = 0; i < Cfg::kDTiles; ++i) {
-        o[i][0] *= scale_old[0];
-        o[i][1] *= scale_old[0];
-        o[i][2] *= scale_old[1];
-        o[i][3] *= scale_old[1];
       }
     }
 
-    // ---- O += P V ----
+    // ---- O += P V: each V fragment feeds every m-tile ----
     const unsigned char* sv = s_v + stage * Cfg::kVBytes;
     if constexpr (PATH == PvPath::fp8) {
-      // P's C fragment becomes the A fragment of 32-key chunks directly; V's keys were permuted
-      // to match when it was quantized (quantize.cu, permuted_key).
-      unsigned pa[kBlockN / 32][4];
-#pragma unroll
-      for (int c = 0; c < kBlockN / 32; ++c) {
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int j = 4 * c + 2 * half;
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            const unsigned lo = device::pack_e4m3x2(x[j][2 * r], x[j][2 * r + 1]);
-            const unsigned hi = device::pack_e4m3x2(x[j + 1][2 * r], x[j + 1][2 * r + 1]);
-            pa[c][2 * half + r] = lo | (hi << 16);
-          }
-        }
-      }
 #pragma unroll
       for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
         unsigned b[4];
         const int mi = lane / 8, r = lane % 8;
-        device::ldmatrix_x4(b, sv + device::swizzled_offset<kBlockN>(dt * 8 + r, mi));
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
-        device::mma_e4m3(acc, pa[0], b[0], b[1]);
-        device::mma_e4m3(acc, pa[1], b[2], b[3]);
-        o[dt][0] = fmaf(o[dt][0], scale_old[0], acc[0]);  // the rescale rides on the merge
-        o[dt][1] = fmaf(o[dt][1], scale_old[0], acc[1]);
-        o[dt][2] = fmaf(o[dt][2], scale_old[1], acc[2]);
-        o[dt][3] = fmaf(o[dt][3], scale_old[1], acc[3]);
+        device::ldmatrix_x4(b, sv + device::swizzled_offset<kBlockN>(dt, r, mi));
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          float acc[4] = {0.f, 0.f, 0.f, 0.f};
+          device::mma_e4m3(acc, pa[mt][0], b[0], b[1]);
+          device::mma_e4m3(acc, pa[mt][1], b[2], b[3]);
+          // The rescale rides on the merge.
+          o[mt][dt][0] = fmaf(o[mt][dt][0], scale_old[mt][0], acc[0]);
+          o[mt][dt][1] = fmaf(o[mt][dt][1], scale_old[mt][0], acc[1]);
+          o[mt][dt][2] = fmaf(o[mt][dt][2], scale_old[mt][1], acc[2]);
+          o[mt][dt][3] = fmaf(o[mt][dt][3], scale_old[mt][1], acc[3]);
+        }
       }
     } else {
-      unsigned pa[kBlockN / 16][4];
-#pragma unroll
-      for (int c = 0; c < kBlockN / 16; ++c) {
-        pa[c][0] = device::pack_16bit_x2<VT>(x[2 * c][0], x[2 * c][1]);
-        pa[c][1] = device::pack_16bit_x2<VT>(x[2 * c][2], x[2 * c][3]);
-        pa[c][2] = device::pack_16bit_x2<VT>(x[2 * c + 1][0], x[2 * c + 1][1]);
-        pa[c][3] = device::pack_16bit_x2<VT>(x[2 * c + 1][2], x[2 * c + 1][3]);
-      }
 #pragma unroll
       for (int c = 0; c < kBlockN / 16; ++c) {
 #pragma unroll
         for (int dp = 0; dp < Cfg::kDTiles / 2; ++dp) {
           unsigned b[4];
           const int mi = lane / 8, r = lane % 8;
-          const int key = c * 16 + (mi & 1) * 8 + r;
-          device::ldmatrix_x4_trans(b,
-                                    sv + device::swizzled_offset<D * 2>(key, 2 * dp + (mi >> 1)));
-          device::mma_16bit<VT>(o[2 * dp], pa[c], b[0], b[1]);
-          device::mma_16bit<VT>(o[2 * dp + 1], pa[c], b[2], b[3]);
+          device::ldmatrix_x4_trans(
+              b, sv + device::swizzled_offset<D * 2>(2 * c + (mi & 1), r, 2 * dp + (mi >> 1)));
+#pragma unroll
+          for (int mt = 0; mt < kMTiles; ++mt) {
+            device::mma_16bit<VT>(o[mt][2 * dp], pa[mt][c], b[0], b[1]);
+            device::mma_16bit<VT>(o[mt][2 * dp + 1], pa[mt][c], b[2], b[3]);
+          }
         }
       }
     }
@@ -324,13 +403,6 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   device::cp_async_wait<0>();
 
   // ---- epilogue: normalise, write O (and the LSE) ----
-  float inv[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
-    inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
-  }
   float2 col_scale[Cfg::kDTiles];
 #pragma unroll
   for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
@@ -346,25 +418,35 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     }
   }
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    write_output_row<Cfg::kDTiles>(
-        a, batch, head, m0 + warp * kWarpRows + g + r * 8, t, [&](int dt) {
-          return make_float2(o[dt][2 * r] * col_scale[dt].x * inv[r],
-                             o[dt][2 * r + 1] * col_scale[dt].y * inv[r]);
-        });
-  }
-  if (a.lse != nullptr && t == 0) {
+  for (int mt = 0; mt < kMTiles; ++mt) {
+    float inv[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int row = m0 + warp * kWarpRows + g + r * 8;
-      if (row >= a.qo_len) continue;
-      constexpr float kLn2 = 0.6931471805599453f;
-      float value = -INFINITY;
-      if (row_sum[r] > 0.f) {
-        value = (row_max[r] + __log2f(row_sum[r]) - Cfg::kLog2PScale) * kLn2;
-        if (a.q_km != nullptr) value += a.q_km[q_head * a.q_pad + row];
+      row_sum[mt][r] += __shfl_xor_sync(0xffffffffu, row_sum[mt][r], 1);
+      row_sum[mt][r] += __shfl_xor_sync(0xffffffffu, row_sum[mt][r], 2);
+      inv[r] = row_sum[mt][r] > 0.f ? 1.f / row_sum[mt][r] : 0.f;
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      write_output_row<Cfg::kDTiles>(
+          a, batch, head, warp_row0 + 16 * mt + g + r * 8, t, [&](int dt) {
+            return make_float2(o[mt][dt][2 * r] * col_scale[dt].x * inv[r],
+                               o[mt][dt][2 * r + 1] * col_scale[dt].y * inv[r]);
+          });
+    }
+    if (a.lse != nullptr && t == 0) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = warp_row0 + 16 * mt + g + r * 8;
+        if (row >= a.qo_len) continue;
+        constexpr float kLn2 = 0.6931471805599453f;
+        float value = -INFINITY;
+        if (row_sum[mt][r] > 0.f) {
+          value = (row_max[mt][r] + __log2f(row_sum[mt][r]) - Cfg::kLog2PScale) * kLn2;
+          if (a.q_km != nullptr) value += a.q_km[q_head * a.q_pad + row];
+        }
+        a.lse[q_head * a.qo_len + row] = value;
       }
-      a.lse[q_head * a.qo_len + row] = value;
     }
   }
 }
@@ -377,7 +459,7 @@ cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t 
                                            Cfg::kSmemBytes)) {
     return e;
   }
-  const dim3 grid(args.q_pad / kBlockM, args.heads_q, batch);
+  const dim3 grid((args.q_pad + Cfg::kCtaRows - 1) / Cfg::kCtaRows, args.heads_q, batch);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
   return cudaGetLastError();
 }

@@ -5,12 +5,16 @@
 # Each argument is name:extra nvcc flags; a name "old" builds the sources in $OLD_SRC (a copy of
 # kernels/, e.g. from `git archive HEAD kernels`) instead, to time a change against them, and
 # "name@dir:flags" builds the copy of kernels/ in dir. Env: SEQS (default 1024,4096,16384), TEST_ARGS
-# (default --quick), OUT (results; default build/gpu-results).
+# (default --quick), OUT (results; default build/gpu-results), PATHS (the P·V paths to check and
+# time, default fp8_sm90; e.g. fp16,fp8 for the mma.sync kernels).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-build/gpu-results}
 mkdir -p "$out"
 seqs=${SEQS:-1024,4096,16384}
+paths=${PATHS:-fp8_sm90}
+objects=sageattn_sm90  # whose registers and stack are reported
+[[ $paths == *fp16* || $paths == *fp8,* || $paths == *fp8 ]] && objects="sageattn sageattn_fp8"
 for variant in "$@"; do
   name=${variant%%:*}
   flags=${variant#*:}
@@ -25,17 +29,19 @@ for variant in "$@"; do
     -DSAGEATTN_ARCH_LIST=9.0a -DSAGEATTN_BUILD_CAPI=ON -DCMAKE_CUDA_FLAGS="$flags" \
     >"$out/$name-configure.log" 2>&1 || { cat "$out/$name-configure.log"; continue; }
   cmake --build "$dir" -j 16 >"$out/$name-build.log" 2>&1 || { tail -30 "$out/$name-build.log"; continue; }
-  cuobjdump --dump-resource-usage "$dir"/kernels/CMakeFiles/sageattn_sm90.dir/src/instantiations/*.o \
-    2>/dev/null | grep -oE "REG:[0-9]+|STACK:[0-9]+" | paste -sd' ' | sed "s/^/$name resources: /"
+  for o in $(for lib in $objects; do ls "$dir"/kernels/CMakeFiles/$lib.dir/src/instantiations/*.o; done); do
+    echo "$name $(basename "$o" .cu.o): $(cuobjdump --dump-resource-usage "$o" 2>/dev/null | \
+      grep -oE "REG:[0-9]+|STACK:[0-9]+" | paste -sd' ')"
+  done
   export SAGEATTN_CAPI=$dir/kernels/libsageattn_capi.so
   if [[ $name != old ]]; then  # the old sources were checked when they were new
-    PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/test_kernels.py --paths fp8_sm90 \
+    PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/test_kernels.py --paths "$paths" \
       ${TEST_ARGS:---quick} >"$out/$name-test.log" 2>&1
     echo "$name test: $(grep -E 'passed|worst' "$out/$name-test.log" | paste -sd' ')"
     grep FAIL "$out/$name-test.log" | head -5
   fi
-  PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/bench_kernels.py --paths fp8_sm90 \
+  PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/bench_kernels.py --paths "$paths" \
     --seqs "$seqs" --json "$out/$name-bench.json" >"$out/$name-bench.log" 2>&1
-  echo "$name bench (d causal seq batch | flash cudnn sm90-attn sm90-e2e | attn/cudnn):"
+  echo "$name bench (d causal seq batch | flash cudnn, attn and e2e of each path | best attn/cudnn):"
   grep -E "^ *(64|128) " "$out/$name-bench.log"
 done
