@@ -29,6 +29,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#include <utility>
 
 #include "device_primitives.cuh"
 #include "quantize.h"
@@ -44,10 +45,17 @@ constexpr int kScratchWords = 4096;  // 16 KB of shared memory per job (beside t
 #ifndef SAGEATTN_QUANT_MIN_BLOCKS
 #define SAGEATTN_QUANT_MIN_BLOCKS 4
 #endif
-// CTAs per SM the registers must allow: at 4 (64 registers) a few dozen bytes spill to L1,
-// measured faster than 2 CTAs per SM without spills (kernels/NOTES.md).
+// CTAs per SM the plain queue's registers must allow: at 4 (64 registers) a few dozen bytes spill
+// to L1, measured faster than 2 CTAs per SM without spills (kernels/NOTES.md).
 constexpr int kMinBlocks = SAGEATTN_QUANT_MIN_BLOCKS;
-constexpr int kSmemBytes = kLoadsPerThread * kThreads * 16 + kScratchWords * 4;
+constexpr int kStageBytes = kLoadsPerThread * kThreads * 16;
+constexpr int kSmemBytes = kStageBytes + kScratchWords * 4;
+// The fused queue (fused_kv_job): K's and V's stages, and a scratch for the statistics' partial
+// results only (V's tile reuses K's stage), so that 3 CTAs fit an SM.
+template <int D>
+constexpr int kFusedScratchWords = (kThreads / (D / 8) + 1) * D;
+template <int D>
+constexpr int kFusedSmemBytes = 2 * kStageBytes + kFusedScratchWords<D> * 4;
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Rows of D channels: D/8 threads per row (16 bytes each), so a job of 8 warps x 8 loads
@@ -102,6 +110,8 @@ struct JobPlan {
   int quant_jobs;  // per unit: group x q_jobs + K's and V's
   QueueShape queue;
   int total_jobs;
+  int stat_publishes;  // per unit: the statistics are complete when this many jobs published
+  bool fused;          // the fused queue: K/V slices with their statistics (fused_kv_job)
   bool smooth_k, fp8, want_km;
   float q_scale_mult, sm_scale, inv_kv_len;
 };
@@ -211,7 +221,7 @@ __device__ void publish_statistics(const JobPlan& p, int unit) {
 __device__ void wait_for_statistics(const JobPlan& p, int unit) {
   if (threadIdx.x == 0) {
     cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
-    while (done.load(cuda::memory_order_acquire) < static_cast<std::uint32_t>(p.stat_jobs))
+    while (done.load(cuda::memory_order_acquire) < static_cast<std::uint32_t>(p.stat_publishes))
       __nanosleep(128);
   }
   __syncthreads();
@@ -235,25 +245,43 @@ struct RowsTarget {
 // Each warp owns kWarpRows consecutive rows; the maxima of 16-row groups meet in shared memory.
 // The rows stay in registers as loaded (16-bit) between the max and the rounding: half the
 // registers of floats, which lets more CTAs share an SM.
+// The thread's place in a rows job: kLoadsPerThread rows, kRowsPerLoad<D> apart, from row0, at
+// channels col .. col+7.
+template <int D>
+struct RowsThread {
+  int warp, lane, col, warp_row0, row0;
+  bool active;  // the warp has rows (len_pad is a multiple of 64)
+  __device__ RowsThread(int job, int len_pad)
+      : warp(threadIdx.x / 32),
+        lane(threadIdx.x % 32),
+        col((lane % kThreadsPerRow<D>)*8),
+        warp_row0(job * kJobRows<D> + warp * kWarpRows<D>),
+        row0(warp_row0 + lane / kThreadsPerRow<D>),
+        active(warp_row0 < len_pad) {}
+};
+
+// A rows job's copies into the stage (committed, not waited for).
 template <typename T, int D>
-__device__ void rows_job(const RowsTarget& t, const JobPlan& p, int b, int job, const Stage& stage,
-                         float* scratch) {
+__device__ void issue_rows(const RowsTarget& t, int b, int job, const Stage& stage) {
+  const RowsThread<D> th(job, t.len_pad);
+  const T* src = row_ptr<T>(t.in, b, t.h, th.row0) + th.col;
+  const std::int64_t step = t.in.ss * kRowsPerLoad<D>;
+#pragma unroll
+  for (int l = 0; l < kLoadsPerThread; ++l, src += step)
+    stage.copy(l, src, th.active && th.row0 + l * kRowsPerLoad<D> < t.len, t.in.data);
+  device::cp_async_commit();
+}
+
+// The rest of a rows job, once this thread's copies have landed.
+template <typename T, int D>
+__device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int job,
+                              const Stage& stage, float* scratch) {
   constexpr int kLoadsPerGroup = kScaleRows / kRowsPerLoad<D>;
   constexpr int kGroupsPerWarp = kWarpRows<D> / kScaleRows;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int col = (lane % kThreadsPerRow<D>)*8;
-  const int warp_row0 = job * kJobRows<D> + warp * kWarpRows<D>;
-  const int row0 = warp_row0 + lane / kThreadsPerRow<D>;  // this thread's first row
-  const bool active = warp_row0 < t.len_pad;              // len_pad is a multiple of 64
-  {
-    const T* src = row_ptr<T>(t.in, b, t.h, row0) + col;
-    const std::int64_t step = t.in.ss * kRowsPerLoad<D>;
-#pragma unroll
-    for (int l = 0; l < kLoadsPerThread; ++l, src += step)
-      stage.copy(l, src, active && row0 + l * kRowsPerLoad<D> < t.len, t.in.data);
-    device::cp_async_commit();
-    device::cp_async_wait_own<0>();
-  }
+  const RowsThread<D> th(job, t.len_pad);
+  const int warp = th.warp, lane = th.lane, col = th.col, warp_row0 = th.warp_row0;
+  const int row0 = th.row0;
+  const bool active = th.active;
   float mean[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i)
@@ -320,6 +348,14 @@ __device__ void rows_job(const RowsTarget& t, const JobPlan& p, int b, int job, 
   }
 }
 
+template <typename T, int D>
+__device__ void rows_job(const RowsTarget& t, const JobPlan& p, int b, int job, const Stage& stage,
+                         float* scratch) {
+  issue_rows<T, D>(t, b, job, stage);
+  device::cp_async_wait_own<0>();
+  quantize_rows<T, D>(t, p, b, job, stage, scratch);
+}
+
 // --- V to FP8 ---------------------------------------------------------------------------------
 
 // The 4 keys whose e4m3 values sit at positions 4·quad .. 4·quad+3 of a tile. Within each
@@ -345,42 +381,66 @@ __device__ __forceinline__ int tile_word(int c, int word) {
 // in steps of 64). A thread converts 2 x (4 keys x 8 channels): 8 rows read with 16-byte loads
 // (all issued first), 8 words of 4 e4m3 bytes each written to the tile; then the tile's rows go
 // out as 16-byte stores.
-template <typename T, int D>
-__device__ void v_job(const JobPlan& p, int b, int hk, int job, const Stage& stage,
-                      std::uint32_t* tile) {
-  constexpr int kGroups = D / 8;  // channel groups of 8
-  constexpr int kGroupsHigh = kGroups / 8;
-  constexpr int kTasks = kGroups * kJobRows<D> / 4;  // (channel group, key quad) pairs
-  constexpr int kTasksPerThread = kTasks / kThreads;
-  static_assert(kTasksPerThread * 4 == kLoadsPerThread && D * kJobRows<D> / 4 <= kScratchWords);
-  const int key0 = job * kJobRows<D>;
-  const int keys = min(kJobRows<D>, p.w.kv_pad - key0);
-  const std::int64_t unit = unit_offset(b, p.heads_kv, hk);
-  const float* amax = p.w.v_amax + unit * D;
-  int group[kTasksPerThread], quad[kTasksPerThread];
+
+// The thread's tasks in a V job: (channel group, key quad) pairs, kTasksPerThread of them.
+template <int D>
+struct VTasks {
+  static constexpr int kGroups = D / 8;  // channel groups of 8
+  static constexpr int kGroupsHigh = kGroups / 8;
+  static constexpr int kTasks = kGroups * kJobRows<D> / 4;
+  static constexpr int kPerThread = kTasks / kThreads;
+  static_assert(kPerThread * 4 == kLoadsPerThread && D * kJobRows<D> / 4 <= kScratchWords);
+  int group[kPerThread], quad[kPerThread];
+  __device__ VTasks() {
 #pragma unroll
-  for (int j = 0; j < kTasksPerThread; ++j) {
-    // Lane bits: 8 channel groups x 4 quads per warp (see tile_word).
-    const int task = threadIdx.x + j * kThreads, rest = task >> 5;
-    group[j] = (rest % kGroupsHigh) * 8 + (task & 7);
-    quad[j] = (rest / kGroupsHigh) * 4 + ((task >> 3) & 3);
-    const int first = key0 + quad_first_key(quad[j]);
-    const T* src = row_ptr<T>(p.v, b, hk, first) + group[j] * 8;
+    for (int j = 0; j < kPerThread; ++j) {
+      // Lane bits: 8 channel groups x 4 quads per warp (see tile_word).
+      const int task = threadIdx.x + j * kThreads, rest = task >> 5;
+      group[j] = (rest % kGroupsHigh) * 8 + (task & 7);
+      quad[j] = (rest / kGroupsHigh) * 4 + ((task >> 3) & 3);
+    }
+  }
+};
+
+template <int D>
+__device__ __forceinline__ int v_job_keys(const JobPlan& p, int job) {
+  return min(kJobRows<D>, p.w.kv_pad - job * kJobRows<D>);
+}
+
+// A V job's copies into the stage (committed, not waited for): task j's 4 keys in slots 4j..4j+3.
+template <typename T, int D>
+__device__ void issue_v(const JobPlan& p, int b, int hk, int job, const Stage& stage) {
+  const VTasks<D> tasks;
+  const int key0 = job * kJobRows<D>, keys = v_job_keys<D>(p, job);
+#pragma unroll
+  for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
+    const int first = key0 + quad_first_key(tasks.quad[j]);
+    const T* src = row_ptr<T>(p.v, b, hk, first) + tasks.group[j] * 8;
     constexpr int kKeyOffset[4] = {0, 1, 8, 9};
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       stage.copy(4 * j + r, src + kKeyOffset[r] * p.v.ss,
-                 quad[j] * 4 < keys && first + kKeyOffset[r] < p.kv_len, p.v.data);
+                 tasks.quad[j] * 4 < keys && first + kKeyOffset[r] < p.kv_len, p.v.data);
     }
   }
   device::cp_async_commit();
-  device::cp_async_wait_own<0>();
+}
+
+// The rest of a V job, once this thread's copies have landed: 8 words of 4 e4m3 bytes each
+// written to the tile, then the tile's rows go out as 16-byte stores.
+template <typename T, int D>
+__device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage& stage,
+                           std::uint32_t* tile) {
+  const VTasks<D> tasks;
+  const int key0 = job * kJobRows<D>, keys = v_job_keys<D>(p, job);
+  const std::int64_t unit = unit_offset(b, p.heads_kv, hk);
+  const float* amax = p.w.v_amax + unit * D;
 #pragma unroll
-  for (int j = 0; j < kTasksPerThread; ++j) {
-    if (quad[j] * 4 >= keys) continue;
+  for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
+    if (tasks.quad[j] * 4 >= keys) continue;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      const int c = group[j] * 8 + i;
+      const int c = tasks.group[j] * 8 + i;
       const float m = __ldcg(amax + c);
       const float inv = m > 0.f ? kFp8Max / m : 0.f;
       auto pair = [&](int r) {
@@ -388,7 +448,7 @@ __device__ void v_job(const JobPlan& p, int b, int hk, int job, const Stage& sta
                                      element<T>(stage.at(4 * j + r + 1), i) * inv);
         return static_cast<std::uint32_t>(__nv_cvt_float2_to_fp8x2(x, __NV_SATFINITE, __NV_E4M3));
       };
-      tile[tile_word<D>(c, quad[j])] = pair(0) | pair(2) << 16;
+      tile[tile_word<D>(c, tasks.quad[j])] = pair(0) | pair(2) << 16;
     }
   }
   __syncthreads();
@@ -402,33 +462,163 @@ __device__ void v_job(const JobPlan& p, int b, int hk, int job, const Stage& sta
   }
 }
 
+template <typename T, int D>
+__device__ void v_job(const JobPlan& p, int b, int hk, int job, const Stage& stage,
+                      std::uint32_t* tile) {
+  issue_v<T, D>(p, b, hk, job, stage);
+  device::cp_async_wait_own<0>();
+  quantize_v<T, D>(p, b, hk, job, stage, tile);
+}
+
 // --- the queue --------------------------------------------------------------------------------
 
+// --- K and V in one job, with their statistics (the "fused" queue) ----------------------------
+
+// One slice of kJobRows<D> keys of a unit: its K rows (stage) and V keys (v_stage) are loaded
+// once and held in shared memory while the slice adds its part of K's column sums and V's
+// channel maxima; once every slice of the unit has (a barrier among the CTAs that hold them),
+// it quantizes both from shared memory. K and V are read from DRAM once, against twice in the
+// queue with separate statistics jobs, whose second read missed L2 (measured with ncu: K read
+// twice at 1k tokens per head too; kernels/NOTES.md, q6). The barrier needs every slice of the
+// unit running at once: the host uses this queue only under a cooperative launch (all CTAs
+// resident) and when a unit has no more slices than there are CTAs; a CTA takes its next
+// ticket only after the barrier, so that it never holds a ticket that others wait for.
 template <typename T, int D>
-__device__ void run_job(const JobPlan& p, int ticket, const Stage& stage, std::uint32_t* scratch) {
-  const JobRef ref = decode_ticket(p.queue, ticket);
+__device__ void fused_kv_job(const JobPlan& p, int b, int hk, int job, const RowsTarget& k,
+                             const Stage& stage, const Stage& v_stage, float* scratch,
+                             int& prefetched) {
+  const int unit = b * p.heads_kv + hk;
+  if (p.fp8) issue_v<T, D>(p, b, hk, job, v_stage);
+  issue_rows<T, D>(k, b, job, stage);
+  device::cp_async_wait_own<0>();
+  // This slice's statistics; rows and keys past kv_len were zero-filled and add nothing.
+  constexpr int kSubs = kThreads / kThreadsPerRow<D>;         // threads per channel group of K
+  float* sums = scratch;                                      // [kSubs][D]
+  int* maxima = reinterpret_cast<int*>(scratch + kSubs * D);  // [D], float bits (all >= 0)
+  static_assert((kSubs + 1) * D <= kFusedScratchWords<D>);
+  if (threadIdx.x < D) maxima[threadIdx.x] = 0;
+  if (p.smooth_k) {
+    const RowsThread<D> th(job, k.len_pad);
+    float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int l = 0; l < kLoadsPerThread; ++l) {
+      const uint4 raw = stage.at(l);
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        sum[i] += element<T>(raw, i);
+    }
+    float* dst = sums + threadIdx.x / kThreadsPerRow<D> * D + th.col;
+    reinterpret_cast<float4*>(dst)[0] = make_float4(sum[0], sum[1], sum[2], sum[3]);
+    reinterpret_cast<float4*>(dst)[1] = make_float4(sum[4], sum[5], sum[6], sum[7]);
+  }
+  __syncthreads();  // maxima zeroed
+  if (p.fp8) {
+    const VTasks<D> tasks;
+#pragma unroll
+    for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        float m = 0.f;
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          m = fmaxf(m, fabsf(element<T>(v_stage.at(4 * j + r), i)));
+        // Non-negative floats order like their bit patterns as signed integers.
+        atomicMax(maxima + tasks.group[j] * 8 + i, __float_as_int(m));
+      }
+    }
+  }
+  __syncthreads();
+  const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
+  if (threadIdx.x < D) {
+    const int c = threadIdx.x;
+    if (p.smooth_k) {
+      float total = 0.f;
+      for (int r = 0; r < kSubs; ++r)
+        total += sums[r * D + c];
+      atomicAdd(p.w.k_sum + at + c, total);
+    }
+    if (p.fp8) atomicMax(reinterpret_cast<int*>(p.w.v_amax + at + c), maxima[c]);
+  }
+  publish_statistics(p, unit);
+  wait_for_statistics(p, unit);
+  if (threadIdx.x == 0) {
+    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> tickets(p.w.job_counters[0]);
+    prefetched = static_cast<int>(tickets.fetch_add(1u, cuda::memory_order_relaxed));
+  }
+  quantize_rows<T, D>(k, p, b, job, stage, scratch);
+  if (p.fp8) {
+    __syncthreads();  // K's stage has been read: V's tile goes there
+    static_assert(D * kJobRows<D> / 4 <= kLoadsPerThread * kThreads * 4, "the tile fits a stage");
+    quantize_v<T, D>(p, b, hk, job, v_stage, reinterpret_cast<std::uint32_t*>(stage.base));
+  }
+}
+
+// --- the queue --------------------------------------------------------------------------------
+
+template <int D>
+__device__ RowsTarget q_target(const JobPlan& p, int hk, int head_in_group) {
+  RowsTarget q{};
+  q.in = p.q;
+  q.h = hk * p.group + head_in_group;
+  q.heads = p.heads_q;
+  q.len = p.qo_len;
+  q.len_pad = p.w.q_pad;
+  q.rows_per_scale = p.w.q_rows;
+  q.out = p.w.q;
+  q.scales = p.w.q_scale;
+  q.scale_mult = p.q_scale_mult;
+  return q;
+}
+
+__device__ inline RowsTarget k_target(const JobPlan& p, int hk) {
+  RowsTarget k{};
+  k.in = p.k;
+  k.h = hk;
+  k.heads = p.heads_kv;
+  k.len = p.kv_len;
+  k.len_pad = p.w.kv_pad;
+  k.rows_per_scale = p.w.k_rows;
+  k.out = p.w.k;
+  k.scales = p.w.k_scale;
+  k.scale_mult = 1.f;
+  k.subtract_mean = p.smooth_k;
+  return k;
+}
+
+// Does the job named by `ref` wait for other jobs that have not yet started? (Only the fused
+// queue's K/V slices do: their unit's other slices may hold later tickets.)
+template <bool kFused>
+__device__ bool waits_for_later_tickets(const JobPlan& p, const JobRef& ref) {
+  return kFused && ref.job < p.kv_jobs;
+}
+
+template <typename T, int D, bool kFused>
+__device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage& stage,
+                        const Stage& v_stage, std::uint32_t* scratch, int& prefetched) {
   const int unit = ref.unit;
   const int b = unit / p.heads_kv, hk = unit % p.heads_kv;
   float* scratch_f = reinterpret_cast<float*>(scratch);
-  if (ref.job < p.stat_jobs) {
-    statistics_job<T, D>(p, b, hk, ref.job, stage, scratch_f);
+  const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
+  int job = ref.job;
+  if (!kFused && job < p.stat_jobs) {
+    statistics_job<T, D>(p, b, hk, job, stage, scratch_f);
     publish_statistics(p, unit);
     return;
   }
-  int job = ref.job - p.stat_jobs;
-  const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
+  RowsTarget k = k_target(p, hk);
+  k.k_sum = p.smooth_k ? p.w.k_sum + at : nullptr;
+  if constexpr (kFused) {  // per unit: its K/V slices, then its Q jobs
+    if (job < p.kv_jobs) {
+      fused_kv_job<T, D>(p, b, hk, job, k, stage, v_stage, scratch_f, prefetched);
+      return;
+    }
+    job -= p.kv_jobs;
+  } else {  // per unit: its statistics, then its Q, K and V jobs
+    job -= p.stat_jobs;
+  }
   if (job < p.group * p.q_jobs) {
     if (p.want_km) wait_for_statistics(p, unit);
-    RowsTarget q{};
-    q.in = p.q;
-    q.h = hk * p.group + job / p.q_jobs;
-    q.heads = p.heads_q;
-    q.len = p.qo_len;
-    q.len_pad = p.w.q_pad;
-    q.rows_per_scale = p.w.q_rows;
-    q.out = p.w.q;
-    q.scales = p.w.q_scale;
-    q.scale_mult = p.q_scale_mult;
+    RowsTarget q = q_target<D>(p, hk, job / p.q_jobs);
     q.k_sum = p.want_km ? p.w.k_sum + at : nullptr;
     q.q_km = p.want_km ? p.w.q_km : nullptr;
     rows_job<T, D>(q, p, b, job % p.q_jobs, stage, scratch_f);
@@ -437,18 +627,6 @@ __device__ void run_job(const JobPlan& p, int ticket, const Stage& stage, std::u
   job -= p.group * p.q_jobs;
   if (p.stat_jobs > 0) wait_for_statistics(p, unit);
   if (job < p.kv_jobs) {
-    RowsTarget k{};
-    k.in = p.k;
-    k.h = hk;
-    k.heads = p.heads_kv;
-    k.len = p.kv_len;
-    k.len_pad = p.w.kv_pad;
-    k.rows_per_scale = p.w.k_rows;
-    k.out = p.w.k;
-    k.scales = p.w.k_scale;
-    k.scale_mult = 1.f;
-    k.k_sum = p.smooth_k ? p.w.k_sum + at : nullptr;
-    k.subtract_mean = p.smooth_k;
     rows_job<T, D>(k, p, b, job, stage, scratch_f);
   } else {
     v_job<T, D>(p, b, hk, job - p.kv_jobs, stage, scratch);
@@ -458,23 +636,31 @@ __device__ void run_job(const JobPlan& p, int ticket, const Stage& stage, std::u
 // A ticket only says which job to do; the statistics are ordered by their own counters.
 constexpr cuda::memory_order kRelaxed = cuda::memory_order_relaxed;
 
-template <typename T, int D>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
+// One kernel per queue: the fused queue's (kFused) shared memory allows 3 CTAs per SM and it
+// gets the registers of 3 (no spills); the plain queue's allows 4 (kernels/NOTES.md, q3, q6).
+template <typename T, int D, bool kFused>
+__global__ void __launch_bounds__(kThreads, kFused ? 3 : kMinBlocks)
     quantize_kernel(const __grid_constant__ JobPlan p) {
   __shared__ int next_ticket;
-  extern __shared__ uint4 dynamic_smem[];  // kSmemBytes: the stage, then the scratch
+  // The stage (the fused queue: two, for K and V), then the scratch: kSmemBytes or
+  // kFusedSmemBytes.
+  extern __shared__ uint4 dynamic_smem[];
+  constexpr int kStages = kFused ? 2 : 1;
   const Stage stage{dynamic_smem};
+  const Stage v_stage{dynamic_smem + (kStages - 1) * kLoadsPerThread * kThreads};
   std::uint32_t* scratch =
-      reinterpret_cast<std::uint32_t*>(dynamic_smem + kLoadsPerThread * kThreads);
+      reinterpret_cast<std::uint32_t*>(dynamic_smem + kStages * kLoadsPerThread * kThreads);
   cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> tickets(p.w.job_counters[0]);
   if (threadIdx.x == 0) next_ticket = static_cast<int>(tickets.fetch_add(1u, kRelaxed));
   __syncthreads();
   for (int ticket = next_ticket; ticket < p.total_jobs;) {
     // The next ticket is taken now and stored only after the job: the atomic's round trip
-    // overlaps the job's loads.
+    // overlaps the job's loads. (A job that waits for later tickets takes it after its wait.)
+    const JobRef ref = decode_ticket(p.queue, ticket);
     int prefetched = 0;
-    if (threadIdx.x == 0) prefetched = static_cast<int>(tickets.fetch_add(1u, kRelaxed));
-    run_job<T, D>(p, ticket, stage, scratch);
+    if (threadIdx.x == 0 && !waits_for_later_tickets<kFused>(p, ref))
+      prefetched = static_cast<int>(tickets.fetch_add(1u, kRelaxed));
+    run_job<T, D, kFused>(p, ref, stage, v_stage, scratch, prefetched);
     __syncthreads();  // the job is done with `scratch` and `next_ticket`
     if (threadIdx.x == 0) next_ticket = prefetched;
     __syncthreads();
@@ -482,32 +668,68 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
 }
 
-// How many CTAs of the kernel the current GPU runs at once (cached per device; callers on
-// several host threads may fill the cache at once, with the same value).
+// How many CTAs of the kernel the current GPU runs at once, with the plain queue's shared
+// memory and with the fused queue's, and whether it can launch cooperatively (cached per device;
+// callers on several host threads may fill the cache at once, with the same value).
+struct Residency {
+  int plain = 0, fused = 0;
+  bool cooperative = false;
+};
+
 template <typename T, int D>
-cudaError_t resident_ctas(int* n) {
-  static std::atomic<int> cached[64] = {};
+cudaError_t residency(Residency* r) {
+  // Packed as valid(1) | cooperative(1) | fused(24) | plain(24) bits.
+  static std::atomic<std::uint64_t> cached[64] = {};
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device)) return e;
-  if (const int known = device < 64 ? cached[device].load(std::memory_order_relaxed) : 0) {
-    *n = known;
+  if (const std::uint64_t known =
+          device < 64 ? cached[device].load(std::memory_order_relaxed) : 0) {
+    r->plain = static_cast<int>(known & 0xffffff);
+    r->fused = static_cast<int>(known >> 24 & 0xffffff);
+    r->cooperative = known >> 48 & 1;
     return cudaSuccess;
   }
-  int sms = 0, per_sm = 0;
+  int sms = 0, cooperative = 0, plain = 0, fused = 0;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
     return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device))
+    return e;
   // More than the 48 KB of shared memory a kernel gets without asking.
-  if (cudaError_t e = cudaFuncSetAttribute(
-          quantize_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes)) {
+  for (const auto& [kernel, bytes] : {std::pair{quantize_kernel<T, D, false>, kSmemBytes},
+                                      std::pair{quantize_kernel<T, D, true>, kFusedSmemBytes<D>}}) {
+    if (cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)) {
+      return e;
+    }
+  }
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &plain, quantize_kernel<T, D, false>, kThreads, kSmemBytes)) {
     return e;
   }
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, quantize_kernel<T, D>,
-                                                                    kThreads, kSmemBytes)) {
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &fused, quantize_kernel<T, D, true>, kThreads, kFusedSmemBytes<D>)) {
     return e;
   }
-  *n = std::max(1, sms * per_sm);
-  if (device < 64) cached[device].store(*n, std::memory_order_relaxed);
+  r->plain = std::min(std::max(1, sms * plain), 0xffffff);
+  r->fused = std::min(sms * fused, 0xffffff);
+  r->cooperative = cooperative != 0;
+  if (device < 64) {
+    cached[device].store(std::uint64_t{1} << 49 | std::uint64_t{r->cooperative} << 48 |
+                             static_cast<std::uint64_t>(r->fused) << 24 |
+                             static_cast<std::uint64_t>(r->plain),
+                         std::memory_order_relaxed);
+  }
   return cudaSuccess;
+}
+
+// Whether the fused queue may be used (SAGEATTN_QUANT_FUSED=0 turns it off, for measurements),
+// read once.
+bool fused_allowed() {
+  static const bool allowed = [] {
+    const char* env = std::getenv("SAGEATTN_QUANT_FUSED");
+    return !(env && env[0] == '0');
+  }();
+  return allowed;
 }
 
 // The distance between a unit's statistics and its quantizing jobs, in jobs, as a multiple of
@@ -522,8 +744,10 @@ int gap_tenths() {
   return tenths;
 }
 
+constexpr int kMaxFusedSlices = 32;
+
 template <int D>
-JobPlan plan_jobs(const Params& p, const Workspace& w, float sm_scale, int resident) {
+JobPlan plan_jobs(const Params& p, const Workspace& w, float sm_scale, const Residency& r) {
   JobPlan plan{};
   plan.q = {p.q.data, p.q.stride_batch, p.q.stride_head, p.q.stride_seq};
   plan.k = {p.k.data, p.k.stride_batch, p.k.stride_head, p.k.stride_seq};
@@ -538,14 +762,27 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, float sm_scale, int resid
   plan.smooth_k = p.smooth_k;
   plan.fp8 = uses_fp8_v(p.pv_path);
   plan.want_km = p.smooth_k && p.lse != nullptr;
-  plan.stat_jobs =
-      plan.smooth_k || plan.fp8 ? (p.kv_len + kStatJobRows<D> - 1) / kStatJobRows<D> : 0;
   plan.q_jobs = (w.q_pad + kJobRows<D> - 1) / kJobRows<D>;
   plan.kv_jobs = (w.kv_pad + kJobRows<D> - 1) / kJobRows<D>;
-  plan.quant_jobs = plan.group * plan.q_jobs + plan.kv_jobs * (plan.fp8 ? 2 : 1);
-  const long long gap = static_cast<long long>(resident) * gap_tenths() / 10;
-  plan.queue = make_queue_shape(plan.units, plan.stat_jobs, plan.quant_jobs,
-                                static_cast<int>(std::min<long long>(gap, 1 << 30)));
+  const bool needs_statistics = plan.smooth_k || plan.fp8;
+  // The fused queue's barrier needs all of a unit's slices resident at once (fused_kv_job); it
+  // is faster only while a unit has few slices (a barrier across many CTAs leaves most of them
+  // waiting), and not for FP8 V at D = 64 (measured, kernels/NOTES.md q6).
+  plan.fused = needs_statistics && fused_allowed() && r.cooperative &&
+               plan.kv_jobs <= std::min(kMaxFusedSlices, r.fused) && !(plan.fp8 && D == 64);
+  if (plan.fused) {
+    plan.stat_jobs = 0;
+    plan.stat_publishes = plan.kv_jobs;
+    plan.quant_jobs = plan.kv_jobs + plan.group * plan.q_jobs;
+    plan.queue = make_queue_shape(plan.units, 0, plan.quant_jobs, 0);
+  } else {
+    plan.stat_jobs = needs_statistics ? (p.kv_len + kStatJobRows<D> - 1) / kStatJobRows<D> : 0;
+    plan.stat_publishes = plan.stat_jobs;
+    plan.quant_jobs = plan.group * plan.q_jobs + plan.kv_jobs * (plan.fp8 ? 2 : 1);
+    const long long gap = static_cast<long long>(r.plain) * gap_tenths() / 10;
+    plan.queue = make_queue_shape(plan.units, plan.stat_jobs, plan.quant_jobs,
+                                  static_cast<int>(std::min<long long>(gap, 1 << 30)));
+  }
   plan.q_scale_mult = sm_scale * kLog2e;
   plan.sm_scale = sm_scale;
   plan.inv_kv_len = 1.f / static_cast<float>(p.kv_len);
@@ -554,14 +791,22 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, float sm_scale, int resid
 
 template <typename T, int D>
 cudaError_t launch(const Params& p, const Workspace& w, float sm_scale, cudaStream_t stream) {
-  int resident = 0;
-  if (cudaError_t e = resident_ctas<T, D>(&resident)) return e;
-  JobPlan plan = plan_jobs<D>(p, w, sm_scale, resident);
+  Residency r;
+  if (cudaError_t e = residency<T, D>(&r)) return e;
+  JobPlan plan = plan_jobs<D>(p, w, sm_scale, r);
   const long long jobs = static_cast<long long>(plan.units) * (plan.stat_jobs + plan.quant_jobs);
   if (jobs > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   plan.total_jobs = static_cast<int>(jobs);
-  const unsigned ctas = static_cast<unsigned>(std::min<long long>(jobs, resident));
-  quantize_kernel<T, D><<<ctas, kThreads, kSmemBytes, stream>>>(plan);
+  if (plan.fused) {
+    // Cooperative: every CTA of the grid resident at once, which the slices' barrier needs.
+    const unsigned ctas = static_cast<unsigned>(std::min<long long>(jobs, r.fused));
+    void* args[] = {&plan};
+    return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(quantize_kernel<T, D, true>),
+                                       dim3(ctas), dim3(kThreads), args, kFusedSmemBytes<D>,
+                                       stream);
+  }
+  const unsigned ctas = static_cast<unsigned>(std::min<long long>(jobs, r.plain));
+  quantize_kernel<T, D, false><<<ctas, kThreads, kSmemBytes, stream>>>(plan);
   return cudaGetLastError();
 }
 

@@ -9,7 +9,10 @@ the copy rate measured in the same run. Prints a table, writes JSON (--json).
 
 Several builds of the library can be compared in one run: --libs old=path/a.so,new=path/b.so.
 
-Usage: bench_quant.py [--json OUT] [--libs name=path,...] [--seqs 1024,4096,32768]
+--no-smooth-k times the quantization without K's smoothing: on the fp16 path it then needs no
+statistics at all, which separates the quantizing jobs' own speed from the statistics' cost.
+
+Usage: bench_quant.py [--json OUT] [--libs name=path,...] [--seqs 1024,4096,32768] [--no-smooth-k]
 """
 import argparse
 import json
@@ -36,6 +39,7 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--libs", help="name=path,... (default: the library of $SAGEATTN_CAPI)")
     parser.add_argument("--seqs", default="1024,4096,32768")
+    parser.add_argument("--no-smooth-k", action="store_true")
     args = parser.parse_args()
     libs = ([item.split("=", 1) for item in args.libs.split(",")] if args.libs
             else [("lib", None)])
@@ -56,11 +60,13 @@ def main():
                 # P·V reads V as it is).
                 needed = (3 if path == "fp8" else 2) * q.numel() * (2 + 1)
                 for name, lib in libs:
-                    call = sc.Call(lib, q, k, v, o, "HND", causal=False, path=path)
+                    call = sc.Call(lib, q, k, v, o, "HND", causal=False, path=path,
+                                   smooth_k=not args.no_smooth_k)
                     ms = time_ms(lambda: call.run(1), reps=50)
                     achieved = needed / (ms / 1e3)
                     row = {"lib": name, "path": path, "d": d, "seq": seq, "batch": b,
-                           "heads": heads, "ms": ms, "needed_bytes": needed,
+                           "heads": heads, "smooth_k": not args.no_smooth_k, "ms": ms,
+                           "needed_bytes": needed,
                            "bytes_per_s": achieved, "fraction_of_copy": achieved / rate}
                     rows.append(row)
                     print(f"{name:>8} {path:>8} {d:>3} {seq:>6} {b:>5} {heads:>5} | {ms:7.3f} "

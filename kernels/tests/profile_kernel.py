@@ -26,6 +26,7 @@ def main():
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--stage", choices=("attention", "quantize"), default="attention")
+    parser.add_argument("--no-smooth-k", action="store_true", help="quantize K without smoothing")
     args = parser.parse_args()
     lib = sc.load()
     heads = 32 if args.head_dim == 128 else 64
@@ -33,7 +34,8 @@ def main():
     q, k, v = (torch.randn(b, heads, args.seq, args.head_dim, device="cuda", dtype=torch.float16)
                for _ in range(3))
     o = torch.empty_like(q)
-    call = sc.Call(lib, q, k, v, o, "HND", causal=args.causal, path=args.path)
+    call = sc.Call(lib, q, k, v, o, "HND", causal=args.causal, path=args.path,
+                   smooth_k=not args.no_smooth_k)
     if args.stage == "quantize":
         for _ in range(args.runs):
             call.run(1)

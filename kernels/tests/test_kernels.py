@@ -87,12 +87,13 @@ def main():
     parser.add_argument("--paths", help="comma-separated P·V paths (default: all this GPU runs)")
     parser.add_argument("--lengths", help="comma-separated QOxKV lengths, e.g. 1x1,4097x1000")
     parser.add_argument("--verbose", action="store_true", help="name each case before it runs")
+    parser.add_argument("--seed", type=int, help="the inputs' seed (default: a fresh one, printed)")
     args = parser.parse_args()
     lib = sc.load()
     paths = args.paths.split(",") if args.paths else sc.available_paths(lib)
     print(f"library built for: {lib.sageattn_capi_architectures().decode()}; "
           f"GPU: {torch.cuda.get_device_name()}")
-    seed = int.from_bytes(os.urandom(4), "little")
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     gen = torch.Generator(device="cuda").manual_seed(seed)
     print(f"seed {seed}")
     lengths = [(1, 1), (17, 17), (1000, 1000), (4097, 4097), (17, 1000), (1000, 4097), (4097, 1000)]
@@ -183,9 +184,11 @@ def main():
         # approximate, the reference's double: where that flips an e4m3 rounding of P (a 6% step)
         # the outputs differ by more than for 16-bit P, hence the wider factor for fp8. bf16 P
         # (the fp16 path on bf16 inputs) keeps 8 bits, a 0.4-0.8% step: measured 0.0014-0.0023
-        # on this check, against 0.0002-0.0010 for float16, hence its wider floor.
+        # on this check, against 0.0002-0.0010 for float16, hence its wider floor. The FP8
+        # factor, 0.25: seed 2211959365 gave 0.0155 against 0.0724 (0.21) on d128, 300x300, K not
+        # smoothed, with two builds whose outputs are bit-identical (compare_libs.py).
         floor = 3e-3 if path == "fp16" and dtype == torch.bfloat16 else 2e-3
-        ok = gpu_vs_quant <= max((0.2 if path != "fp16" else 0.1) * quant_vs_plain, floor)
+        ok = gpu_vs_quant <= max((0.25 if path != "fp16" else 0.1) * quant_vs_plain, floor)
         passed += ok
         failed += not ok
         quant_rows.append((d, path, str(dtype)[6:], causal, lq, lk, gpu_vs_quant, quant_vs_plain))
