@@ -8,8 +8,9 @@
 //   and quantizing jobs (its query heads' Q, which need no statistics unless the LSE is asked
 //   for, then its K and V), and a unit's statistics jobs are queued a fixed distance ahead of
 //   its quantizing jobs (quantize_queue.h): far enough that the statistics are done when they
-//   start (twice as many jobs as the GPU runs at once), near enough that K and V are still in
-//   L2 when a unit is small (measured: up to 1-4k tokens per head; not at 32k).
+//   start (twice as many jobs as the GPU runs at once), and meant to be near enough that K and
+//   V are still in L2 (the H200's timings suggested so at 1-4k tokens per head; ncu on the H100
+//   showed them read twice from DRAM even at 1k, hence the fused queue below).
 // - Job numbers come from an atomic ticket, not from blockIdx. A job that needs statistics
 //   waits (spins) until its unit's statistics jobs have all finished; those have lower tickets,
 //   so they were taken by CTAs that are already running, and a statistics job never waits.
@@ -21,6 +22,12 @@
 //   atomic's round trip is hidden. Rows are brought with cp.async into a per-thread slice of
 //   shared memory (8 loads of 16 bytes in flight per thread, 32 KB per CTA), not registers:
 //   registers would hold 4 CTAs per SM to 2.
+// - Short units (up to kMaxFusedSlices slices of K and V) take the "fused" queue instead: a job
+//   loads one slice of K and V, adds its part of the statistics, waits at a barrier for the
+//   unit's other slices, and quantizes the slice from shared memory. K and V then come from
+//   DRAM once: the plain queue's second read misses L2 (ncu: K and V read twice even at 1k
+//   tokens per head). The barrier needs the unit's slices resident together: a cooperative
+//   launch, and the next ticket taken only after the barrier (fused_kv_job).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -794,18 +801,27 @@ cudaError_t launch(const Params& p, const Workspace& w, float sm_scale, cudaStre
   Residency r;
   if (cudaError_t e = residency<T, D>(&r)) return e;
   JobPlan plan = plan_jobs<D>(p, w, sm_scale, r);
-  const long long jobs = static_cast<long long>(plan.units) * (plan.stat_jobs + plan.quant_jobs);
-  if (jobs > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  plan.total_jobs = static_cast<int>(jobs);
+  auto count_jobs = [&] {
+    const long long jobs = static_cast<long long>(plan.units) * (plan.stat_jobs + plan.quant_jobs);
+    plan.total_jobs = static_cast<int>(std::min<long long>(jobs, 0x7fffffffLL));
+    return jobs;
+  };
+  if (count_jobs() > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   if (plan.fused) {
     // Cooperative: every CTA of the grid resident at once, which the slices' barrier needs.
-    const unsigned ctas = static_cast<unsigned>(std::min<long long>(jobs, r.fused));
+    const unsigned ctas = static_cast<unsigned>(std::min(plan.total_jobs, r.fused));
     void* args[] = {&plan};
-    return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(quantize_kernel<T, D, true>),
-                                       dim3(ctas), dim3(kThreads), args, kFusedSmemBytes<D>,
-                                       stream);
+    const cudaError_t e =
+        cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(quantize_kernel<T, D, true>),
+                                    dim3(ctas), dim3(kThreads), args, kFusedSmemBytes<D>, stream);
+    if (e == cudaSuccess) return e;
+    // Refused (as under some sharing setups): the plain queue needs no co-residency.
+    (void)cudaGetLastError();
+    r.cooperative = false;
+    plan = plan_jobs<D>(p, w, sm_scale, r);
+    if (count_jobs() > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   }
-  const unsigned ctas = static_cast<unsigned>(std::min<long long>(jobs, r.plain));
+  const unsigned ctas = static_cast<unsigned>(std::min(plan.total_jobs, r.plain));
   quantize_kernel<T, D, false><<<ctas, kThreads, kSmemBytes, stream>>>(plan);
   return cudaGetLastError();
 }
