@@ -283,16 +283,9 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
             top[i] =
                 device::small_int_to_float(max(max(lo[0], lo[1]), max(hi[0], hi[1]))) * scale[i];
           }
-#pragma unroll
-          for (int width = kGroups / 2; width > 0; width /= 2) {
-#pragma unroll
-            for (int i = 0; i < width; ++i)
-              top[i] = fmaxf(top[i], top[i + width]);
-          }
-          m = fmaxf(m, top[0]);
+          m = fmaxf(m, device::max_tree(top));
         }
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+        m = device::quad_max(m);
         // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
         const float m_use = m == -INFINITY ? 0.f : m;
         scale_old[mt][r] = device::fast_exp2(row_max[mt][r] - m_use);

@@ -154,6 +154,26 @@ __device__ __forceinline__ float small_int_to_float(int x) {
   return small_int_biased(x) - kSmallIntBias;
 }
 
+// The largest of x[0..N) (N a power of two), as a tree rather than a chain: shorter dependency
+// chains for the softmaxes' row maxima. Overwrites x.
+template <int N>
+__device__ __forceinline__ float max_tree(float (&x)[N]) {
+  static_assert((N & (N - 1)) == 0, "a power of two");
+#pragma unroll
+  for (int width = N / 2; width > 0; width /= 2) {
+#pragma unroll
+    for (int i = 0; i < width; ++i)
+      x[i] = fmaxf(x[i], x[i + width]);
+  }
+  return x[0];
+}
+
+// The maximum over the 4 threads of a quad (which share an mma accumulator row).
+__device__ __forceinline__ float quad_max(float m) {
+  m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+  return fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+}
+
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));

@@ -219,16 +219,9 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float 
         const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
         top[grp] = device::small_int_to_float(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
       }
-#pragma unroll
-      for (int width = 4; width > 0; width /= 2) {
-#pragma unroll
-        for (int i = 0; i < width; ++i)
-          top[i] = fmaxf(top[i], top[i + width]);
-      }
-      m = fmaxf(m, top[0]);
+      m = fmaxf(m, device::max_tree(top));
     }
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+    m = device::quad_max(m);
     // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
     const float m_use = m == -INFINITY ? 0.f : m;
     rescale[r] = device::fast_exp2(row_max[r] - m_use);
