@@ -50,7 +50,6 @@ struct AttentionConfig {
   static constexpr int kNTiles = kBlockN / 8;  // n8 tiles of S
   static constexpr int kQBytes = kCtaRows * D;
   static constexpr int kKBytes = kBlockN * D;
-  static constexpr int kVRowBytes = PATH == PvPath::fp8 ? kBlockN : D * 2;
   static constexpr int kVBytes = PATH == PvPath::fp8 ? D * kBlockN : kBlockN * D * 2;
   static constexpr int kSmemBytes = kQBytes + 2 * kKBytes + 2 * kVBytes;
   // log2 of the factor P is computed with: 448 (e4m3's largest value) on the fp8 path, so that

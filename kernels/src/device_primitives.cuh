@@ -182,18 +182,11 @@ __device__ __forceinline__ float fast_exp2(float x) {
 
 // ---- shared-memory swizzle: tiles of rows of ROW_BYTES, addressed in 16-byte chunks. The
 // chunk index is XORed with a function of the row so that the 8 rows one ldmatrix reads at the
-// same logical chunk land in 8 different bank groups (no conflicts). ----
-template <int ROW_BYTES>
-__device__ __forceinline__ int swizzled_offset(int row, int chunk) {
-  static_assert(ROW_BYTES == 64 || ROW_BYTES % 128 == 0, "rows of 64 bytes or multiples of 128");
-  constexpr int kChunks = ROW_BYTES / 16;
-  const int x = kChunks >= 8 ? (row & 7) : ((row >> 1) & 3);
-  return row * ROW_BYTES + ((chunk ^ x) * 16);
-}
-// The same offset for row 8·row8 + r (r < 8), as ldmatrix addresses are formed (r = lane % 8):
-// the swizzle then depends on r alone, so the compiler sees that rows a multiple of 8 apart
-// differ by a constant, which the load takes as an immediate offset. With the general form it
-// kept one register per row and chunk of a tile and spilled them (kernels/NOTES.md, version 7).
+// same logical chunk land in 8 different bank groups (no conflicts). The row is given as
+// 8·row8 + r (r < 8), as ldmatrix addresses are formed (r = lane % 8): the swizzle then depends
+// on r alone, so the compiler sees that rows a multiple of 8 apart differ by a constant, which
+// the load takes as an immediate offset. Computed from the whole row, it kept one register per
+// row and chunk of a tile and spilled them (kernels/NOTES.md, version 7). ----
 template <int ROW_BYTES>
 __device__ __forceinline__ int swizzled_offset(int row8, int r, int chunk) {
   static_assert(ROW_BYTES == 64 || ROW_BYTES % 128 == 0, "rows of 64 bytes or multiples of 128");

@@ -477,7 +477,12 @@ __device__ void v_job(const JobPlan& p, int b, int hk, int job, const Stage& sta
   quantize_v<T, D>(p, b, hk, job, stage, tile);
 }
 
-// --- the queue --------------------------------------------------------------------------------
+// The next job's ticket (one atomic per job). Relaxed: a ticket only says which job to do; the
+// statistics are ordered by their own counters.
+__device__ inline int take_ticket(const JobPlan& p) {
+  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> tickets(p.w.job_counters[0]);
+  return static_cast<int>(tickets.fetch_add(1u, cuda::memory_order_relaxed));
+}
 
 // --- K and V in one job, with their statistics (the "fused" queue) ----------------------------
 
@@ -548,10 +553,7 @@ __device__ void fused_kv_job(const JobPlan& p, int b, int hk, int job, const Row
   }
   publish_statistics(p, unit);
   wait_for_statistics(p, unit);
-  if (threadIdx.x == 0) {
-    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> tickets(p.w.job_counters[0]);
-    prefetched = static_cast<int>(tickets.fetch_add(1u, cuda::memory_order_relaxed));
-  }
+  if (threadIdx.x == 0) prefetched = take_ticket(p);
   quantize_rows<T, D>(k, p, b, job, stage, scratch);
   if (p.fp8) {
     __syncthreads();  // K's stage has been read: V's tile goes there
@@ -562,8 +564,7 @@ __device__ void fused_kv_job(const JobPlan& p, int b, int hk, int job, const Row
 
 // --- the queue --------------------------------------------------------------------------------
 
-template <int D>
-__device__ RowsTarget q_target(const JobPlan& p, int hk, int head_in_group) {
+__device__ inline RowsTarget q_target(const JobPlan& p, int hk, int head_in_group) {
   RowsTarget q{};
   q.in = p.q;
   q.h = hk * p.group + head_in_group;
@@ -625,7 +626,7 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage& stage,
   }
   if (job < p.group * p.q_jobs) {
     if (p.want_km) wait_for_statistics(p, unit);
-    RowsTarget q = q_target<D>(p, hk, job / p.q_jobs);
+    RowsTarget q = q_target(p, hk, job / p.q_jobs);
     q.k_sum = p.want_km ? p.w.k_sum + at : nullptr;
     q.q_km = p.want_km ? p.w.q_km : nullptr;
     rows_job<T, D>(q, p, b, job % p.q_jobs, stage, scratch_f);
@@ -640,11 +641,8 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage& stage,
   }
 }
 
-// A ticket only says which job to do; the statistics are ordered by their own counters.
-constexpr cuda::memory_order kRelaxed = cuda::memory_order_relaxed;
-
 // One kernel per queue: the fused queue's (kFused) shared memory allows 3 CTAs per SM and it
-// gets the registers of 3 (no spills); the plain queue's allows 4 (kernels/NOTES.md, q3, q6).
+// gets the registers of 3; the plain queue's allows 4 (kernels/NOTES.md, q3, q6).
 template <typename T, int D, bool kFused>
 __global__ void __launch_bounds__(kThreads, kFused ? 3 : kMinBlocks)
     quantize_kernel(const __grid_constant__ JobPlan p) {
@@ -657,16 +655,14 @@ __global__ void __launch_bounds__(kThreads, kFused ? 3 : kMinBlocks)
   const Stage v_stage{dynamic_smem + (kStages - 1) * kLoadsPerThread * kThreads};
   std::uint32_t* scratch =
       reinterpret_cast<std::uint32_t*>(dynamic_smem + kStages * kLoadsPerThread * kThreads);
-  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> tickets(p.w.job_counters[0]);
-  if (threadIdx.x == 0) next_ticket = static_cast<int>(tickets.fetch_add(1u, kRelaxed));
+  if (threadIdx.x == 0) next_ticket = take_ticket(p);
   __syncthreads();
   for (int ticket = next_ticket; ticket < p.total_jobs;) {
     // The next ticket is taken now and stored only after the job: the atomic's round trip
     // overlaps the job's loads. (A job that waits for later tickets takes it after its wait.)
     const JobRef ref = decode_ticket(p.queue, ticket);
     int prefetched = 0;
-    if (threadIdx.x == 0 && !waits_for_later_tickets<kFused>(p, ref))
-      prefetched = static_cast<int>(tickets.fetch_add(1u, kRelaxed));
+    if (threadIdx.x == 0 && !waits_for_later_tickets<kFused>(p, ref)) prefetched = take_ticket(p);
     run_job<T, D, kFused>(p, ref, stage, v_stage, scratch, prefetched);
     __syncthreads();  // the job is done with `scratch` and `next_ticket`
     if (threadIdx.x == 0) next_ticket = prefetched;

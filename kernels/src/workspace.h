@@ -9,7 +9,9 @@
 
 namespace sageattn::detail {
 
-inline constexpr int kBlockM = 64;  // query rows per attention CTA (4 warps x 16 rows)
+// Q's padding and the per_block scale granularity, in rows. (Both attention kernels' CTAs take
+// 128 query rows, two of these: the last CTA of a head reads rows past the padding as zeros.)
+inline constexpr int kBlockM = 64;
 inline constexpr int kBlockN = 64;  // keys per attention main-loop iteration
 inline constexpr int kWarpRows = 16;
 inline constexpr float kFp8Max = 448.f;                   // e4m3's largest finite value
