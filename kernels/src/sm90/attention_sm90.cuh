@@ -44,11 +44,6 @@
 #ifndef SAGEATTN_SM90_PINGPONG
 #define SAGEATTN_SM90_PINGPONG 1
 #endif
-// 1: a warpgroup hands the turn over as soon as its P·V is issued (its Q·Kᵀ follows outside
-// the turn); 0: after its P·V landed, was merged and its Q·Kᵀ was issued.
-#ifndef SAGEATTN_SM90_EARLY_HANDOVER
-#define SAGEATTN_SM90_EARLY_HANDOVER 0
-#endif
 
 // How many of the 16 column groups (4 scores each per thread) of an S tile take their exp2 from
 // a polynomial on the FMA pipe (exp2_fma.h) instead of the MUFU unit, spread evenly over the
@@ -147,7 +142,6 @@ struct Sm90Config {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr bool kEarlyHandover = SAGEATTN_SM90_EARLY_HANDOVER != 0;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
   // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
@@ -186,19 +180,20 @@ constexpr bool exp2_on_fma(int j, int groups) {
   return (j + 1) * groups / 16 != j * groups / 16;
 }
 
-// Online softmax of one 64x128 S tile of a consumer warpgroup (exp2 domain), written straight
-// into the e4m3 A fragments of the P·V wgmma. Per element: one FFMA (dequantization, minus the
-// row max, plus log2 448 so that P arrives scaled for e4m3) and ex2 (MUFU, or for a quarter of
-// the columns a polynomial on the FMA pipe: SAGEATTN_SM90_FMA_EXP2); the row sums come from
-// the tensor cores (V's ones rows). The row max is taken over the integer scores per group of
-// equal scale (16 keys), so that unmasked tiles never convert all 64 scores first.
-// kMasked: tiles with keys past kv_len or above the causal diagonal; `visible(j, e)` says
-// whether accumulator element 4j+e takes part.
+// Online softmax of one 64x128 S tile of a consumer warpgroup (exp2 domain), in two phases:
+//   softmax_row_max  the new row max (over the integer scores per group of equal scale, 16 keys,
+//                    so that unmasked tiles never convert all 64 scores first), O's rescale
+//   softmax_exp2_e4m3  per element one FFMA (dequantization, minus the row max, plus log2 448
+//                    so that P arrives scaled for e4m3) and ex2 (MUFU, or for a quarter of the
+//                    columns a polynomial on the FMA pipe: SAGEATTN_SM90_FMA_EXP2), packed into
+//                    the e4m3 A fragments of the P·V wgmma
+// The row sums come from the tensor cores (V's ones rows). kMasked: tiles with keys past kv_len
+// or above the causal diagonal; `visible(j, e)` says whether accumulator element 4j+e takes part.
+// m_use: the subtracted max (0 for a row with no visible key yet, to avoid inf - inf).
 template <bool kMasked, typename Visible>
-__device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float (&scale)[8],
+__device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float (&scale)[8],
                                                 float (&row_max)[2], float (&rescale)[2],
-                                                unsigned (&pa)[4][4], Visible visible) {
-  float bias[2][8];  // per row and scale group: -(kSmallIntBias·scale) - m + log2 448
+                                                float (&m_use)[2], Visible visible) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float m = row_max[r];
@@ -222,33 +217,43 @@ __device__ __forceinline__ void softmax_to_e4m3(const int (&s)[64], const float 
       m = fmaxf(m, device::max_tree(top));
     }
     m = device::quad_max(m);
-    // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
-    const float m_use = m == -INFINITY ? 0.f : m;
-    rescale[r] = device::fast_exp2(row_max[r] - m_use);
+    m_use[r] = m == -INFINITY ? 0.f : m;
+    rescale[r] = device::fast_exp2(row_max[r] - m_use[r]);
     row_max[r] = m;
-#pragma unroll
-    for (int grp = 0; grp < 8; ++grp)
-      bias[r][grp] = fmaf(-device::kSmallIntBias, scale[grp], kLog2Fp8Max - m_use);
   }
+}
+
+// One k-step's chunk c (32 keys) at a time: register 2·half + r of chunk c holds row g + 8r, the
+// mma's k indices 16·half + 4t .. +3, which are keys 16·half + {2t, 2t+1, 8+2t, 9+2t} of the
+// chunk: the S fragment's columns j = 4c + 2·half and 4c + 2·half + 1 (V's keys were permuted to
+// match at quantization). The biases are made per chunk, so that few are live at once.
+template <bool kMasked, typename Visible>
+__device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const float (&scale)[8],
+                                                  const float (&m_use)[2], unsigned (&pa)[4][4],
+                                                  Visible visible) {
 #pragma unroll
-  for (int c = 0; c < 4; ++c) {  // 32 keys: one k-step of the P·V wgmma
-    float p[4][4];               // columns j = 4c .. 4c+3
+  for (int c = 0; c < 4; ++c) {
+    float bias[2][2];  // rows r, scale groups 2c + i: -(kSmallIntBias·scale) - m + log2 448
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        bias[r][i] = fmaf(-device::kSmallIntBias, scale[2 * c + i], kLog2Fp8Max - m_use[r]);
+    }
+    float p[4][4];  // columns j = 4c .. 4c+3
 #pragma unroll
     for (int jj = 0; jj < 4; ++jj) {
       const int j = 4 * c + jj;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         float arg =
-            fmaf(device::small_int_biased(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
+            fmaf(device::small_int_biased(s[4 * j + e]), scale[j >> 1], bias[e >> 1][jj >> 1]);
         if constexpr (kMasked) {
           if (!visible(j, e)) arg = -INFINITY;
         }
         p[jj][e] = exp2_on_fma(j, SAGEATTN_SM90_FMA_EXP2) ? exp2_fma(arg) : device::fast_exp2(arg);
       }
     }
-    // Register 2·half + r holds row g + 8r, the mma's k indices 16·half + 4t .. +3, which are
-    // keys 16·half + {2t, 2t+1, 8+2t, 9+2t} of the chunk: the S fragment's columns (V's keys
-    // were permuted to match at quantization).
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
 #pragma unroll
@@ -296,6 +301,10 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     const int last_key = m0 + kBlockM - 1 + causal_offset;
     n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
   }
+  // Key blocks before n_unmasked need no mask: all their keys are below kv_len and, under
+  // causal masking, at or left of the diagonal of the CTA's first row.
+  int n_unmasked = min(n_blocks, a.kv_len / kBlockN);
+  if (a.causal) n_unmasked = min(n_unmasked, max(m0 + causal_offset + 1, 0) / kBlockN);
   const int q_bh = batch * a.heads_q + head;
   const int kv_bh = batch * a.heads_kv + kv_head;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -400,12 +409,42 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
     if (tracing) g_sm90_trace_blocks = n_blocks;
 #endif
-    // Turn nb of 0 .. n_blocks. has_pv and has_qk are compile-time (std::bool_constant): the
-    // first turn has no P·V, the last no Q·Kᵀ, and they are peeled off the loop so that no
+    // The 8 scales of block nb's 16-key column groups, loaded one turn ahead of the softmax that
+    // needs them and multiplied by Q's there, so that nothing waits for the load in between.
+    // (Loaded after this block's Q·Kᵀ was issued, as they were, their L2 latency could outlast
+    // the Q·Kᵀ: kernels/NOTES.md, s19.) Block n_blocks, loaded by the last softmax and never
+    // used, is still inside the scales' array, or clamped to it.
+    float kscale_raw[8];
+    auto load_kscale = [&](int nb, float(&out)[8]) {
+      const int n0 = nb * kBlockN;
+      const float* ks = k_scales + (n0 >> k_shift);
+      if (n0 + kBlockN > a.kv_pad) {  // the last block may reach past the scales
+#pragma unroll
+        for (int grp = 0; grp < 8; ++grp)
+          out[grp] = k_scales[min((n0 + 16 * grp) >> k_shift, k_scale_last)];
+      } else if (a.k_rows == 16) {  // 16-byte aligned: kv_pad and n0 are multiples of 64
+        const float4 lo = *reinterpret_cast<const float4*>(ks);
+        const float4 hi = *reinterpret_cast<const float4*>(ks + 4);
+        out[0] = lo.x, out[1] = lo.y, out[2] = lo.z, out[3] = lo.w;
+        out[4] = hi.x, out[5] = hi.y, out[6] = hi.z, out[7] = hi.w;
+      } else {
+        const float first = ks[0], second = ks[1];
+#pragma unroll
+        for (int grp = 0; grp < 4; ++grp)
+          out[grp] = first, out[grp + 4] = second;
+      }
+    };
+    load_kscale(0, kscale_raw);
+
+    // Turn nb of 0 .. n_blocks. has_pv, has_qk and masked are compile-time
+    // (std::bool_constant): the first turn has no P·V, the last no Q·Kᵀ, and masked tiles (keys
+    // past kv_len, the causal diagonal) are the last ones, so they are peeled off the loop and no
     // branch lies between a wgmma's issue and its wait: where ptxas cannot tell which group a
     // wait retired, it serializes every wgmma (C7514).
-    auto turn = [&](int nb, auto has_pv_c, auto has_qk_c) __attribute__((always_inline)) {
+    auto turn = [&](int nb, auto has_pv_c, auto has_qk_c, auto masked_c)
+        __attribute__((always_inline)) {
       constexpr bool has_pv = decltype(has_pv_c)::value, has_qk = decltype(has_qk_c)::value;
+      constexpr bool masked = decltype(masked_c)::value;
       SM90_TRACE(0);  // turn requested: waits for K/V and for the other warpgroup follow
       const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
       const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
@@ -415,8 +454,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       SM90_TRACE(1);  // turn acquired
       // (No fence on S and O' before their wgmma: the first k-step overwrites them, so their
       // old values are dead; a fence would keep them alive through the softmax.)
-      if constexpr (has_pv) {
-        // ---- O'(nb-1) = P(nb-1)·V(nb-1); O = O·rescale + O'; the stage is then free ----
+      auto issue_pv = [&] {  // O'(nb-1) = P(nb-1)·V(nb-1)
         const std::uint64_t v_desc =
             sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
         sm90::wgmma_fence();
@@ -425,25 +463,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         for (int c = 1; c < kBlockN / 32; ++c)
           sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
         sm90::wgmma_commit();
-        if (Cfg::kPingPong && Cfg::kEarlyHandover && !(wg == 1 && !has_qk)) {
-          sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
-        }
-        // O' is merged before S is issued. (Issuing S right behind P·V and merging while it
-        // runs, with or without P moved to shared memory to free registers, measured no gain:
-        // kernels/NOTES.md, s15.)
-        sm90::wgmma_wait<0>();
-        SM90_TRACE(2);  // P·V landed
-        sm90::fence_operands(o_block);
-#pragma unroll
-        for (int c = 0; c < kBlockN / 32; ++c)
-          sm90::fence_operands(pa[c]);
-        if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
-#pragma unroll
-        for (int i = 0; i < Cfg::kVRows / 2; ++i)
-          o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
-      }
-      if constexpr (has_qk) {
-        // ---- S(nb) = Q·K(nb)ᵀ ----
+      };
+      auto issue_qk = [&] {  // S(nb) = Q·K(nb)ᵀ
         const std::uint64_t k_desc =
             sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
         sm90::wgmma_fence();
@@ -454,53 +475,56 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
                             sm90::advance_desc(k_desc, ks * 32));
         }
         sm90::wgmma_commit();
-      }
+      };
+      // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'.
+      auto merge_pv = [&] {
+        sm90::wgmma_wait<0>();
+        SM90_TRACE(2);  // P·V landed
+        sm90::fence_operands(o_block);
+#pragma unroll
+        for (int c = 0; c < kBlockN / 32; ++c)
+          sm90::fence_operands(pa[c]);
+        if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+        for (int i = 0; i < Cfg::kVRows / 2; ++i)
+          o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
+      };
       // Warpgroup 1's last turn has no successor: its arrival would be left over.
-      if (Cfg::kPingPong && !(Cfg::kEarlyHandover && has_pv) && !(wg == 1 && !has_qk)) {
-        sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
+      auto hand_over = [&] {
+        if (Cfg::kPingPong && !(wg == 1 && !has_qk)) {
+          sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
+        }
+      };
+      // P·V(nb-1) issued, landed and merged, then Q·Kᵀ(nb) issued, all in the turn. (Q·Kᵀ and
+      // P·V issued together, with P·V waited for during the softmax, measured no gain:
+      // kernels/NOTES.md, s18.)
+      if constexpr (has_pv) {
+        issue_pv();
+        merge_pv();
       }
-      SM90_TRACE(3);  // merged, Q·Kᵀ issued, turn handed over
+      if constexpr (has_qk) issue_qk();
+      hand_over();
+      SM90_TRACE(3);  // products issued, turn handed over
       if constexpr (has_qk) {
-        // The 8 scales of this block's 16-key column groups, times Q's: loaded after Q·Kᵀ is
-        // issued and the turn handed over, so that their latency hides behind the wgmma and
-        // does not hold the turn (ncu: a long-scoreboard stall in the turn when loaded before).
         const int n0 = nb * kBlockN;
         float kscale[8];
-        const float* ks = k_scales + (n0 >> k_shift);
-        if (n0 + kBlockN > a.kv_pad) {  // the last block may reach past the scales
-#pragma unroll
-          for (int grp = 0; grp < 8; ++grp)
-            kscale[grp] = k_scales[min((n0 + 16 * grp) >> k_shift, k_scale_last)];
-        } else if (a.k_rows == 16) {  // 16-byte aligned: kv_pad and n0 are multiples of 64
-          const float4 lo = *reinterpret_cast<const float4*>(ks);
-          const float4 hi = *reinterpret_cast<const float4*>(ks + 4);
-          kscale[0] = lo.x, kscale[1] = lo.y, kscale[2] = lo.z, kscale[3] = lo.w;
-          kscale[4] = hi.x, kscale[5] = hi.y, kscale[6] = hi.z, kscale[7] = hi.w;
-        } else {
-          const float first = ks[0], second = ks[1];
-#pragma unroll
-          for (int grp = 0; grp < 4; ++grp)
-            kscale[grp] = first, kscale[grp + 4] = second;
-        }
 #pragma unroll
         for (int grp = 0; grp < 8; ++grp)
-          kscale[grp] *= q_scale;
-
+          kscale[grp] = kscale_raw[grp] * q_scale;
+        load_kscale(nb + 1, kscale_raw);
         sm90::wgmma_wait<0>();
         SM90_TRACE(4);  // Q·Kᵀ landed
         // ---- softmax of S(nb) into P(nb)'s e4m3 fragments ----
         sm90::fence_operands(s);
-        float rescale_new[2];
-        if (n0 + kBlockN > a.kv_len || (a.causal && n0 + kBlockN - 1 > m0 + causal_offset)) {
-          softmax_to_e4m3<true>(s, kscale, row_max, rescale_new, pa, [&](int j, int e) {
-            const int key = n0 + 8 * j + 2 * t + (e & 1);
-            const int row = warp_row0 + g + 8 * (e >> 1);
-            return key < a.kv_len && !(a.causal && key > row + causal_offset);
-          });
-        } else {
-          softmax_to_e4m3<false>(s, kscale, row_max, rescale_new, pa,
-                                 [](int, int) { return true; });
-        }
+        auto visible = [&](int j, int e) {
+          if constexpr (!masked) return true;
+          const int key = n0 + 8 * j + 2 * t + (e & 1);
+          const int row = warp_row0 + g + 8 * (e >> 1);
+          return key < a.kv_len && !(a.causal && key > row + causal_offset);
+        };
+        float rescale_new[2], m_use[2];
+        softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible);
+        softmax_exp2_e4m3<masked>(s, kscale, m_use, pa, visible);
         rescale_pending[0] = rescale_new[0];
         rescale_pending[1] = rescale_new[1];
       }
@@ -523,12 +547,21 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // No turns at all when no key is visible (causal rows before the first key): the turn
     // protocol's first arrival is made only when there are turns.
     if (n_blocks > 0) {
-      turn(0, std::false_type{}, std::true_type{});
+      constexpr std::true_type yes;
+      constexpr std::false_type no;
+      if (n_unmasked > 0) {
+        turn(0, no, yes, no);
+      } else {
+        turn(0, no, yes, yes);
+      }
       SM90_CTA_STAMP(stamper, kCtaFirst0 + wg);
-      for (int nb = 1; nb < n_blocks; ++nb)
-        turn(nb, std::true_type{}, std::true_type{});
+      int nb = 1;
+      for (; nb < n_unmasked; ++nb)
+        turn(nb, yes, yes, no);
+      for (; nb < n_blocks; ++nb)
+        turn(nb, yes, yes, yes);
       load_col_scales();
-      turn(n_blocks, std::true_type{}, std::false_type{});
+      turn(n_blocks, yes, no, no);
     } else {
       load_col_scales();
     }
