@@ -6,7 +6,10 @@
 # kernels/, e.g. from `git archive HEAD kernels`) instead, to time a change against them, and
 # "name@dir:flags" builds the copy of kernels/ in dir. Env: SEQS (default 1024,4096,16384), TEST_ARGS
 # (default --quick), OUT (results; default build/gpu-results), PATHS (the P·V paths to check and
-# time, default fp8_sm90; e.g. fp16,fp8 for the mma.sync kernels).
+# time, default fp8_sm90; e.g. fp16,fp8 for the mma.sync kernels), ROUNDS (default 1: with N > 1
+# every variant is built and checked first, then timed N times round-robin, and
+# variants_summary.py prints each one's median over the rounds: clocks drift over a call by more
+# than most changes gain, and round-robin spreads the drift over all variants alike).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-build/gpu-results}
@@ -15,6 +18,7 @@ seqs=${SEQS:-1024,4096,16384}
 paths=${PATHS:-fp8_sm90}
 objects=sageattn_sm90  # whose registers and stack are reported
 [[ $paths == *fp16* || $paths == *fp8,* || $paths == *fp8 ]] && objects="sageattn sageattn_fp8"
+libs=()  # name=library of each variant built
 for variant in "$@"; do
   name=${variant%%:*}
   flags=${variant#*:}
@@ -40,8 +44,20 @@ for variant in "$@"; do
     echo "$name test: $(grep -E 'passed|worst' "$out/$name-test.log" | paste -sd' ')"
     grep FAIL "$out/$name-test.log" | head -5
   fi
-  PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/bench_kernels.py --paths "$paths" \
-    --seqs "$seqs" --json "$out/$name-bench.json" >"$out/$name-bench.log" 2>&1
-  echo "$name bench (d causal seq batch | flash cudnn, attn and e2e of each path | best attn/cudnn):"
-  grep -E "^ *(64|128) " "$out/$name-bench.log"
+  libs+=("$name=$dir/kernels/libsageattn_capi.so")
 done
+rounds=${ROUNDS:-1}
+for round in $(seq 1 "$rounds"); do
+  for entry in "${libs[@]}"; do
+    name=${entry%%=*}
+    suffix=$([[ $rounds -gt 1 ]] && echo "-r$round")
+    SAGEATTN_CAPI=${entry#*=} PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/bench_kernels.py \
+      --paths "$paths" --seqs "$seqs" --json "$out/$name-bench$suffix.json" \
+      >"$out/$name-bench$suffix.log" 2>&1
+    echo "$name bench$suffix (d causal seq batch | flash cudnn, attn and e2e of each path | best attn/cudnn):"
+    grep -E "^ *(64|128) " "$out/$name-bench$suffix.log"
+  done
+done
+if [[ $rounds -gt 1 ]]; then
+  python3 kernels/tests/variants_summary.py "$out" "${libs[@]%%=*}"
+fi
