@@ -22,7 +22,6 @@
 // past the padded lengths arrive from the TMA as zeros; keys past kv_len are masked.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -51,14 +50,6 @@
 // tile: the MUFU would otherwise be as busy as the tensor cores at d=128 (kernels/NOTES.md).
 #ifndef SAGEATTN_SM90_FMA_EXP2
 #define SAGEATTN_SM90_FMA_EXP2 4
-#endif
-
-// Non-causal calls with kv_len up to this many keys run persistent CTAs (one per SM, each
-// walking query tiles, the next tile's Q and K/V loaded during this tile's last blocks), since
-// a short tile spends a quarter of its CTA outside its steady turns (kernels/NOTES.md, s20);
-// longer and causal calls run one CTA per tile. 0: never persistent.
-#ifndef SAGEATTN_SM90_PERSISTENT_MAX_KV
-#define SAGEATTN_SM90_PERSISTENT_MAX_KV 2048
 #endif
 
 // 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
@@ -164,12 +155,11 @@ struct Sm90Config {
   static constexpr int kVRows = D + 8;
   static constexpr int kVLoadBytes = D * kBlockN;  // what the TMA brings
   static constexpr int kVBytes = kVRows * kBlockN;
-  static constexpr int kQOffset = 0;  // two buffers: a persistent CTA's next Q loads early
-  static constexpr int kKOffset = kQOffset + 2 * kQBytes;
+  static constexpr int kQOffset = 0;
+  static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
-  // q_full, q_empty per Q buffer; k_full, v_full, empty per stage
-  static constexpr int kBarriers = 4 + 3 * kStages;
+  static constexpr int kBarriers = 1 + 3 * kStages;  // q_full; k_full, v_full, empty per stage
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
   static constexpr int kSmemBytes = kBarrierOffset + kBarriers * 8 + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
@@ -182,40 +172,7 @@ struct Sm90Config {
 struct Sm90Args {
   CUtensorMap q_map, k_map, v_map;
   AttentionArgs a;
-  int m_blocks;  // query tiles per (batch, head)
-  int tiles;     // m_blocks · heads_q · batch
 };
-
-// One CTA's unit of work: kBlockM query rows of one (batch, head) against its visible keys.
-struct Sm90Tile {
-  int m_block, head, batch;
-  int m0, q_bh, kv_bh;
-  int n_blocks;    // key blocks of kBlockN with a visible key
-  int n_unmasked;  // the first n_unmasked of them need no mask
-};
-
-template <int kBlockM, int kBlockN>
-__device__ __forceinline__ Sm90Tile sm90_tile(const AttentionArgs& a, int m_block, int head,
-                                              int batch) {
-  Sm90Tile tile;
-  tile.m_block = m_block, tile.head = head, tile.batch = batch;
-  tile.m0 = m_block * kBlockM;
-  tile.q_bh = batch * a.heads_q + head;
-  tile.kv_bh = batch * a.heads_kv + head / (a.heads_q / a.heads_kv);
-  const int causal_offset = a.kv_len - a.qo_len;  // bottom-right alignment
-  int n_blocks = (a.kv_len + kBlockN - 1) / kBlockN;
-  if (a.causal) {
-    const int last_key = tile.m0 + kBlockM - 1 + causal_offset;
-    n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
-  }
-  tile.n_blocks = n_blocks;
-  // Unmasked: all keys below kv_len and, under causal masking, at or left of the diagonal of
-  // the tile's first row.
-  int n_unmasked = min(n_blocks, a.kv_len / kBlockN);
-  if (a.causal) n_unmasked = min(n_unmasked, max(tile.m0 + causal_offset + 1, 0) / kBlockN);
-  tile.n_unmasked = n_unmasked;
-  return tile;
-}
 
 // Whether column group j (of 16) of an S tile takes the FMA pipe's exp2: `groups` of them,
 // evenly spread (j where floor((j+1)·groups/16) steps).
@@ -309,11 +266,7 @@ __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const floa
   }
 }
 
-// kPersistent: a grid of one CTA per SM, CTA b taking tiles b, b + gridDim.x, ... (head by
-// head, so that the CTAs running at once share K and V in L2); Q's two buffers and the K/V ring
-// run on from one tile to the next, so the next tile's loads overlap this tile's last blocks and
-// epilogue. Otherwise a grid of all tiles, one each.
-template <int D, bool kPersistent>
+template <int D>
 __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     attention_sm90_kernel(const __grid_constant__ Sm90Args args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -332,73 +285,59 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   unsigned char* s_k = smem + Cfg::kKOffset;
   unsigned char* s_v = smem + Cfg::kVOffset;
   auto* barriers = reinterpret_cast<std::uint64_t*>(smem + Cfg::kBarrierOffset);
-  std::uint64_t* q_full = barriers;       // [2]
-  std::uint64_t* q_empty = barriers + 2;  // [2]
-  std::uint64_t* k_full = barriers + 4;
+  std::uint64_t* q_full = barriers;
+  std::uint64_t* k_full = barriers + 1;
   std::uint64_t* v_full = k_full + kStages;
   std::uint64_t* empty = v_full + kStages;
 
-  // The CTA's k-th tile; false past the last one.
-  auto tile_at = [&](int k, Sm90Tile& tile) {
-    if constexpr (kPersistent) {
-      const int t = blockIdx.x + k * gridDim.x;
-      if (t >= args.tiles) return false;
-      const int hb = t / args.m_blocks, m = t % args.m_blocks;
-      // Longest rows first under causal masking: they have the most key blocks.
-      tile = sm90_tile<kBlockM, kBlockN>(a, a.causal ? args.m_blocks - 1 - m : m, hb % a.heads_q,
-                                         hb / a.heads_q);
-      return true;
-    } else {
-      if (k > 0) return false;
-      tile = sm90_tile<kBlockM, kBlockN>(a, a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x,
-                                         blockIdx.y, blockIdx.z);
-      return true;
-    }
-  };
+  // Longest rows first under causal masking: they have the most key blocks.
+  const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int head = blockIdx.y, batch = blockIdx.z;
+  const int kv_head = head / (a.heads_q / a.heads_kv);
+  const int m0 = m_block * kBlockM;
+  const int causal_offset = a.kv_len - a.qo_len;  // bottom-right alignment
+  int n_blocks = (a.kv_len + kBlockN - 1) / kBlockN;
+  if (a.causal) {
+    const int last_key = m0 + kBlockM - 1 + causal_offset;
+    n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
+  }
+  // Key blocks before n_unmasked need no mask: all their keys are below kv_len and, under
+  // causal masking, at or left of the diagonal of the CTA's first row.
+  int n_unmasked = min(n_blocks, a.kv_len / kBlockN);
+  if (a.causal) n_unmasked = min(n_unmasked, max(m0 + causal_offset + 1, 0) / kBlockN);
+  const int q_bh = batch * a.heads_q + head;
+  const int kv_bh = batch * a.heads_kv + kv_head;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  // Tile k's Q into buffer k % 2, by the producer thread.
-  auto load_q = [&](int k, const Sm90Tile& tile) {
-    const int qb = k & 1;
-    sm90::mbarrier_arrive_expect_tx(&q_full[qb], Cfg::kQBytes);
-    sm90::tma_load_3d(s_q + qb * Cfg::kQBytes, &args.q_map, &q_full[qb], 0, tile.m0, tile.q_bh);
-  };
-  // Key block nb of a tile into stage it % kStages, where `it` counts the CTA's K/V blocks over
-  // all its tiles (the ring runs on across tiles), by the producer thread.
-  auto load_kv = [&](const Sm90Tile& tile, int nb, int it) {
-    const int stage = it % kStages;
+  // Block nb's K and V into stage nb % kStages, by the producer thread, once the stage is free.
+  auto load_kv = [&](int nb) {
+    const int stage = nb % kStages;
     sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
     sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, nb * kBlockN,
-                      tile.kv_bh);
+                      kv_bh);
     sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
     sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
-                      tile.kv_bh);
+                      kv_bh);
   };
-  Sm90Tile first_tile;
-  const bool has_tile = tile_at(0, first_tile);
-  const int first_round = has_tile ? min(kStages, first_tile.n_blocks) : 0;  // stages start free
-  if (threadIdx.x == 0) {  // the producer thread (warp 0, lane 0)
+  const int first_round = min(kStages, n_blocks);  // blocks whose stages start free
+  if (threadIdx.x == 0) {                          // the producer thread (warp 0, lane 0)
     sm90::prefetch_tensor_map(&args.q_map);
     sm90::prefetch_tensor_map(&args.k_map);
     sm90::prefetch_tensor_map(&args.v_map);
-    for (int b = 0; b < 2; ++b) {
-      sm90::mbarrier_init(&q_full[b], 1);
-      sm90::mbarrier_init(&q_empty[b], Cfg::kConsumers * 4);  // every consumer warp releases
-    }
+    sm90::mbarrier_init(q_full, 1);
     for (int s = 0; s < kStages; ++s) {
       sm90::mbarrier_init(&k_full[s], 1);
       sm90::mbarrier_init(&v_full[s], 1);
       sm90::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // every consumer warp releases
     }
     sm90::fence_barrier_init();
-    // The first tile's Q and first round of K and V are requested now, so that their latency
-    // overlaps the set-up below and the CTA-wide barrier (CTA timeline: the set-up took ~900
-    // cycles and Q arrived ~1,600 cycles after it).
-    if (has_tile) {
-      load_q(0, first_tile);
-      for (int nb = 0; nb < first_round; ++nb)
-        load_kv(first_tile, nb, nb);
-    }
+    // Q and the first round of K and V are requested now, so that their latency overlaps the
+    // set-up below and the CTA-wide barrier (CTA timeline: the set-up took ~900 cycles and Q
+    // arrived ~1,600 cycles after it).
+    sm90::mbarrier_arrive_expect_tx(q_full, Cfg::kQBytes);
+    sm90::tma_load_3d(s_q, &args.q_map, q_full, 0, m0, q_bh);
+    for (int nb = 0; nb < first_round; ++nb)
+      load_kv(nb);
   }
   // The ones rows of every V stage (e4m3 1.0 = 0x38; all equal, so the swizzle does not
   // matter). The tensor cores read them through the async proxy: fence before the barrier.
@@ -414,22 +353,12 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   if (warp < 4) {
     // ---- producer ----
     sm90::release_registers<Cfg::kProducerRegisters>();
-    if (warp == 0 && lane == 0) {  // the first tile's Q and first round were requested at set-up
-      int it = first_round;
-      Sm90Tile tile;
-      for (int k = 0; tile_at(k, tile); ++k) {
-        if (k > 0) {
-          // Q's buffer k % 2 was last used by tile k - 2, whose release completed phase
-          // (k / 2 - 1) & 1; the first use of each buffer waits on the phase before 0: none.
-          sm90::mbarrier_wait(&q_empty[k & 1], ((k >> 1) & 1) ^ 1);
-          load_q(k, tile);
-        }
-        for (int nb = k == 0 ? first_round : 0; nb < tile.n_blocks; ++nb, ++it) {
-          // Stage it % kStages was last filled for block it - kStages; its release completed
-          // phase (it / kStages - 1).
-          sm90::mbarrier_wait(&empty[it % kStages], ((it / kStages) & 1) ^ 1);
-          load_kv(tile, nb, it);
-        }
+    if (warp == 0 && lane == 0) {  // Q and the first round were requested at set-up
+      for (int nb = first_round; nb < n_blocks; ++nb) {
+        // Stage nb % kStages was last filled for block nb - kStages; its release completed
+        // phase (nb / kStages - 1).
+        sm90::mbarrier_wait(&empty[nb % kStages], ((nb / kStages) & 1) ^ 1);
+        load_kv(nb);
       }
     }
   } else {
@@ -438,259 +367,236 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     sm90::claim_registers<Cfg::kConsumerRegisters>();
     const int wg = warp / 4 - 1;  // consumer warpgroup: rows m0 + 64·wg ...
     const int w = warp % 4, g = lane / 4, t = lane % 4;
+    const int warp_row0 = m0 + 64 * wg + 16 * w;  // this warp's 16 rows; thread rows g, g + 8
     const int q_scales_per_head = a.q_pad / a.q_rows;
+    // Rows past q_pad exist only in the last tile's second warpgroup: Q is zeros there, and
+    // the scale is 0 (not read past the array).
+    const float q_scale =
+        warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
+    const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
     const int k_scale_last = a.kv_pad / a.k_rows - 1;
     // k_rows is 16 or 64 (a power of two): shifts, not 16 integer divisions per key block.
     const int k_shift = __ffs(a.k_rows) - 1;
-    const int causal_offset = a.kv_len - a.qo_len;                 // bottom-right alignment
-    [[maybe_unused]] const bool stamper = threadIdx.x % 128 == 0;  // the warpgroup's thread 0
-    constexpr int kBarrierBase = 1;                                // 0 is __syncthreads
 
     // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
     // 448·P (the ones columns).
     float o[Cfg::kVRows / 2];
     float o_block[Cfg::kVRows / 2];  // P·V of one block, merged into O after it lands
-    unsigned pa[kBlockN / 32][4];    // P of the previous block as e4m3 A fragments
+#pragma unroll
+    for (int i = 0; i < Cfg::kVRows / 2; ++i)
+      o[i] = 0.f;
+    float row_max[2] = {-INFINITY, -INFINITY};
+    float rescale_pending[2] = {1.f, 1.f};  // O's factor for the block whose P·V is in flight
+    unsigned pa[kBlockN / 32][4];           // P of the previous block as e4m3 A fragments
     int s[kBlockN / 2];
 
-    int consumed = 0;  // K/V blocks of the ring consumed by earlier tiles
-    // Whether warpgroup 1's last turn of the previous tile handed the turn to warpgroup 0 (it
-    // does when the next tile has turns, so that warpgroup 0 starts it during warpgroup 1's
-    // epilogue).
-    bool handed_over = false;
-    Sm90Tile tile = first_tile;
-    for (int k = 0; k == 0 ? has_tile : tile_at(k, tile); ++k) {
-      const int m0 = tile.m0, q_bh = tile.q_bh, kv_bh = tile.kv_bh;
-      const int n_blocks = tile.n_blocks, n_unmasked = tile.n_unmasked;
-      const int warp_row0 = m0 + 64 * wg + 16 * w;  // this warp's 16 rows; thread rows g, g + 8
-      // Rows past q_pad exist only in the last tile's second warpgroup: Q is zeros there, and
-      // the scale is 0 (not read past the array).
-      const float q_scale =
-          warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
-      const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
-#pragma unroll
-      for (int i = 0; i < Cfg::kVRows / 2; ++i)
-        o[i] = 0.f;
-      float row_max[2] = {-INFINITY, -INFINITY};
-      float rescale_pending[2] = {1.f, 1.f};  // O's factor for the block whose P·V is in flight
+    sm90::mbarrier_wait(q_full, 0);
+    [[maybe_unused]] const bool stamper = threadIdx.x % 128 == 0;  // the warpgroup's thread 0
+    SM90_CTA_STAMP(stamper && wg == 0, kCtaQ);
+    const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
 
-      const int qb = k & 1;
-      sm90::mbarrier_wait(&q_full[qb], (k >> 1) & 1);
-      SM90_CTA_STAMP(stamper && wg == 0 && k == 0, kCtaQ);
-      const std::uint64_t q_desc =
-          sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + qb * Cfg::kQBytes + wg * 64 * D);
-
-      // Turn nb runs O'(nb-1) = P(nb-1)·V(nb-1) and S(nb) = Q·K(nb)ᵀ back to back, then the
-      // softmax of S(nb): the P·V lags one block so that each warpgroup's tensor-core work comes
-      // in one burst. With ping-pong (kPingPong) the two consumer warpgroups take turns (named
-      // barriers 1 and 2), so one's softmax runs during the other's burst, instead of both
-      // softmaxes at once with the tensor cores idle.
-      if (Cfg::kPingPong && wg == 1 && n_blocks > 0 && !handed_over) {
-        sm90::named_barrier_arrive(kBarrierBase + 0, 256);  // warpgroup 0 issues first
-      }
-      Sm90Tile next_tile;
-      const bool next_has_turns = tile_at(k + 1, next_tile) && next_tile.n_blocks > 0;
-      handed_over = n_blocks > 0 && next_has_turns;
+    // Turn nb runs O'(nb-1) = P(nb-1)·V(nb-1) and S(nb) = Q·K(nb)ᵀ back to back, then the
+    // softmax of S(nb): the P·V lags one block so that each warpgroup's tensor-core work comes
+    // in one burst. With ping-pong (kPingPong) the two consumer warpgroups take turns (named
+    // barriers 1 and 2), so one's softmax runs during the other's burst, instead of both
+    // softmaxes at once with the tensor cores idle.
+    constexpr int kBarrierBase = 1;  // 0 is __syncthreads
+    if (Cfg::kPingPong && wg == 1 && n_blocks > 0) {
+      sm90::named_barrier_arrive(kBarrierBase + 0, 256);  // warpgroup 0 issues first
+    }
 #if SAGEATTN_SM90_TRACE
-      bool tracing = w == 0 && lane == 0 && tile.m_block == args.m_blocks / 2 && tile.head == 0 &&
-                     tile.batch == 0;
-      if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
-      if (tracing) g_sm90_trace_blocks = n_blocks;
+    bool tracing = w == 0 && lane == 0 && blockIdx.x == gridDim.x / 2 && head == 0 && batch == 0;
+    if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
+    if (tracing) g_sm90_trace_blocks = n_blocks;
 #endif
-      // The 8 scales of block nb's 16-key column groups, loaded one turn ahead of the softmax that
-      // needs them and multiplied by Q's there, so that nothing waits for the load in between.
-      // (Loaded after this block's Q·Kᵀ was issued, as they were, their L2 latency could outlast
-      // the Q·Kᵀ: kernels/NOTES.md, s19.) Block n_blocks, loaded by the last softmax and never
-      // used, is still inside the scales' array, or clamped to it.
-      float kscale_raw[8];
-      auto load_kscale = [&](int nb, float(&out)[8]) {
-        const int n0 = nb * kBlockN;
-        const float* ks = k_scales + (n0 >> k_shift);
-        if (n0 + kBlockN > a.kv_pad) {  // the last block may reach past the scales
+    // The 8 scales of block nb's 16-key column groups, loaded one turn ahead of the softmax that
+    // needs them and multiplied by Q's there, so that nothing waits for the load in between.
+    // (Loaded after this block's Q·Kᵀ was issued, as they were, their L2 latency could outlast
+    // the Q·Kᵀ: kernels/NOTES.md, s19.) Block n_blocks, loaded by the last softmax and never
+    // used, is still inside the scales' array, or clamped to it.
+    float kscale_raw[8];
+    auto load_kscale = [&](int nb, float(&out)[8]) {
+      const int n0 = nb * kBlockN;
+      const float* ks = k_scales + (n0 >> k_shift);
+      if (n0 + kBlockN > a.kv_pad) {  // the last block may reach past the scales
 #pragma unroll
-          for (int grp = 0; grp < 8; ++grp)
-            out[grp] = k_scales[min((n0 + 16 * grp) >> k_shift, k_scale_last)];
-        } else if (a.k_rows == 16) {  // 16-byte aligned: kv_pad and n0 are multiples of 64
-          const float4 lo = *reinterpret_cast<const float4*>(ks);
-          const float4 hi = *reinterpret_cast<const float4*>(ks + 4);
-          out[0] = lo.x, out[1] = lo.y, out[2] = lo.z, out[3] = lo.w;
-          out[4] = hi.x, out[5] = hi.y, out[6] = hi.z, out[7] = hi.w;
-        } else {
-          const float first = ks[0], second = ks[1];
-#pragma unroll
-          for (int grp = 0; grp < 4; ++grp)
-            out[grp] = first, out[grp + 4] = second;
-        }
-      };
-      load_kscale(0, kscale_raw);
-
-      // Turn nb of 0 .. n_blocks. has_pv, has_qk and masked are compile-time
-      // (std::bool_constant): the first turn has no P·V, the last no Q·Kᵀ, and masked tiles (keys
-      // past kv_len, the causal diagonal) are the last ones, so they are peeled off the loop and no
-      // branch lies between a wgmma's issue and its wait: where ptxas cannot tell which group a
-      // wait retired, it serializes every wgmma (C7514).
-      auto turn = [&](int nb, auto has_pv_c, auto has_qk_c, auto masked_c)
-          __attribute__((always_inline)) {
-        constexpr bool has_pv = decltype(has_pv_c)::value, has_qk = decltype(has_qk_c)::value;
-        constexpr bool masked = decltype(masked_c)::value;
-        SM90_TRACE(0);  // turn requested: waits for K/V and for the other warpgroup follow
-        const int it = consumed + nb;  // block nb's place in the K/V ring's sequence
-        const int stage = it % kStages, prev_stage = (it + kStages - 1) % kStages;
-        const unsigned phase = (it / kStages) & 1, prev_phase = ((it - 1) / kStages) & 1;
-        if constexpr (has_qk) sm90::mbarrier_wait(&k_full[stage], phase);
-        if constexpr (has_pv) sm90::mbarrier_wait(&v_full[prev_stage], prev_phase);
-        if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);
-        SM90_TRACE(1);  // turn acquired
-        // (No fence on S and O' before their wgmma: the first k-step overwrites them, so their
-        // old values are dead; a fence would keep them alive through the softmax.)
-        auto issue_pv = [&] {  // O'(nb-1) = P(nb-1)·V(nb-1)
-          const std::uint64_t v_desc =
-              sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
-          sm90::wgmma_fence();
-          sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
-#pragma unroll
-          for (int c = 1; c < kBlockN / 32; ++c)
-            sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
-          sm90::wgmma_commit();
-        };
-        auto issue_qk = [&] {  // S(nb) = Q·K(nb)ᵀ
-          const std::uint64_t k_desc =
-              sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
-          sm90::wgmma_fence();
-          sm90::wgmma_s8_ss_overwrite(s, q_desc, k_desc);
-#pragma unroll
-          for (int ks = 1; ks < D / 32; ++ks) {
-            sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32),
-                              sm90::advance_desc(k_desc, ks * 32));
-          }
-          sm90::wgmma_commit();
-        };
-        // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'.
-        auto merge_pv = [&] {
-          sm90::wgmma_wait<0>();
-          SM90_TRACE(2);  // P·V landed
-          sm90::fence_operands(o_block);
-#pragma unroll
-          for (int c = 0; c < kBlockN / 32; ++c)
-            sm90::fence_operands(pa[c]);
-          if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
-#pragma unroll
-          for (int i = 0; i < Cfg::kVRows / 2; ++i)
-            o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
-        };
-        // Warpgroup 1's last turn has a successor only in the CTA's next tile; otherwise its
-        // arrival would be left over.
-        auto hand_over = [&] {
-          if (Cfg::kPingPong && !(wg == 1 && !has_qk && !next_has_turns)) {
-            sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
-          }
-        };
-        // P·V(nb-1) issued, landed and merged, then Q·Kᵀ(nb) issued, all in the turn. (Q·Kᵀ and
-        // P·V issued together, with P·V waited for during the softmax, measured no gain:
-        // kernels/NOTES.md, s18.)
-        if constexpr (has_pv) {
-          issue_pv();
-          merge_pv();
-        }
-        if constexpr (has_qk) issue_qk();
-        hand_over();
-        SM90_TRACE(3);  // products issued, turn handed over
-        if constexpr (has_qk) {
-          const int n0 = nb * kBlockN;
-          float kscale[8];
-#pragma unroll
-          for (int grp = 0; grp < 8; ++grp)
-            kscale[grp] = kscale_raw[grp] * q_scale;
-          load_kscale(nb + 1, kscale_raw);
-          sm90::wgmma_wait<0>();
-          SM90_TRACE(4);  // Q·Kᵀ landed
-          // ---- softmax of S(nb) into P(nb)'s e4m3 fragments ----
-          sm90::fence_operands(s);
-          auto visible = [&](int j, int e) {
-            if constexpr (!masked) return true;
-            const int key = n0 + 8 * j + 2 * t + (e & 1);
-            const int row = warp_row0 + g + 8 * (e >> 1);
-            return key < a.kv_len && !(a.causal && key > row + causal_offset);
-          };
-          float rescale_new[2], m_use[2];
-          softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible);
-          softmax_exp2_e4m3<masked>(s, kscale, m_use, pa, visible);
-          rescale_pending[0] = rescale_new[0];
-          rescale_pending[1] = rescale_new[1];
-        }
-        SM90_TRACE(5);  // softmax done
-      };
-      // The epilogue's factors amax/448 of this thread's output columns (V·448/amax undone; P's
-      // 448 is in row_sum too), loaded before the last turn so that their latency hides behind
-      // it. (Loaded among O's stores, as they were, each load waited for the stores before it,
-      // since ptxas cannot rule out that O and v_amax overlap: one L2 round trip per column
-      // group, ~10,000 cycles of epilogue per CTA at d=128; a third of a CTA at 1k tokens.)
-      float2 col_scale[D / 8];
-      auto load_col_scales = [&] {
-        const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
-#pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
-          const float2 amax = *reinterpret_cast<const float2*>(v_amax + 8 * j + 2 * t);
-          col_scale[j] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
-        }
-      };
-      // No turns at all when no key is visible (causal rows before the first key): the turn
-      // protocol's first arrival is made only when there are turns.
-      if (n_blocks > 0) {
-        constexpr std::true_type yes;
-        constexpr std::false_type no;
-        if (n_unmasked > 0) {
-          turn(0, no, yes, no);
-        } else {
-          turn(0, no, yes, yes);
-        }
-        SM90_CTA_STAMP(stamper, kCtaFirst0 + wg);
-        int nb = 1;
-        for (; nb < n_unmasked; ++nb)
-          turn(nb, yes, yes, no);
-        for (; nb < n_blocks; ++nb)
-          turn(nb, yes, yes, yes);
-        load_col_scales();
-        turn(n_blocks, yes, no, no);
+        for (int grp = 0; grp < 8; ++grp)
+          out[grp] = k_scales[min((n0 + 16 * grp) >> k_shift, k_scale_last)];
+      } else if (a.k_rows == 16) {  // 16-byte aligned: kv_pad and n0 are multiples of 64
+        const float4 lo = *reinterpret_cast<const float4*>(ks);
+        const float4 hi = *reinterpret_cast<const float4*>(ks + 4);
+        out[0] = lo.x, out[1] = lo.y, out[2] = lo.z, out[3] = lo.w;
+        out[4] = hi.x, out[5] = hi.y, out[6] = hi.z, out[7] = hi.w;
       } else {
-        load_col_scales();
-      }
-      consumed += n_blocks;
-      // Every Q·Kᵀ of this tile has landed: Q's buffer may take the tile after next.
-      if (lane == 0) sm90::mbarrier_arrive(&q_empty[qb]);
-      SM90_CTA_STAMP(stamper, kCtaLoopEnd0 + wg);
-
-      // ---- epilogue: normalise, write O (and the LSE) ----
-      // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
-      const float row_sum[2] = {o[D / 2], o[D / 2 + 2]};
-      float inv[2];
+        const float first = ks[0], second = ks[1];
 #pragma unroll
-      for (int r = 0; r < 2; ++r)
-        inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
+        for (int grp = 0; grp < 4; ++grp)
+          out[grp] = first, out[grp + 4] = second;
+      }
+    };
+    load_kscale(0, kscale_raw);
+
+    // Turn nb of 0 .. n_blocks. has_pv, has_qk and masked are compile-time
+    // (std::bool_constant): the first turn has no P·V, the last no Q·Kᵀ, and masked tiles (keys
+    // past kv_len, the causal diagonal) are the last ones, so they are peeled off the loop and no
+    // branch lies between a wgmma's issue and its wait: where ptxas cannot tell which group a
+    // wait retired, it serializes every wgmma (C7514).
+    auto turn = [&](int nb, auto has_pv_c, auto has_qk_c, auto masked_c)
+        __attribute__((always_inline)) {
+      constexpr bool has_pv = decltype(has_pv_c)::value, has_qk = decltype(has_qk_c)::value;
+      constexpr bool masked = decltype(masked_c)::value;
+      SM90_TRACE(0);  // turn requested: waits for K/V and for the other warpgroup follow
+      const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
+      const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
+      if constexpr (has_qk) sm90::mbarrier_wait(&k_full[stage], phase);
+      if constexpr (has_pv) sm90::mbarrier_wait(&v_full[prev_stage], prev_phase);
+      if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);
+      SM90_TRACE(1);  // turn acquired
+      // (No fence on S and O' before their wgmma: the first k-step overwrites them, so their
+      // old values are dead; a fence would keep them alive through the softmax.)
+      auto issue_pv = [&] {  // O'(nb-1) = P(nb-1)·V(nb-1)
+        const std::uint64_t v_desc =
+            sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
+        sm90::wgmma_fence();
+        sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
+#pragma unroll
+        for (int c = 1; c < kBlockN / 32; ++c)
+          sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
+        sm90::wgmma_commit();
+      };
+      auto issue_qk = [&] {  // S(nb) = Q·K(nb)ᵀ
+        const std::uint64_t k_desc =
+            sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
+        sm90::wgmma_fence();
+        sm90::wgmma_s8_ss_overwrite(s, q_desc, k_desc);
+#pragma unroll
+        for (int ks = 1; ks < D / 32; ++ks) {
+          sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32),
+                            sm90::advance_desc(k_desc, ks * 32));
+        }
+        sm90::wgmma_commit();
+      };
+      // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'.
+      auto merge_pv = [&] {
+        sm90::wgmma_wait<0>();
+        SM90_TRACE(2);  // P·V landed
+        sm90::fence_operands(o_block);
+#pragma unroll
+        for (int c = 0; c < kBlockN / 32; ++c)
+          sm90::fence_operands(pa[c]);
+        if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+        for (int i = 0; i < Cfg::kVRows / 2; ++i)
+          o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
+      };
+      // Warpgroup 1's last turn has no successor: its arrival would be left over.
+      auto hand_over = [&] {
+        if (Cfg::kPingPong && !(wg == 1 && !has_qk)) {
+          sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
+        }
+      };
+      // P·V(nb-1) issued, landed and merged, then Q·Kᵀ(nb) issued, all in the turn. (Q·Kᵀ and
+      // P·V issued together, with P·V waited for during the softmax, measured no gain:
+      // kernels/NOTES.md, s18.)
+      if constexpr (has_pv) {
+        issue_pv();
+        merge_pv();
+      }
+      if constexpr (has_qk) issue_qk();
+      hand_over();
+      SM90_TRACE(3);  // products issued, turn handed over
+      if constexpr (has_qk) {
+        const int n0 = nb * kBlockN;
+        float kscale[8];
+#pragma unroll
+        for (int grp = 0; grp < 8; ++grp)
+          kscale[grp] = kscale_raw[grp] * q_scale;
+        load_kscale(nb + 1, kscale_raw);
+        sm90::wgmma_wait<0>();
+        SM90_TRACE(4);  // Q·Kᵀ landed
+        // ---- softmax of S(nb) into P(nb)'s e4m3 fragments ----
+        sm90::fence_operands(s);
+        auto visible = [&](int j, int e) {
+          if constexpr (!masked) return true;
+          const int key = n0 + 8 * j + 2 * t + (e & 1);
+          const int row = warp_row0 + g + 8 * (e >> 1);
+          return key < a.kv_len && !(a.causal && key > row + causal_offset);
+        };
+        float rescale_new[2], m_use[2];
+        softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible);
+        softmax_exp2_e4m3<masked>(s, kscale, m_use, pa, visible);
+        rescale_pending[0] = rescale_new[0];
+        rescale_pending[1] = rescale_new[1];
+      }
+      SM90_TRACE(5);  // softmax done
+    };
+    // The epilogue's factors amax/448 of this thread's output columns (V·448/amax undone; P's
+    // 448 is in row_sum too), loaded before the last turn so that their latency hides behind
+    // it. (Loaded among O's stores, as they were, each load waited for the stores before it,
+    // since ptxas cannot rule out that O and v_amax overlap: one L2 round trip per column
+    // group, ~10,000 cycles of epilogue per CTA at d=128; a third of a CTA at 1k tokens.)
+    float2 col_scale[D / 8];
+    auto load_col_scales = [&] {
+      const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j) {
+        const float2 amax = *reinterpret_cast<const float2*>(v_amax + 8 * j + 2 * t);
+        col_scale[j] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
+      }
+    };
+    // No turns at all when no key is visible (causal rows before the first key): the turn
+    // protocol's first arrival is made only when there are turns.
+    if (n_blocks > 0) {
+      constexpr std::true_type yes;
+      constexpr std::false_type no;
+      if (n_unmasked > 0) {
+        turn(0, no, yes, no);
+      } else {
+        turn(0, no, yes, yes);
+      }
+      SM90_CTA_STAMP(stamper, kCtaFirst0 + wg);
+      int nb = 1;
+      for (; nb < n_unmasked; ++nb)
+        turn(nb, yes, yes, no);
+      for (; nb < n_blocks; ++nb)
+        turn(nb, yes, yes, yes);
+      load_col_scales();
+      turn(n_blocks, yes, no, no);
+    } else {
+      load_col_scales();
+    }
+    SM90_CTA_STAMP(stamper, kCtaLoopEnd0 + wg);
+
+    // ---- epilogue: normalise, write O (and the LSE) ----
+    // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
+    const float row_sum[2] = {o[D / 2], o[D / 2 + 2]};
+    float inv[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      write_output_row<D / 8>(a, batch, head, warp_row0 + g + 8 * r, t, [&](int j) {
+        return make_float2(o[4 * j + 2 * r] * col_scale[j].x * inv[r],
+                           o[4 * j + 2 * r + 1] * col_scale[j].y * inv[r]);
+      });
+    }
+    if (a.lse != nullptr && t == 0) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        write_output_row<D / 8>(a, tile.batch, tile.head, warp_row0 + g + 8 * r, t, [&](int j) {
-          return make_float2(o[4 * j + 2 * r] * col_scale[j].x * inv[r],
-                             o[4 * j + 2 * r + 1] * col_scale[j].y * inv[r]);
-        });
-      }
-      if (a.lse != nullptr && t == 0) {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int row = warp_row0 + g + 8 * r;
-          if (row >= a.qo_len) continue;
-          constexpr float kLn2 = 0.6931471805599453f;
-          float value = -INFINITY;
-          if (row_sum[r] > 0.f) {
-            // row_sum holds 448·sum(P)
-            value = (row_max[r] + __log2f(row_sum[r]) - kLog2Fp8Max) * kLn2;
-            if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
-          }
-          a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
+        const int row = warp_row0 + g + 8 * r;
+        if (row >= a.qo_len) continue;
+        constexpr float kLn2 = 0.6931471805599453f;
+        float value = -INFINITY;
+        if (row_sum[r] > 0.f) {
+          // row_sum holds 448·sum(P)
+          value = (row_max[r] + __log2f(row_sum[r]) - kLog2Fp8Max) * kLn2;
+          if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
         }
+        a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
       }
-      SM90_CTA_STAMP(stamper, kCtaEnd0 + wg);
-    }  // tiles
+    }
+    SM90_CTA_STAMP(stamper, kCtaEnd0 + wg);
   }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 }
@@ -745,26 +651,12 @@ cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_
                           Cfg::kVSwizzle)) {
     return cudaErrorNotSupported;
   }
-  args.m_blocks = (a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM;
-  const long long tiles = static_cast<long long>(args.m_blocks) * a.heads_q * batch;
-  if (tiles == 0) return cudaSuccess;
-  if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  args.tiles = static_cast<int>(tiles);
-  const bool persistent = !a.causal && a.kv_len <= SAGEATTN_SM90_PERSISTENT_MAX_KV;
-  auto kernel = persistent ? attention_sm90_kernel<D, true> : attention_sm90_kernel<D, false>;
+  auto kernel = attention_sm90_kernel<D>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Cfg::kSmemBytes)) {
     return e;
   }
-  dim3 grid(args.m_blocks, a.heads_q, batch);
-  if (persistent) {  // one CTA per SM: a CTA fills an SM's registers
-    int device = 0, sms = 0;
-    if (cudaError_t e = cudaGetDevice(&device)) return e;
-    if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) {
-      return e;
-    }
-    grid = dim3(std::min(args.tiles, sms));
-  }
+  const dim3 grid((a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM, a.heads_q, batch);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
 #if SAGEATTN_SM90_TRACE
   sm90_trace_print<D><<<1, 1, 0, stream>>>(static_cast<int>(grid.x * grid.y * grid.z));
