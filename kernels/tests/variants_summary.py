@@ -16,7 +16,11 @@ def load_rounds(out, name):
     """The rows of each round's JSON of one variant, in round order."""
     files = glob.glob(os.path.join(out, f"{name}-bench-r*.json"))
     files.sort(key=lambda f: int(f.rsplit("-r", 1)[1].split(".")[0]))
-    return [json.load(open(f))["rows"] for f in files]
+    rounds = []
+    for name in files:
+        with open(name) as f:
+            rounds.append(json.load(f)["rows"])
+    return rounds
 
 
 def summarise(rounds_by_variant):
