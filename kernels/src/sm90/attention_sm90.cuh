@@ -47,9 +47,13 @@
 
 // How many of the 16 column groups (4 scores each per thread) of an S tile take their exp2 from
 // a polynomial on the FMA pipe (exp2_fma.h) instead of the MUFU unit, spread evenly over the
-// tile: the MUFU would otherwise be as busy as the tensor cores at d=128 (kernels/NOTES.md).
-#ifndef SAGEATTN_SM90_FMA_EXP2
-#define SAGEATTN_SM90_FMA_EXP2 4
+// tile, per head dim: the MUFU would otherwise be as busy as the tensor cores at d=128. The best
+// share moves whenever the softmax's other instructions change (kernels/NOTES.md, s14, s21).
+#ifndef SAGEATTN_SM90_FMA_EXP2_D128
+#define SAGEATTN_SM90_FMA_EXP2_D128 2
+#endif
+#ifndef SAGEATTN_SM90_FMA_EXP2_D64
+#define SAGEATTN_SM90_FMA_EXP2_D64 4
 #endif
 
 // 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
@@ -142,6 +146,8 @@ struct Sm90Config {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
+  static constexpr int kFmaExp2Groups =
+      D == 128 ? SAGEATTN_SM90_FMA_EXP2_D128 : SAGEATTN_SM90_FMA_EXP2_D64;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
   // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
@@ -160,8 +166,12 @@ struct Sm90Config {
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
   static constexpr int kBarriers = 1 + 3 * kStages;  // q_full; k_full, v_full, empty per stage
+  // K's scales of each stage's block: one per 16-key column group of the S tile (8 floats),
+  // written by the producer beside the TMA's K tile.
+  static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
+  static constexpr int kKScaleBytes = kStages * 8 * 4;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
-  static constexpr int kSmemBytes = kBarrierOffset + kBarriers * 8 + 1024;
+  static constexpr int kSmemBytes = kKScaleOffset + kKScaleBytes + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
                     kVBytes % 1024 == 0,
                 "swizzled tiles start on 1024-byte boundaries");
@@ -184,9 +194,11 @@ constexpr bool exp2_on_fma(int j, int groups) {
 //   softmax_row_max  the new row max (over the integer scores per group of equal scale, 16 keys,
 //                    so that unmasked tiles never convert all 64 scores first), O's rescale
 //   softmax_exp2_e4m3  per element one FFMA (dequantization, minus the row max, plus log2 448
-//                    so that P arrives scaled for e4m3) and ex2 (MUFU, or for a quarter of the
-//                    columns a polynomial on the FMA pipe: SAGEATTN_SM90_FMA_EXP2), packed into
-//                    the e4m3 A fragments of the P·V wgmma
+//                    so that P arrives scaled for e4m3) and ex2 (MUFU, or for kFmaExp2Groups of
+//                    the 16 column groups a polynomial on the FMA pipe), packed into the e4m3 A
+//                    fragments of the P·V wgmma
+// The scores arrive biased by the 2^23 trick (S's accumulator starts at 0x4B400000): as float
+// bits they are kSmallIntBias + s exactly, and as integers they keep their order.
 // The row sums come from the tensor cores (V's ones rows). kMasked: tiles with keys past kv_len
 // or above the causal diagonal; `visible(j, e)` says whether accumulator element 4j+e takes part.
 // m_use: the subtracted max (0 for a row with no visible key yet, to avoid inf - inf).
@@ -203,7 +215,7 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float 
 #pragma unroll
         for (int e = 2 * r; e < 2 * r + 2; ++e) {
           if (visible(j, e)) {
-            m = fmaxf(m, device::small_int_to_float(s[4 * j + e]) * scale[j >> 1]);
+            m = fmaxf(m, (__int_as_float(s[4 * j + e]) - device::kSmallIntBias) * scale[j >> 1]);
           }
         }
       }
@@ -212,7 +224,9 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float 
 #pragma unroll
       for (int grp = 0; grp < 8; ++grp) {
         const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
-        top[grp] = device::small_int_to_float(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
+        // The scores are biased (2^23 trick, by the tensor cores): their integer order is theirs.
+        top[grp] = (__int_as_float(max(max(q[0], q[1]), max(q[4], q[5]))) - device::kSmallIntBias) *
+                   scale[grp];
       }
       m = fmaxf(m, device::max_tree(top));
     }
@@ -228,7 +242,7 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float 
 // chunk: the S fragment's columns j = 4c + 2·half and 4c + 2·half + 1 (V's keys were permuted to
 // match at quantization). (The biases made per chunk instead of all at once measured 1-3% slower
 // at d=64.)
-template <bool kMasked, typename Visible>
+template <bool kMasked, int kFmaExp2Groups, typename Visible>
 __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const float (&scale)[8],
                                                   const float (&m_use)[2], unsigned (&pa)[4][4],
                                                   Visible visible) {
@@ -247,12 +261,11 @@ __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const floa
       const int j = 4 * c + jj;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float arg =
-            fmaf(device::small_int_biased(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
+        float arg = fmaf(__int_as_float(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
         if constexpr (kMasked) {
           if (!visible(j, e)) arg = -INFINITY;
         }
-        p[jj][e] = exp2_on_fma(j, SAGEATTN_SM90_FMA_EXP2) ? exp2_fma(arg) : device::fast_exp2(arg);
+        p[jj][e] = exp2_on_fma(j, kFmaExp2Groups) ? exp2_fma(arg) : device::fast_exp2(arg);
       }
     }
 #pragma unroll
@@ -290,6 +303,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   std::uint64_t* k_full = barriers + 1;
   std::uint64_t* v_full = k_full + kStages;
   std::uint64_t* empty = v_full + kStages;
+  float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);  // [kStages][8]
 
   // Longest rows first under causal masking: they have the most key blocks.
   const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -309,6 +323,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   const int q_bh = batch * a.heads_q + head;
   const int kv_bh = batch * a.heads_kv + kv_head;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
 
   // Block nb's K and V into stage nb % kStages, by the producer thread, once the stage is free.
   auto load_kv = [&](int nb) {
@@ -327,7 +342,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     sm90::prefetch_tensor_map(&args.v_map);
     sm90::mbarrier_init(q_full, 1);
     for (int s = 0; s < kStages; ++s) {
-      sm90::mbarrier_init(&k_full[s], 1);
+      // Two arrivals: the TMA's (with K's bytes) and the producer's once K's scales are staged.
+      sm90::mbarrier_init(&k_full[s], 2);
       sm90::mbarrier_init(&v_full[s], 1);
       sm90::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // every consumer warp releases
     }
@@ -354,12 +370,34 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   if (warp < 4) {
     // ---- producer ----
     sm90::release_registers<Cfg::kProducerRegisters>();
-    if (warp == 0 && lane == 0) {  // Q and the first round were requested at set-up
+    if (warp == 0 && lane == 0) {  // Q and the first round's tiles were requested at set-up
+      // Block nb's 8 K scales (one per 16-key column group; k_rows is 16 or 64, so a scale may
+      // repeat) into its stage, then the producer's arrival on k_full: a consumer that saw the
+      // stage's K also sees its scales. Staged here, the consumers never wait for a global
+      // load: loaded by them a turn ahead, the copies ptxas made of the loaded values into
+      // other registers still waited for the load in the same turn (ncu: 3.6% of the warps'
+      // time at d=128 16k; kernels/NOTES.md, s21).
+      const int k_shift = __ffs(a.k_rows) - 1;
+      const int k_scale_last = a.kv_pad / a.k_rows - 1;  // the last block may reach past it
+      auto stage_kscales = [&](int nb) {
+        float* dst = s_kscale + nb % kStages * 8;
+        float scale[8];
+#pragma unroll
+        for (int grp = 0; grp < 8; ++grp)
+          scale[grp] = k_scales[min((nb * kBlockN + 16 * grp) >> k_shift, k_scale_last)];
+#pragma unroll
+        for (int grp = 0; grp < 8; ++grp)
+          dst[grp] = scale[grp];
+        sm90::mbarrier_arrive(&k_full[nb % kStages]);
+      };
+      for (int nb = 0; nb < first_round; ++nb)
+        stage_kscales(nb);
       for (int nb = first_round; nb < n_blocks; ++nb) {
         // Stage nb % kStages was last filled for block nb - kStages; its release completed
         // phase (nb / kStages - 1).
         sm90::mbarrier_wait(&empty[nb % kStages], ((nb / kStages) & 1) ^ 1);
         load_kv(nb);
+        stage_kscales(nb);
       }
     }
   } else {
@@ -374,10 +412,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // the scale is 0 (not read past the array).
     const float q_scale =
         warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
-    const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
-    const int k_scale_last = a.kv_pad / a.k_rows - 1;
-    // k_rows is 16 or 64 (a power of two): shifts, not 16 integer divisions per key block.
-    const int k_shift = __ffs(a.k_rows) - 1;
 
     // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
     // 448·P (the ones columns).
@@ -410,32 +444,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
     if (tracing) g_sm90_trace_blocks = n_blocks;
 #endif
-    // The 8 scales of block nb's 16-key column groups, loaded one turn ahead of the softmax that
-    // needs them and multiplied by Q's there, so that nothing waits for the load in between.
-    // (Loaded after this block's Q·Kᵀ was issued, as they were, their L2 latency could outlast
-    // the Q·Kᵀ: kernels/NOTES.md, s19.) Block n_blocks, loaded by the last softmax and never
-    // used, is still inside the scales' array, or clamped to it.
-    float kscale_raw[8];
-    auto load_kscale = [&](int nb, float(&out)[8]) {
-      const int n0 = nb * kBlockN;
-      const float* ks = k_scales + (n0 >> k_shift);
-      if (n0 + kBlockN > a.kv_pad) {  // the last block may reach past the scales
-#pragma unroll
-        for (int grp = 0; grp < 8; ++grp)
-          out[grp] = k_scales[min((n0 + 16 * grp) >> k_shift, k_scale_last)];
-      } else if (a.k_rows == 16) {  // 16-byte aligned: kv_pad and n0 are multiples of 64
-        const float4 lo = *reinterpret_cast<const float4*>(ks);
-        const float4 hi = *reinterpret_cast<const float4*>(ks + 4);
-        out[0] = lo.x, out[1] = lo.y, out[2] = lo.z, out[3] = lo.w;
-        out[4] = hi.x, out[5] = hi.y, out[6] = hi.z, out[7] = hi.w;
-      } else {
-        const float first = ks[0], second = ks[1];
-#pragma unroll
-        for (int grp = 0; grp < 4; ++grp)
-          out[grp] = first, out[grp + 4] = second;
-      }
-    };
-    load_kscale(0, kscale_raw);
 
     // Turn nb of 0 .. n_blocks. has_pv, has_qk and masked are compile-time
     // (std::bool_constant): the first turn has no P·V, the last no Q·Kᵀ, and masked tiles (keys
@@ -453,8 +461,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       if constexpr (has_pv) sm90::mbarrier_wait(&v_full[prev_stage], prev_phase);
       if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);
       SM90_TRACE(1);  // turn acquired
-      // (No fence on S and O' before their wgmma: the first k-step overwrites them, so their
-      // old values are dead; a fence would keep them alive through the softmax.)
+      // (No fence on O' before its wgmma: the first k-step overwrites it, so its old values are
+      // dead; a fence would keep them alive through the softmax. S is set just before its own.)
       auto issue_pv = [&] {  // O'(nb-1) = P(nb-1)·V(nb-1)
         const std::uint64_t v_desc =
             sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
@@ -468,8 +476,15 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       auto issue_qk = [&] {  // S(nb) = Q·K(nb)ᵀ
         const std::uint64_t k_desc =
             sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
+        // S starts at the 2^23 trick's bias (0x4B400000 = 1.5·2^23 as a float): the scores come
+        // out as kSmallIntBias + s in float bits, so the softmax needs no integer add per score
+        // (64 fewer ALU instructions per block; kernels/NOTES.md, s22). |s| ≤ 128²·D < 2^22: no
+        // overflow, and the trick's range holds.
+#pragma unroll
+        for (int i = 0; i < kBlockN / 2; ++i)
+          s[i] = 0x4B400000;
         sm90::wgmma_fence();
-        sm90::wgmma_s8_ss_overwrite(s, q_desc, k_desc);
+        sm90::wgmma_s8_ss(s, q_desc, k_desc);
 #pragma unroll
         for (int ks = 1; ks < D / 32; ++ks) {
           sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32),
@@ -508,11 +523,12 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       SM90_TRACE(3);  // products issued, turn handed over
       if constexpr (has_qk) {
         const int n0 = nb * kBlockN;
-        float kscale[8];
-#pragma unroll
-        for (int grp = 0; grp < 8; ++grp)
-          kscale[grp] = kscale_raw[grp] * q_scale;
-        load_kscale(nb + 1, kscale_raw);
+        // K's scales, staged by the producer (read after the Q·Kᵀ was issued: the wgmma
+        // covers the shared-memory latency).
+        const float4* staged = reinterpret_cast<const float4*>(s_kscale + stage * 8);
+        const float4 lo = staged[0], hi = staged[1];
+        const float kscale[8] = {lo.x * q_scale, lo.y * q_scale, lo.z * q_scale, lo.w * q_scale,
+                                 hi.x * q_scale, hi.y * q_scale, hi.z * q_scale, hi.w * q_scale};
         sm90::wgmma_wait<0>();
         SM90_TRACE(4);  // Q·Kᵀ landed
         // ---- softmax of S(nb) into P(nb)'s e4m3 fragments ----
@@ -525,7 +541,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         };
         float rescale_new[2], m_use[2];
         softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible);
-        softmax_exp2_e4m3<masked>(s, kscale, m_use, pa, visible);
+        softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
         rescale_pending[0] = rescale_new[0];
         rescale_pending[1] = rescale_new[1];
       }
