@@ -50,7 +50,7 @@
 // tile, per head dim: the MUFU would otherwise be as busy as the tensor cores at d=128. The best
 // share moves whenever the softmax's other instructions change (kernels/NOTES.md, s14, s21).
 #ifndef SAGEATTN_SM90_FMA_EXP2_D128
-#define SAGEATTN_SM90_FMA_EXP2_D128 2
+#define SAGEATTN_SM90_FMA_EXP2_D128 1
 #endif
 #ifndef SAGEATTN_SM90_FMA_EXP2_D64
 #define SAGEATTN_SM90_FMA_EXP2_D64 4
