@@ -200,13 +200,9 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     }
 
     // ---- S = Q K^T: each K fragment feeds every m-tile ----
+    // S starts at the 2^23 trick's bias (device::kSmallIntBiasBits): the scores come out as the
+    // floats kSmallIntBias + s, with no integer add per score (kernels/NOTES.md, version 8).
     int s[kMTiles][Cfg::kNTiles][4];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll
-      for (int j = 0; j < Cfg::kNTiles; ++j)
-        s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0;
-    }
     const unsigned char* sk = s_k + stage * Cfg::kKBytes;
 #pragma unroll
     for (int ks = 0; ks < D / 32; ++ks) {
@@ -220,8 +216,15 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
             b, sk + device::swizzled_offset<D>(2 * jp + (mi >> 1), r, ks * 2 + (mi & 1)));
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
-          device::mma_s8(s[mt][2 * jp], qa[mt][q_slot], b[0], b[1]);
-          device::mma_s8(s[mt][2 * jp + 1], qa[mt][q_slot], b[2], b[3]);
+          if (ks == 0) {
+            device::mma_s8_from(s[mt][2 * jp], qa[mt][q_slot], b[0], b[1],
+                                device::kSmallIntBiasBits);
+            device::mma_s8_from(s[mt][2 * jp + 1], qa[mt][q_slot], b[2], b[3],
+                                device::kSmallIntBiasBits);
+          } else {
+            device::mma_s8(s[mt][2 * jp], qa[mt][q_slot], b[0], b[1]);
+            device::mma_s8(s[mt][2 * jp + 1], qa[mt][q_slot], b[2], b[3]);
+          }
         }
       }
     }
@@ -229,7 +232,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     // ---- online softmax (exp2 domain): one FFMA and one ex2 per score ----
     // S·q_scale·k_scale is the logit in the exp2 domain (q_scale holds sm_scale·log2 e). The
     // dequantization, the row max and (fp8 path) P's ×448 are folded into one FFMA per score:
-    // exp2(f·scale + bias) with f = kSmallIntBias + s as a float (one IADD) and
+    // exp2(f·scale + bias) with f = kSmallIntBias + s as a float (S started at the bias) and
     // bias = -kSmallIntBias·scale - m (+ log2 448). Keys share a K scale in groups of 16 (k_rows is
     // 16 or 64), so the row max is taken over the integer scores of each group and scaled once.
     const int n0 = nb * kBlockN;
@@ -271,7 +274,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 #pragma unroll
             for (int e = 2 * r; e < 2 * r + 2; ++e)
               if (visible(j, e))
-                m = fmaxf(m, device::small_int_to_float(s[mt][j][e]) * scale[j / 2]);
+                m = fmaxf(m, device::biased_score_value(s[mt][j][e]) * scale[j / 2]);
           }
         } else {
           float top[kGroups];  // scale ≥ 0, so the largest score of a group is its largest int
@@ -280,7 +283,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
             const int* lo = s[mt][2 * i] + 2 * r;
             const int* hi = s[mt][2 * i + 1] + 2 * r;
             top[i] =
-                device::small_int_to_float(max(max(lo[0], lo[1]), max(hi[0], hi[1]))) * scale[i];
+                device::biased_score_value(max(max(lo[0], lo[1]), max(hi[0], hi[1]))) * scale[i];
           }
           m = fmaxf(m, device::max_tree(top));
         }
@@ -302,8 +305,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
         for (int j = 0; j < Cfg::kNTiles; ++j) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            float arg =
-                fmaf(device::small_int_biased(s[mt][j][e]), scale[j / 2], bias[e >> 1][j / 2]);
+            float arg = fmaf(device::biased_score(s[mt][j][e]), scale[j / 2], bias[e >> 1][j / 2]);
             if constexpr (decltype(masked_block)::value) {
               if (!visible(j, e)) arg = -INFINITY;
             }

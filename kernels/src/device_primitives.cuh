@@ -60,6 +60,17 @@ __device__ __forceinline__ void mma_s8(int (&c)[4], const unsigned (&a)[4], unsi
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// d = A·B + c in every element: a first k-step that starts the accumulator at c (the 2^23
+// trick's bias) instead of zero, with c in one register.
+__device__ __forceinline__ void mma_s8_from(int (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                            unsigned b1, int c) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%10,%10,%10};\n"
+      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(c));
+}
+
 __device__ __forceinline__ void mma_e4m3(float (&c)[4], const unsigned (&a)[4], unsigned b0,
                                          unsigned b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
@@ -143,15 +154,19 @@ __device__ __forceinline__ void store_accumulator_row(const unsigned (&w)[kTiles
   }
 }
 
-// int32 -> float for |x| < 2^22 without the (quarter-rate) I2F unit: add the bit pattern of
-// kSmallIntBias = 1.5 * 2^23 and subtract it back as a float. The softmaxes keep the biased
-// float (one IADD) and fold the subtraction into their FFMA.
+// The 2^23 trick, int32 -> float for |x| < 2^22 with no conversion instruction: the integer
+// kSmallIntBiasBits + x, read as a float, is exactly kSmallIntBias + x (= 1.5·2^23 + x). Both
+// attention kernels start Q·Kᵀ's int32 accumulator at kSmallIntBiasBits, so the tensor cores
+// hand out every score in this "biased" form (no integer add per score; kernels/NOTES.md, s22
+// and version 8); the softmaxes fold the bias's subtraction into their FFMA. Biased scores
+// keep the integers' order, so maxima can be taken on them directly.
+inline constexpr int kSmallIntBiasBits = 0x4B400000;
 inline constexpr float kSmallIntBias = 12582912.f;
-__device__ __forceinline__ float small_int_biased(int x) {
-  return __int_as_float(x + 0x4B400000);  // kSmallIntBias + x, exactly
+__device__ __forceinline__ float biased_score(int bits) {
+  return __int_as_float(bits);  // kSmallIntBias + s
 }
-__device__ __forceinline__ float small_int_to_float(int x) {
-  return small_int_biased(x) - kSmallIntBias;
+__device__ __forceinline__ float biased_score_value(int bits) {
+  return __int_as_float(bits) - kSmallIntBias;  // s, exactly
 }
 
 // The largest of x[0..N) (N a power of two), as a tree rather than a chain: shorter dependency

@@ -197,8 +197,8 @@ constexpr bool exp2_on_fma(int j, int groups) {
 //                    so that P arrives scaled for e4m3) and ex2 (MUFU, or for kFmaExp2Groups of
 //                    the 16 column groups a polynomial on the FMA pipe), packed into the e4m3 A
 //                    fragments of the P·V wgmma
-// The scores arrive biased by the 2^23 trick (S's accumulator starts at 0x4B400000): as float
-// bits they are kSmallIntBias + s exactly, and as integers they keep their order.
+// The scores arrive biased by the 2^23 trick (S's accumulator starts at kSmallIntBiasBits): as
+// float bits they are kSmallIntBias + s exactly, and as integers they keep their order.
 // The row sums come from the tensor cores (V's ones rows). kMasked: tiles with keys past kv_len
 // or above the causal diagonal; `visible(j, e)` says whether accumulator element 4j+e takes part.
 // m_use: the subtracted max (0 for a row with no visible key yet, to avoid inf - inf).
@@ -215,7 +215,7 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float 
 #pragma unroll
         for (int e = 2 * r; e < 2 * r + 2; ++e) {
           if (visible(j, e)) {
-            m = fmaxf(m, (__int_as_float(s[4 * j + e]) - device::kSmallIntBias) * scale[j >> 1]);
+            m = fmaxf(m, device::biased_score_value(s[4 * j + e]) * scale[j >> 1]);
           }
         }
       }
@@ -225,8 +225,7 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float 
       for (int grp = 0; grp < 8; ++grp) {
         const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
         // The scores are biased (2^23 trick, by the tensor cores): their integer order is theirs.
-        top[grp] = (__int_as_float(max(max(q[0], q[1]), max(q[4], q[5]))) - device::kSmallIntBias) *
-                   scale[grp];
+        top[grp] = device::biased_score_value(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
       }
       m = fmaxf(m, device::max_tree(top));
     }
@@ -261,7 +260,7 @@ __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const floa
       const int j = 4 * c + jj;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float arg = fmaf(__int_as_float(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
+        float arg = fmaf(device::biased_score(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
         if constexpr (kMasked) {
           if (!visible(j, e)) arg = -INFINITY;
         }
@@ -476,13 +475,13 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       auto issue_qk = [&] {  // S(nb) = Q·K(nb)ᵀ
         const std::uint64_t k_desc =
             sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
-        // S starts at the 2^23 trick's bias (0x4B400000 = 1.5·2^23 as a float): the scores come
+        // S starts at the 2^23 trick's bias (0x4B400000, 1.5·2^23 as a float): the scores come
         // out as kSmallIntBias + s in float bits, so the softmax needs no integer add per score
         // (64 fewer ALU instructions per block; kernels/NOTES.md, s22). |s| ≤ 128²·D < 2^22: no
         // overflow, and the trick's range holds.
 #pragma unroll
         for (int i = 0; i < kBlockN / 2; ++i)
-          s[i] = 0x4B400000;
+          s[i] = device::kSmallIntBiasBits;
         sm90::wgmma_fence();
         sm90::wgmma_s8_ss(s, q_desc, k_desc);
 #pragma unroll
