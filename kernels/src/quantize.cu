@@ -672,31 +672,40 @@ __global__ void __launch_bounds__(kThreads, kFused ? 3 : kMinBlocks)
 }
 
 // How many CTAs of the kernel the current GPU runs at once, with the plain queue's shared
-// memory and with the fused queue's, and whether it can launch cooperatively (cached per device;
-// callers on several host threads may fill the cache at once, with the same value).
+// memory and with the fused queue's, whether it can launch cooperatively, and its peak DRAM
+// bandwidth (cached per device; callers on several host threads may fill the cache at once,
+// with the same value).
 struct Residency {
   int plain = 0, fused = 0;
+  int dram_gbps = 0;  // GB/s, from the memory clock and bus width (0: unknown)
   bool cooperative = false;
 };
 
 template <typename T, int D>
 cudaError_t residency(Residency* r) {
-  // Packed as valid(1) | cooperative(1) | fused(24) | plain(24) bits.
+  // Packed as valid(1) | cooperative(1) | dram_gbps(16) | fused(16) | plain(16) bits.
   static std::atomic<std::uint64_t> cached[64] = {};
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device)) return e;
   if (const std::uint64_t known =
           device < 64 ? cached[device].load(std::memory_order_relaxed) : 0) {
-    r->plain = static_cast<int>(known & 0xffffff);
-    r->fused = static_cast<int>(known >> 24 & 0xffffff);
+    r->plain = static_cast<int>(known & 0xffff);
+    r->fused = static_cast<int>(known >> 16 & 0xffff);
+    r->dram_gbps = static_cast<int>(known >> 32 & 0xffff);
     r->cooperative = known >> 48 & 1;
     return cudaSuccess;
   }
-  int sms = 0, cooperative = 0, plain = 0, fused = 0;
+  int sms = 0, cooperative = 0, plain = 0, fused = 0, memory_khz = 0, bus_bits = 0;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))
     return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device))
     return e;
+  // Not every platform reports these (0 then, and the bandwidth counts as unknown).
+  if (cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    memory_khz = bus_bits = 0;
+  }
   // More than the 48 KB of shared memory a kernel gets without asking.
   for (const auto& [kernel, bytes] : {std::pair{quantize_kernel<T, D, false>, kSmemBytes},
                                       std::pair{quantize_kernel<T, D, true>, kFusedSmemBytes<D>}}) {
@@ -713,27 +722,40 @@ cudaError_t residency(Residency* r) {
           &fused, quantize_kernel<T, D, true>, kThreads, kFusedSmemBytes<D>)) {
     return e;
   }
-  r->plain = std::min(std::max(1, sms * plain), 0xffffff);
-  r->fused = std::min(sms * fused, 0xffffff);
+  r->plain = std::min(std::max(1, sms * plain), 0xffff);
+  r->fused = std::min(sms * fused, 0xffff);
+  // Double data rate: two transfers per memory clock.
+  const long long gbps = 2LL * memory_khz * (bus_bits / 8) / 1000000;
+  r->dram_gbps = static_cast<int>(std::min(gbps, 0xffffLL));
   r->cooperative = cooperative != 0;
   if (device < 64) {
     cached[device].store(std::uint64_t{1} << 49 | std::uint64_t{r->cooperative} << 48 |
-                             static_cast<std::uint64_t>(r->fused) << 24 |
+                             static_cast<std::uint64_t>(r->dram_gbps) << 32 |
+                             static_cast<std::uint64_t>(r->fused) << 16 |
                              static_cast<std::uint64_t>(r->plain),
                          std::memory_order_relaxed);
   }
   return cudaSuccess;
 }
 
-// Whether the fused queue may be used (SAGEATTN_QUANT_FUSED=0 turns it off, for measurements),
-// read once.
-bool fused_allowed() {
-  static const bool allowed = [] {
+// SAGEATTN_QUANT_FUSED, for measurements, read once: "0" never takes the fused queue, "1" takes
+// it wherever it can run (ignoring the bandwidth rule below); unset: the rules decide.
+enum class FusedMode { rules, never, wherever_possible };
+FusedMode fused_mode() {
+  static const FusedMode mode = [] {
     const char* env = std::getenv("SAGEATTN_QUANT_FUSED");
-    return !(env && env[0] == '0');
+    if (env && env[0] == '0') return FusedMode::never;
+    if (env && env[0] == '1') return FusedMode::wherever_possible;
+    return FusedMode::rules;
   }();
-  return allowed;
+  return mode;
 }
+
+// The fused queue trades the plain queue's second read of K and V from DRAM for waits at each
+// unit's barrier. Measured: on an H100 (3.35 TB/s peak) fused was 5-15% faster at 1-2k tokens
+// per head, on an H200 (4.8 TB/s) 6-14% slower (kernels/NOTES.md, q6 and q7): above this peak
+// bandwidth the second read costs less than the waits.
+constexpr int kFusedMaxDramGBps = 4000;
 
 // The distance between a unit's statistics and its quantizing jobs, in jobs, as a multiple of
 // the CTAs the GPU runs at once: SAGEATTN_QUANT_GAP (tenths; default 20 = twice). A tuning
@@ -770,10 +792,14 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, float sm_scale, const Res
   const bool needs_statistics = plan.smooth_k || plan.fp8;
   // The fused queue's barrier needs all of a unit's slices resident at once (fused_kv_job); it
   // is faster only while a unit has few slices (a barrier across many CTAs leaves most of them
-  // waiting: at 32 slices it measured 0-4% slower, at 256 up to 25%), and not for FP8 V at
-  // D = 64 (measured, kernels/NOTES.md q6).
-  plan.fused = needs_statistics && fused_allowed() && r.cooperative &&
-               plan.kv_jobs <= std::min(kMaxFusedSlices, r.fused) && !(plan.fp8 && D == 64);
+  // waiting: at 32 slices it measured 0-4% slower, at 256 up to 25%), not for FP8 V at D = 64
+  // (measured, kernels/NOTES.md q6), and only below kFusedMaxDramGBps (q7).
+  const FusedMode mode = fused_mode();
+  const bool fused_pays = mode == FusedMode::wherever_possible ||
+                          (plan.kv_jobs <= kMaxFusedSlices && !(plan.fp8 && D == 64) &&
+                           r.dram_gbps > 0 && r.dram_gbps < kFusedMaxDramGBps);
+  plan.fused = needs_statistics && mode != FusedMode::never && r.cooperative &&
+               plan.kv_jobs <= r.fused && fused_pays;
   if (plan.fused) {
     plan.stat_jobs = 0;
     plan.stat_publishes = plan.kv_jobs;
