@@ -753,7 +753,7 @@ FusedMode fused_mode() {
 
 // The fused queue trades the plain queue's second read of K and V from DRAM for waits at each
 // unit's barrier. Measured: on an H100 (3.35 TB/s peak) fused was 5-15% faster at 1-2k tokens
-// per head, on an H200 (4.8 TB/s) 6-14% slower (kernels/NOTES.md, q6 and q7): above this peak
+// per head, on an H200 (4.9 TB/s) 6-14% slower (kernels/NOTES.md, q6 and q7): above this peak
 // bandwidth the second read costs less than the waits.
 constexpr int kFusedMaxDramGBps = 4000;
 

@@ -224,7 +224,7 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float 
 #pragma unroll
       for (int grp = 0; grp < 8; ++grp) {
         const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
-        // The scores are biased (2^23 trick, by the tensor cores): their integer order is theirs.
+        // Biased scores order as their integers do: the largest integer is the largest score.
         top[grp] = device::biased_score_value(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
       }
       m = fmaxf(m, device::max_tree(top));
