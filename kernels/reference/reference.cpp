@@ -6,8 +6,6 @@
 #include <limits>
 #include <vector>
 
-#include "../src/sm90/tile_shape.h"
-
 namespace sageattn::reference {
 namespace {
 
@@ -113,9 +111,8 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
   const int q_rows = q_granularity == Granularity::per_block ? 64 : 16;
   const int k_rows = k_granularity == Granularity::per_block ? 64 : 16;
   const double inf = std::numeric_limits<double>::infinity();
-  // The online softmax's key blocks: 64 keys in the mma.sync kernels, the Hopper kernel's own
-  // per head dim.
-  const int block_n = path == PvPath::fp8_sm90 ? detail::sm90_block_n(D) : kBlockN;
+  // The online softmax's key blocks: 64 keys in the mma.sync kernels, 128 in the Hopper one.
+  const int block_n = path == PvPath::fp8_sm90 ? 128 : kBlockN;
   for (int b = 0; b < p.batch; ++b) {
     for (int hk = 0; hk < p.heads_kv; ++hk) {
       // K: mean over the sequence (smoothing), INT8 per k_rows rows.

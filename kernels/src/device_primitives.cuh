@@ -169,32 +169,16 @@ __device__ __forceinline__ float biased_score_value(int bits) {
   return __int_as_float(bits) - kSmallIntBias;  // s, exactly
 }
 
-// `value`, in the register that held `dead` (a tied asm operand): a new accumulator takes the
-// registers of one whose life ended, where ptxas would otherwise keep the two apart.
-template <int kValue>
-__device__ __forceinline__ int reuse_register(int dead) {
-  asm("mov.b32 %0, %1;" : "+r"(dead) : "n"(kValue));
-  return dead;
-}
-
-// An accumulator element as a float, whether its array holds floats or float bits.
-__device__ __forceinline__ float as_float(float x) {
-  return x;
-}
-__device__ __forceinline__ float as_float(int bits) {
-  return __int_as_float(bits);
-}
-
-// The largest of x[0..N), as a tree rather than a chain: shorter dependency chains for the
-// softmaxes' row maxima. Each level folds the upper half onto the lower (an odd middle element
-// waits a level). Overwrites x.
+// The largest of x[0..N) (N a power of two), as a tree rather than a chain: shorter dependency
+// chains for the softmaxes' row maxima. Overwrites x.
 template <int N>
 __device__ __forceinline__ float max_tree(float (&x)[N]) {
+  static_assert((N & (N - 1)) == 0, "a power of two");
 #pragma unroll
-  for (int n = N; n > 1; n -= n / 2) {
+  for (int width = N / 2; width > 0; width /= 2) {
 #pragma unroll
-    for (int i = 0; i < n / 2; ++i)
-      x[i] = fmaxf(x[i], x[i + n - n / 2]);
+    for (int i = 0; i < width; ++i)
+      x[i] = fmaxf(x[i], x[i + width]);
   }
   return x[0];
 }

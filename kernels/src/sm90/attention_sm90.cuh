@@ -3,10 +3,10 @@
 //
 // A CTA owns kBlockM = 128 query rows of one (batch, head) and has three warpgroups:
 //   producer  (warpgroup 0, 24 registers): one thread issues TMA copies: Q once, then K and V
-//             tiles of kBlockN keys (tile_shape.h) into a ring of kStages shared-memory stages,
-//             each stage waiting until both consumers released it (mbarriers `empty`);
+//             tiles of kBlockN = 128 keys into a ring of kStages shared-memory stages, each
+//             stage waiting until both consumers released it (mbarriers `empty`);
 //   consumers (warpgroups 1 and 2, 240 registers): 64 query rows each, per key block
-//             S = Q·Kᵀ     wgmma m64nNk32 s8 (N = kBlockN) (Q and K both from shared memory), int32
+//             S = Q·Kᵀ     wgmma m64n128k32 s8 (Q and K both from shared memory), int32
 //             softmax      dequantized by q_scale·k_scale (exp2 domain), masked on partial and
 //                          diagonal blocks only, online max/sum in FP32
 //             O' = P·V     wgmma m64nDk32 e4m3 with P from registers (the S accumulator's layout
@@ -34,7 +34,6 @@
 #include "../exp2_fma.h"
 #include "../workspace.h"
 #include "hopper_primitives.cuh"
-#include "tile_shape.h"
 #include "wgmma_ops.cuh"
 
 // Tuning knobs (kernels/NOTES.md has what each measured): shared-memory stages of K and V, and
@@ -46,14 +45,10 @@
 #define SAGEATTN_SM90_PINGPONG 1
 #endif
 
-// How many of every 16 column groups (4 scores each per thread; kBlockN/8 groups in an S tile)
-// take their exp2 from a polynomial on the FMA pipe (exp2_fma.h) instead of the MUFU unit,
-// spread evenly over the tile, per head dim: the MUFU would otherwise be as busy as the tensor
-// cores at d=128. The best share moves whenever the softmax's other instructions change
-// (kernels/NOTES.md, s14, s21).
-#ifndef SAGEATTN_SM90_SHARE_SO
-#define SAGEATTN_SM90_SHARE_SO 1
-#endif
+// How many of the 16 column groups (4 scores each per thread) of an S tile take their exp2 from
+// a polynomial on the FMA pipe (exp2_fma.h) instead of the MUFU unit, spread evenly over the
+// tile, per head dim: the MUFU would otherwise be as busy as the tensor cores at d=128. The best
+// share moves whenever the softmax's other instructions change (kernels/NOTES.md, s14, s21).
 #ifndef SAGEATTN_SM90_FMA_EXP2_D128
 #define SAGEATTN_SM90_FMA_EXP2_D128 1
 #endif
@@ -146,46 +141,35 @@ template <int D>
 struct Sm90Config {
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
   static constexpr int kBlockM = 128;
-  static constexpr int kBlockN = sm90_block_n(D);
-  static_assert(kBlockN % 64 == 0 && kBlockN <= 256, "key blocks of 64·k keys, at most 256");
-  static constexpr int kColumnGroups = kBlockN / 8;  // of the S tile, 4 scores each per thread
-  static constexpr int kScaleGroups = kBlockN / 16;  // K scales per block (16 keys each)
-  static constexpr int kConsumers = 2;               // warpgroups of 64 rows
+  static constexpr int kBlockN = 128;
+  static constexpr int kConsumers = 2;  // warpgroups of 64 rows
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   static constexpr int kFmaExp2Groups =
-      (D == 128 ? SAGEATTN_SM90_FMA_EXP2_D128 : SAGEATTN_SM90_FMA_EXP2_D64) * kColumnGroups / 16;
+      D == 128 ? SAGEATTN_SM90_FMA_EXP2_D128 : SAGEATTN_SM90_FMA_EXP2_D64;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
-  // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64.
+  // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
+  // are kBlockN = 128 e4m3 keys.
   static constexpr int kQKSwizzle = D;
+  static constexpr int kVSwizzle = kBlockN;
   static constexpr int kQBytes = kBlockM * D;
   static constexpr int kKBytes = kBlockN * D;
-  // V's tile: kVParts parts of kVPartKeys e4m3 keys per row (a swizzled row holds at most 128
-  // bytes, so a block of 192 keys is 3 parts of 64), each part D rows of keys, then 8 rows of
-  // e4m3 ones (written once): P·V with N = D + 8 leaves P's row sums in the accumulator's last
-  // 8 columns.
-  static constexpr int kVPartKeys = kBlockN % 128 == 0 ? 128 : 64;
-  static constexpr int kVParts = kBlockN / kVPartKeys;
-  static constexpr int kVSwizzle = kVPartKeys;
+  // V's tile is D rows of kBlockN keys, then 8 rows of e4m3 ones (written once): P·V with
+  // N = D + 8 leaves P's row sums in the accumulator's last 8 columns.
   static constexpr int kVRows = D + 8;
   static constexpr int kVLoadBytes = D * kBlockN;  // what the TMA brings
-  static constexpr int kVPartBytes = (kVRows * kVPartKeys + 1023) / 1024 * 1024;
-  static constexpr int kVBytes = kVParts * kVPartBytes;
-  // O' (kVRows/2 registers per thread) in S's registers (kBlockN/2) where S is wider than 128
-  // keys: O, S and O' apart would not fit the consumers' registers (kernels/NOTES.md, s27).
-  static constexpr bool kShareSO = SAGEATTN_SM90_SHARE_SO && kBlockN > 128;
-  static_assert(!kShareSO || kBlockN / 2 >= kVRows / 2, "O' fits in S's registers");
+  static constexpr int kVBytes = kVRows * kBlockN;
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
   static constexpr int kBarriers = 1 + 3 * kStages;  // q_full; k_full, v_full, empty per stage
-  // K's scales of each stage's block: one per 16 keys (kScaleGroups floats), written by the
-  // producer beside the TMA's K tile.
+  // K's scales of each stage's block: one per 16-key column group of the S tile (8 floats),
+  // written by the producer beside the TMA's K tile.
   static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
-  static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
+  static constexpr int kKScaleBytes = kStages * 8 * 4;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
   static constexpr int kSmemBytes = kKScaleOffset + kKScaleBytes + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
@@ -200,27 +184,26 @@ struct Sm90Args {
   AttentionArgs a;
 };
 
-// Whether column group j (of `columns`) of an S tile takes the FMA pipe's exp2: `groups` of
-// them, evenly spread (j where floor((j+1)·groups/columns) steps).
-constexpr bool exp2_on_fma(int j, int groups, int columns) {
-  return (j + 1) * groups / columns != j * groups / columns;
+// Whether column group j (of 16) of an S tile takes the FMA pipe's exp2: `groups` of them,
+// evenly spread (j where floor((j+1)·groups/16) steps).
+constexpr bool exp2_on_fma(int j, int groups) {
+  return (j + 1) * groups / 16 != j * groups / 16;
 }
 
-// Online softmax of one 64 x kBlockN S tile of a consumer warpgroup (exp2 domain), in two phases:
+// Online softmax of one 64x128 S tile of a consumer warpgroup (exp2 domain), in two phases:
 //   softmax_row_max  the new row max (over the integer scores per group of equal scale, 16 keys,
 //                    so that unmasked tiles never convert all 64 scores first), O's rescale
 //   softmax_exp2_e4m3  per element one FFMA (dequantization, minus the row max, plus log2 448
 //                    so that P arrives scaled for e4m3) and ex2 (MUFU, or for kFmaExp2Groups of
-//                    the column groups a polynomial on the FMA pipe), packed into the e4m3 A
+//                    the 16 column groups a polynomial on the FMA pipe), packed into the e4m3 A
 //                    fragments of the P·V wgmma
 // The scores arrive biased by the 2^23 trick (S's accumulator starts at kSmallIntBiasBits): as
 // float bits they are kSmallIntBias + s exactly, and as integers they keep their order.
 // The row sums come from the tensor cores (V's ones rows). kMasked: tiles with keys past kv_len
 // or above the causal diagonal; `visible(j, e)` says whether accumulator element 4j+e takes part.
 // m_use: the subtracted max (0 for a row with no visible key yet, to avoid inf - inf).
-template <bool kMasked, int kBlockN, typename Visible>
-__device__ __forceinline__ void softmax_row_max(const int (&s)[kBlockN / 2],
-                                                const float (&scale)[kBlockN / 16],
+template <bool kMasked, typename Visible>
+__device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float (&scale)[8],
                                                 float (&row_max)[2], float (&rescale)[2],
                                                 float (&m_use)[2], Visible visible) {
 #pragma unroll
@@ -228,7 +211,7 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[kBlockN / 2],
     float m = row_max[r];
     if constexpr (kMasked) {
 #pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j) {
+      for (int j = 0; j < 16; ++j) {
 #pragma unroll
         for (int e = 2 * r; e < 2 * r + 2; ++e) {
           if (visible(j, e)) {
@@ -237,9 +220,9 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[kBlockN / 2],
         }
       }
     } else {
-      float top[kBlockN / 16];  // a tree, not a chain: two warps per scheduler hide little
+      float top[8];  // a tree, not a chain: the scheduler has two warps to hide latency with
 #pragma unroll
-      for (int grp = 0; grp < kBlockN / 16; ++grp) {
+      for (int grp = 0; grp < 8; ++grp) {
         const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
         // Biased scores order as their integers do: the largest integer is the largest score.
         top[grp] = device::biased_score_value(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
@@ -258,33 +241,19 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[kBlockN / 2],
 // chunk: the S fragment's columns j = 4c + 2·half and 4c + 2·half + 1 (V's keys were permuted to
 // match at quantization). (The biases made per chunk instead of all at once measured 1-3% slower
 // at d=64.)
-template <bool kMasked, int kBlockN, int kFmaExp2Groups, typename Visible>
-__device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[kBlockN / 2],
-                                                  const float (&scale)[kBlockN / 16],
-                                                  const float (&m_use)[2],
-                                                  unsigned (&pa)[kBlockN / 32][4],
+template <bool kMasked, int kFmaExp2Groups, typename Visible>
+__device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const float (&scale)[8],
+                                                  const float (&m_use)[2], unsigned (&pa)[4][4],
                                                   Visible visible) {
-  // Per row and scale group: -(kSmallIntBias·scale) - m + log2 448. Made all at once (per
-  // chunk measured 1-3% slower at d=64, s19), except where S is wider than 128 keys: there the
-  // registers are short.
-  constexpr bool kBiasPerChunk = kBlockN > 128;
-  float bias[2][kBlockN / 16];
-  auto make_bias = [&](int i) {
+  float bias[2][8];  // per row and scale group: -(kSmallIntBias·scale) - m + log2 448
 #pragma unroll
-    for (int r = 0; r < 2; ++r)
+  for (int r = 0; r < 2; ++r) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
       bias[r][i] = fmaf(-device::kSmallIntBias, scale[i], kLog2Fp8Max - m_use[r]);
-  };
-  if constexpr (!kBiasPerChunk) {
-#pragma unroll
-    for (int i = 0; i < kBlockN / 16; ++i)
-      make_bias(i);
   }
 #pragma unroll
-  for (int c = 0; c < kBlockN / 32; ++c) {
-    if constexpr (kBiasPerChunk) {
-      make_bias(2 * c);
-      make_bias(2 * c + 1);
-    }
+  for (int c = 0; c < 4; ++c) {
     float p[4][4];  // columns j = 4c .. 4c+3
 #pragma unroll
     for (int jj = 0; jj < 4; ++jj) {
@@ -295,8 +264,7 @@ __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[kBlockN / 2],
         if constexpr (kMasked) {
           if (!visible(j, e)) arg = -INFINITY;
         }
-        p[jj][e] =
-            exp2_on_fma(j, kFmaExp2Groups, kBlockN / 8) ? exp2_fma(arg) : device::fast_exp2(arg);
+        p[jj][e] = exp2_on_fma(j, kFmaExp2Groups) ? exp2_fma(arg) : device::fast_exp2(arg);
       }
     }
 #pragma unroll
@@ -334,8 +302,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   std::uint64_t* k_full = barriers + 1;
   std::uint64_t* v_full = k_full + kStages;
   std::uint64_t* empty = v_full + kStages;
-  // [kStages][kScaleGroups]
-  float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);
+  float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);  // [kStages][8]
 
   // Longest rows first under causal masking: they have the most key blocks.
   const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -364,11 +331,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, nb * kBlockN,
                       kv_bh);
     sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
-#pragma unroll
-    for (int part = 0; part < Cfg::kVParts; ++part) {
-      sm90::tma_load_3d(s_v + stage * Cfg::kVBytes + part * Cfg::kVPartBytes, &args.v_map,
-                        &v_full[stage], nb * kBlockN + part * Cfg::kVPartKeys, 0, kv_bh);
-    }
+    sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
+                      kv_bh);
   };
   const int first_round = min(kStages, n_blocks);  // blocks whose stages start free
   if (threadIdx.x == 0) {                          // the producer thread (warp 0, lane 0)
@@ -391,13 +355,11 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     for (int nb = 0; nb < first_round; ++nb)
       load_kv(nb);
   }
-  // The ones rows of every V part of every stage (e4m3 1.0 = 0x38; all equal, so the swizzle
-  // does not matter). The tensor cores read them through the async proxy: fence before the
-  // barrier.
-  constexpr int kOnesChunks = 8 * Cfg::kVPartKeys / 16;  // 16-byte chunks per part
-  for (int i = threadIdx.x; i < kStages * Cfg::kVParts * kOnesChunks; i += Cfg::kThreads) {
-    const int part = i / kOnesChunks, chunk = i % kOnesChunks;
-    *reinterpret_cast<uint4*>(s_v + part * Cfg::kVPartBytes + D * Cfg::kVPartKeys + 16 * chunk) =
+  // The ones rows of every V stage (e4m3 1.0 = 0x38; all equal, so the swizzle does not
+  // matter). The tensor cores read them through the async proxy: fence before the barrier.
+  for (int i = threadIdx.x; i < kStages * 8 * kBlockN / 16; i += Cfg::kThreads) {
+    const int stage = i / (8 * kBlockN / 16), chunk = i % (8 * kBlockN / 16);
+    *reinterpret_cast<uint4*>(s_v + stage * Cfg::kVBytes + D * kBlockN + 16 * chunk) =
         make_uint4(0x38383838u, 0x38383838u, 0x38383838u, 0x38383838u);
   }
   sm90::fence_proxy_async();
@@ -408,8 +370,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // ---- producer ----
     sm90::release_registers<Cfg::kProducerRegisters>();
     if (warp == 0 && lane == 0) {  // Q and the first round's tiles were requested at set-up
-      // Block nb's K scales (one per 16 keys; k_rows is 16 or 64, so a scale may repeat) into
-      // its stage, then the producer's arrival on k_full: a consumer that saw the
+      // Block nb's 8 K scales (one per 16-key column group; k_rows is 16 or 64, so a scale may
+      // repeat) into its stage, then the producer's arrival on k_full: a consumer that saw the
       // stage's K also sees its scales. Staged here, the consumers never wait for a global
       // load: loaded by them a turn ahead, the copies ptxas made of the loaded values into
       // other registers still waited for the load in the same turn (ncu: 3.6% of the warps'
@@ -417,13 +379,13 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       const int k_shift = __ffs(a.k_rows) - 1;
       const int k_scale_last = a.kv_pad / a.k_rows - 1;  // the last block may reach past it
       auto stage_kscales = [&](int nb) {
-        float* dst = s_kscale + nb % kStages * Cfg::kScaleGroups;
-        float scale[Cfg::kScaleGroups];
+        float* dst = s_kscale + nb % kStages * 8;
+        float scale[8];
 #pragma unroll
-        for (int grp = 0; grp < Cfg::kScaleGroups; ++grp)
+        for (int grp = 0; grp < 8; ++grp)
           scale[grp] = k_scales[min((nb * kBlockN + 16 * grp) >> k_shift, k_scale_last)];
 #pragma unroll
-        for (int grp = 0; grp < Cfg::kScaleGroups; ++grp)
+        for (int grp = 0; grp < 8; ++grp)
           dst[grp] = scale[grp];
         sm90::mbarrier_arrive(&k_full[nb % kStages]);
       };
@@ -453,6 +415,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
     // 448·P (the ones columns).
     float o[Cfg::kVRows / 2];
+    float o_block[Cfg::kVRows / 2];  // P·V of one block, merged into O after it lands
 #pragma unroll
     for (int i = 0; i < Cfg::kVRows / 2; ++i)
       o[i] = 0.f;
@@ -460,9 +423,6 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     float rescale_pending[2] = {1.f, 1.f};  // O's factor for the block whose P·V is in flight
     unsigned pa[kBlockN / 32][4];           // P of the previous block as e4m3 A fragments
     int s[kBlockN / 2];
-    // P·V of one block, merged into O after it lands; with kShareSO as float bits in int
-    // registers, so that S can take them over with no conversion between (see issue_qk).
-    std::conditional_t<Cfg::kShareSO, int, float> o_block[Cfg::kVRows / 2];
 
     sm90::mbarrier_wait(q_full, 0);
     [[maybe_unused]] const bool stamper = threadIdx.x % 128 == 0;  // the warpgroup's thread 0
@@ -508,12 +468,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         sm90::wgmma_fence();
         sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
 #pragma unroll
-        for (int c = 1; c < kBlockN / 32; ++c) {  // k-step c: part c / kChunks, 32·(c % kChunks)
-          constexpr int kChunks = Cfg::kVPartKeys / 32;
-          sm90::wgmma_e4m3_rs(
-              o_block, pa[c],
-              sm90::advance_desc(v_desc, c / kChunks * Cfg::kVPartBytes + c % kChunks * 32));
-        }
+        for (int c = 1; c < kBlockN / 32; ++c)
+          sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
         sm90::wgmma_commit();
       };
       auto issue_qk = [&] {  // S(nb) = Q·K(nb)ᵀ
@@ -523,17 +479,9 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         // out as kSmallIntBias + s in float bits, so the softmax needs no integer add per score
         // (64 fewer ALU instructions per block; kernels/NOTES.md, s22). |s| ≤ 128²·D < 2^22: no
         // overflow, and the trick's range holds.
-        // With kShareSO, S's first kVRows/2 registers are O''s, whose life ended at the merge:
-        // ptxas gives two arrays two register ranges even where their lives do not overlap (at
-        // kBlockN = 192, d = 128: 188 bytes of spills), so each takes its register explicitly.
 #pragma unroll
-        for (int i = 0; i < kBlockN / 2; ++i) {
-          if (Cfg::kShareSO && has_pv && i < Cfg::kVRows / 2) {
-            s[i] = device::reuse_register<device::kSmallIntBiasBits>(o_block[i]);
-          } else {
-            s[i] = device::kSmallIntBiasBits;
-          }
-        }
+        for (int i = 0; i < kBlockN / 2; ++i)
+          s[i] = device::kSmallIntBiasBits;
         sm90::wgmma_fence();
         sm90::wgmma_s8_ss(s, q_desc, k_desc);
 #pragma unroll
@@ -554,7 +502,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
 #pragma unroll
         for (int i = 0; i < Cfg::kVRows / 2; ++i)
-          o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], device::as_float(o_block[i]));
+          o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
       };
       // Warpgroup 1's last turn has no successor: its arrival would be left over.
       auto hand_over = [&] {
@@ -576,17 +524,10 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         const int n0 = nb * kBlockN;
         // K's scales, staged by the producer (read after the Q·Kᵀ was issued: the wgmma
         // covers the shared-memory latency).
-        const float4* staged =
-            reinterpret_cast<const float4*>(s_kscale + stage * Cfg::kScaleGroups);
-        float kscale[Cfg::kScaleGroups];
-#pragma unroll
-        for (int i = 0; i < Cfg::kScaleGroups / 4; ++i) {
-          const float4 four = staged[i];
-          kscale[4 * i] = four.x * q_scale;
-          kscale[4 * i + 1] = four.y * q_scale;
-          kscale[4 * i + 2] = four.z * q_scale;
-          kscale[4 * i + 3] = four.w * q_scale;
-        }
+        const float4* staged = reinterpret_cast<const float4*>(s_kscale + stage * 8);
+        const float4 lo = staged[0], hi = staged[1];
+        const float kscale[8] = {lo.x * q_scale, lo.y * q_scale, lo.z * q_scale, lo.w * q_scale,
+                                 hi.x * q_scale, hi.y * q_scale, hi.z * q_scale, hi.w * q_scale};
         sm90::wgmma_wait<0>();
         SM90_TRACE(4);  // Q·Kᵀ landed
         // ---- softmax of S(nb) into P(nb)'s e4m3 fragments ----
@@ -598,8 +539,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
           return key < a.kv_len && !(a.causal && key > row + causal_offset);
         };
         float rescale_new[2], m_use[2];
-        softmax_row_max<masked, kBlockN>(s, kscale, row_max, rescale_new, m_use, visible);
-        softmax_exp2_e4m3<masked, kBlockN, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
+        softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible);
+        softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
         rescale_pending[0] = rescale_new[0];
         rescale_pending[1] = rescale_new[1];
       }
@@ -722,7 +663,7 @@ cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_
                           Cfg::kQKSwizzle) ||
       !encode_byte_tensor(&args.k_map, a.k, D, a.kv_pad, kv_heads, D, Cfg::kBlockN,
                           Cfg::kQKSwizzle) ||
-      !encode_byte_tensor(&args.v_map, a.v_fp8, a.kv_pad, D, kv_heads, Cfg::kVPartKeys, D,
+      !encode_byte_tensor(&args.v_map, a.v_fp8, a.kv_pad, D, kv_heads, Cfg::kBlockN, D,
                           Cfg::kVSwizzle)) {
     return cudaErrorNotSupported;
   }
