@@ -31,6 +31,9 @@ namespace sageattn::detail {
 // Query rows per warp, in m16 tiles: each K and V fragment read from shared memory feeds
 // kMTiles mma tiles, so shared-memory reads per operation fall by that factor (kernels/NOTES.md,
 // version 7: the kernels read more from shared memory than the tensor cores consume).
+#ifndef SAGEATTN_MMA_MAX_HEADROOM
+#define SAGEATTN_MMA_MAX_HEADROOM 8
+#endif
 #ifndef SAGEATTN_MMA_MTILES
 #define SAGEATTN_MMA_MTILES 2
 #endif
@@ -55,6 +58,11 @@ struct AttentionConfig {
   // log2 of the factor P is computed with: 448 (e4m3's largest value) on the fp8 path, so that
   // P uses e4m3's whole range; the row sums carry it too, so it cancels in O = P·V / sum.
   static constexpr float kLog2PScale = PATH == PvPath::fp8 ? kLog2Fp8Max : 0.f;
+  // 16-bit P·V path: the subtracted row max moves only when a block's max exceeds it by more
+  // than this (log2 units; P ≤ 2^kMaxHeadroom, far inside fp16 and bf16), so that most blocks
+  // skip O's rescale (2·D multiplies per row pair). 0: the exact running max, O rescaled per
+  // block. The fp8 path scales P to e4m3's 448 and needs the exact max.
+  static constexpr float kMaxHeadroom = PATH == PvPath::fp8 ? 0.f : SAGEATTN_MMA_MAX_HEADROOM;
   // The quantization's scale groups (kWarpRows rows, or kBlockM per block) never straddle an
   // m16 tile, and a CTA's tile is a whole number of the workspace's padding (kBlockM).
   static_assert(kWarpRows == 16 && kCtaRows % kBlockM == 0);
@@ -265,6 +273,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
         return key < a.kv_len && !(a.causal && key > row + causal_offset);
       };
       float bias[2][kGroups];
+      bool rescale_any = false;  // with kMaxHeadroom: whether a row's subtracted max moved
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         float m = row_max[mt][r];
@@ -288,6 +297,12 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
           m = fmaxf(m, device::max_tree(top));
         }
         m = device::quad_max(m);
+        if constexpr (Cfg::kMaxHeadroom > 0) {
+          // Keep subtracting the old max while the block's stays within the headroom of it (P
+          // ≤ 2^headroom): then O needs no rescale, and the warp skips it (below).
+          if (!(m > row_max[mt][r] + Cfg::kMaxHeadroom)) m = row_max[mt][r];
+          rescale_any |= m != row_max[mt][r];
+        }
         // A row with no visible key yet keeps m = -inf; subtract 0 instead to avoid inf - inf.
         const float m_use = m == -INFINITY ? 0.f : m;
         scale_old[mt][r] = device::fast_exp2(row_max[mt][r] - m_use);
@@ -321,7 +336,8 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 #pragma unroll
       for (int r = 0; r < 2; ++r)
         row_sum[mt][r] = row_sum[mt][r] * scale_old[mt][r] + (sum[2 * r] + sum[2 * r + 1]);
-      if constexpr (PATH != PvPath::fp8) {  // the fp8 path folds this into its FP32 merge below
+      // The fp8 path folds this into its FP32 merge below.
+      if (PATH != PvPath::fp8 && (Cfg::kMaxHeadroom == 0 || __any_sync(0xffffffffu, rescale_any))) {
 #pragma unroll
         for (int i = 0; i < Cfg::kDTiles; ++i) {
           o[mt][i][0] *= scale_old[mt][0];
