@@ -6,12 +6,13 @@
 #include <limits>
 #include <vector>
 
+#include "../src/workspace.h"  // the kernels' constants the reference must follow
+
 namespace sageattn::reference {
 namespace {
 
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
-constexpr int kBlockN = 64;  // the kernels' key block: P is quantized relative to its running max
 
 // Rounds to a binary float with `mantissa` stored bits and normal exponents from `min_exp`,
 // to nearest even, saturating at `max_value`.
@@ -112,7 +113,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
   const int k_rows = k_granularity == Granularity::per_block ? 64 : 16;
   const double inf = std::numeric_limits<double>::infinity();
   // The online softmax's key blocks: 64 keys in the mma.sync kernels, 128 in the Hopper one.
-  const int block_n = path == PvPath::fp8_sm90 ? 128 : kBlockN;
+  const int block_n = path == PvPath::fp8_sm90 ? 128 : detail::kBlockN;
   for (int b = 0; b < p.batch; ++b) {
     for (int hk = 0; hk < p.heads_kv; ++hk) {
       // K: mean over the sequence (smoothing), INT8 per k_rows rows.
@@ -170,7 +171,10 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
               x[j - n0] = visible(p, i, j) ? dot * scale : -inf;
               block_max = std::max(block_max, x[j - n0]);
             }
-            const double m_new = std::max(m, block_max);
+            double m_new = std::max(m, block_max);
+            // The 16-bit P·V path keeps subtracting its old max while the block's stays within
+            // the headroom of it (attention.cuh, kMaxHeadroom): P is then rounded at that scale.
+            if (path == PvPath::fp16 && !(m_new > m + detail::kMmaMaxHeadroom)) m_new = m;
             const double m_use = m_new == -inf ? 0.0 : m_new;
             const double correction = std::exp2(m - m_use);
             std::vector<double> block(D, 0.0);

@@ -31,9 +31,6 @@ namespace sageattn::detail {
 // Query rows per warp, in m16 tiles: each K and V fragment read from shared memory feeds
 // kMTiles mma tiles, so shared-memory reads per operation fall by that factor (kernels/NOTES.md,
 // version 7: the kernels read more from shared memory than the tensor cores consume).
-#ifndef SAGEATTN_MMA_MAX_HEADROOM
-#define SAGEATTN_MMA_MAX_HEADROOM 8
-#endif
 #ifndef SAGEATTN_MMA_MTILES
 #define SAGEATTN_MMA_MTILES 2
 #endif
@@ -60,9 +57,10 @@ struct AttentionConfig {
   static constexpr float kLog2PScale = PATH == PvPath::fp8 ? kLog2Fp8Max : 0.f;
   // 16-bit P·V path: the subtracted row max moves only when a block's max exceeds it by more
   // than this (log2 units; P ≤ 2^kMaxHeadroom, far inside fp16 and bf16), so that most blocks
-  // skip O's rescale (2·D multiplies per row pair). 0: the exact running max, O rescaled per
-  // block. The fp8 path scales P to e4m3's 448 and needs the exact max.
-  static constexpr float kMaxHeadroom = PATH == PvPath::fp8 ? 0.f : SAGEATTN_MMA_MAX_HEADROOM;
+  // skip O's rescale (2·D multiplies per row pair; kernels/NOTES.md, version 9). 0: the exact
+  // running max, O rescaled per block. The fp8 path scales P to e4m3's 448 and needs the exact
+  // max.
+  static constexpr float kMaxHeadroom = PATH == PvPath::fp8 ? 0.f : kMmaMaxHeadroom;
   // The quantization's scale groups (kWarpRows rows, or kBlockM per block) never straddle an
   // m16 tile, and a CTA's tile is a whole number of the workspace's padding (kBlockM).
   static_assert(kWarpRows == 16 && kCtaRows % kBlockM == 0);

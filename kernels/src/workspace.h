@@ -14,6 +14,12 @@ namespace sageattn::detail {
 inline constexpr int kBlockM = 64;
 inline constexpr int kBlockN = 64;  // keys per attention main-loop iteration
 inline constexpr int kWarpRows = 16;
+// The 16-bit P·V path's row-max headroom, in log2 units (attention.cuh; the host reference
+// models it): the max it subtracts moves only when a block's max exceeds it by more than this.
+#ifndef SAGEATTN_MMA_MAX_HEADROOM
+#define SAGEATTN_MMA_MAX_HEADROOM 8
+#endif
+inline constexpr float kMmaMaxHeadroom = SAGEATTN_MMA_MAX_HEADROOM;
 inline constexpr float kFp8Max = 448.f;                   // e4m3's largest finite value
 inline constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448): P's scale, in exp2's domain
 // The attention kernels find a key's scale with a shift by log2 of the rows per scale.

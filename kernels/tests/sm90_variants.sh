@@ -2,8 +2,9 @@
 # Builds the kernel library once per variant of the Hopper kernel's knobs, checks each (quick
 # accuracy suite, fp8_sm90 path) and times each (bench_kernels.py), all in one GPU call.
 #   bash kernels/tests/sm90_variants.sh "base:" "poly8:-DSAGEATTN_SM90_POLY_EXP2=8" ...
-# Each argument is name:extra nvcc flags; a name "old" builds the sources in $OLD_SRC (a copy of
-# kernels/, e.g. from `git archive HEAD kernels`) instead, to time a change against them, and
+# Each argument is name:extra nvcc flags (its -D knobs reach the host reference's C++ too); a
+# name "old" builds the sources in $OLD_SRC (a copy of kernels/, e.g. from
+# `git archive HEAD kernels`) instead, to time a change against them, and
 # "name@dir:flags" builds the copy of kernels/ in dir. Env: SEQS (default 1024,4096,16384), TEST_ARGS
 # (default --quick), OUT (results; default build/gpu-results), PATHS (the P·V paths to check and
 # time, default fp8_sm90; e.g. fp16,fp8 for the mma.sync kernels), ROUNDS (default 1: with N > 1
@@ -31,6 +32,7 @@ for variant in "$@"; do
   dir=build/variants/$name
   cmake -G Ninja -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release \
     -DSAGEATTN_ARCH_LIST=9.0a -DSAGEATTN_BUILD_CAPI=ON -DCMAKE_CUDA_FLAGS="$flags" \
+    -DCMAKE_CXX_FLAGS="$flags" \
     >"$out/$name-configure.log" 2>&1 || { cat "$out/$name-configure.log"; continue; }
   cmake --build "$dir" -j 16 >"$out/$name-build.log" 2>&1 || { tail -30 "$out/$name-build.log"; continue; }
   for o in $(for lib in $objects; do ls "$dir"/kernels/CMakeFiles/$lib.dir/src/instantiations/*.o; done); do
