@@ -169,7 +169,9 @@ struct Sm90Config {
   // K's scales of each stage's block: one per 16-key column group of the S tile (8 floats),
   // written by the producer beside the TMA's K tile.
   static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
-  static constexpr int kKScaleBytes = kStages * 8 * 4;
+  static constexpr int kScaleGroups = kBlockN / 16;
+  static_assert(kScaleGroups == 8, "the softmax takes 64x128 S tiles: 8 scale groups");
+  static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
   static constexpr int kSmemBytes = kKScaleOffset + kKScaleBytes + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
@@ -302,7 +304,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   std::uint64_t* k_full = barriers + 1;
   std::uint64_t* v_full = k_full + kStages;
   std::uint64_t* empty = v_full + kStages;
-  float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);  // [kStages][8]
+  // [kStages][kScaleGroups]
+  float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);
 
   // Longest rows first under causal masking: they have the most key blocks.
   const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -379,13 +382,13 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       const int k_shift = __ffs(a.k_rows) - 1;
       const int k_scale_last = a.kv_pad / a.k_rows - 1;  // the last block may reach past it
       auto stage_kscales = [&](int nb) {
-        float* dst = s_kscale + nb % kStages * 8;
-        float scale[8];
+        float* dst = s_kscale + nb % kStages * Cfg::kScaleGroups;
+        float scale[Cfg::kScaleGroups];  // all loads issued before the stores
 #pragma unroll
-        for (int grp = 0; grp < 8; ++grp)
+        for (int grp = 0; grp < Cfg::kScaleGroups; ++grp)
           scale[grp] = k_scales[min((nb * kBlockN + 16 * grp) >> k_shift, k_scale_last)];
 #pragma unroll
-        for (int grp = 0; grp < 8; ++grp)
+        for (int grp = 0; grp < Cfg::kScaleGroups; ++grp)
           dst[grp] = scale[grp];
         sm90::mbarrier_arrive(&k_full[nb % kStages]);
       };
@@ -524,7 +527,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         const int n0 = nb * kBlockN;
         // K's scales, staged by the producer (read after the Q·Kᵀ was issued: the wgmma
         // covers the shared-memory latency).
-        const float4* staged = reinterpret_cast<const float4*>(s_kscale + stage * 8);
+        const float4* staged =
+            reinterpret_cast<const float4*>(s_kscale + stage * Cfg::kScaleGroups);
         const float4 lo = staged[0], hi = staged[1];
         const float kscale[8] = {lo.x * q_scale, lo.y * q_scale, lo.z * q_scale, lo.w * q_scale,
                                  hi.x * q_scale, hi.y * q_scale, hi.z * q_scale, hi.w * q_scale};
