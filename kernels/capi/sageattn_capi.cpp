@@ -46,9 +46,7 @@ sageattn::Params convert(const SageCapiParams& c) {
   p.lse = c.lse;
   p.causal = c.causal != 0;
   p.sm_scale = c.sm_scale;
-  p.pv_path = c.pv_path == 0   ? sageattn::PvPath::fp16
-              : c.pv_path == 1 ? sageattn::PvPath::fp8
-                               : sageattn::PvPath::fp8_sm90;
+  p.pv_path = static_cast<sageattn::PvPath>(c.pv_path);  // validate() refuses unknown numbers
   p.q_granularity =
       c.q_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
   p.k_granularity =

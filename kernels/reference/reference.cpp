@@ -113,7 +113,8 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
   const int k_rows = k_granularity == Granularity::per_block ? 64 : 16;
   const double inf = std::numeric_limits<double>::infinity();
   // The online softmax's key blocks: 64 keys in the mma.sync kernels, 128 in the Hopper one.
-  const int block_n = path == PvPath::fp8_sm90 ? 128 : detail::kBlockN;
+  const int block_n = is_sm90_path(path) ? 128 : detail::kBlockN;
+  const bool pv16 = !uses_fp8_v(path);
   for (int b = 0; b < p.batch; ++b) {
     for (int hk = 0; hk < p.heads_kv; ++hk) {
       // K: mean over the sequence (smoothing), INT8 per k_rows rows.
@@ -172,9 +173,10 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
               block_max = std::max(block_max, x[j - n0]);
             }
             double m_new = std::max(m, block_max);
-            // The 16-bit P·V path keeps subtracting its old max while the block's stays within
-            // the headroom of it (attention.cuh, kMaxHeadroom): P is then rounded at that scale.
-            if (path == PvPath::fp16 && !(m_new > m + detail::kMmaMaxHeadroom)) m_new = m;
+            // The 16-bit P·V paths keep subtracting its old max while the block's stays within
+            // the headroom of it (attention.cuh and attention_sm90.cuh, kMaxHeadroom): P is then
+            // rounded at that scale.
+            if (pv16 && !(m_new > m + detail::kMmaMaxHeadroom)) m_new = m;
             const double m_use = m_new == -inf ? 0.0 : m_new;
             const double correction = std::exp2(m - m_use);
             std::vector<double> block(D, 0.0);
@@ -185,7 +187,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
                                 : dtype == DType::f16 ? round_half(pj)
                                                       : round_bfloat16(pj);
               // The Hopper kernel sums P on the tensor cores, as rounded for the P·V product.
-              sum += path == PvPath::fp8_sm90 ? pq / 448.0 : pj;
+              sum += path == PvPath::fp8_sm90 ? pq / 448.0 : path == PvPath::fp16_sm90 ? pq : pj;
               for (int d = 0; d < D; ++d)
                 block[d] += pq * v[static_cast<std::size_t>(j) * D + d];
             }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime_api.h>
 #include <string>
 
@@ -35,6 +36,16 @@ Status check_view(const char* name, const TensorView& t) {
   return Status::success();
 }
 
+const char* path_name(PvPath path) {
+  switch (path) {
+    case PvPath::fp16: return "fp16";
+    case PvPath::fp8: return "fp8";
+    case PvPath::fp8_sm90: return "fp8_sm90";
+    case PvPath::fp16_sm90: return "fp16_sm90";
+  }
+  return "unknown";
+}
+
 Status check_device(const Params& p) {
   int device = 0, major = 0, minor = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -51,18 +62,19 @@ Status check_device(const Params& p) {
         "sageattn: the fp8 P·V path needs compute capability 8.9 or newer; this GPU is " +
         std::to_string(major) + "." + std::to_string(minor) + " (use the fp16 path)");
   }
-  if (p.pv_path == PvPath::fp8_sm90) {
+  if (is_sm90_path(p.pv_path)) {
+    const std::string name = path_name(p.pv_path);
     if (major != 9 || minor != 0) {
-      return Status::error(
-          "sageattn: the fp8_sm90 path runs on Hopper (compute capability 9.0) only; this GPU "
-          "is " +
-          std::to_string(major) + "." + std::to_string(minor) + " (use the fp8 or fp16 path)");
+      return Status::error("sageattn: the " + name +
+                           " path runs on Hopper (compute capability 9.0) only; this GPU is " +
+                           std::to_string(major) + "." + std::to_string(minor) +
+                           " (use the fp8 or fp16 path)");
     }
     if (!has_sm90a()) {
-      return Status::error(
-          std::string("sageattn: the fp8_sm90 path needs a library built for sm_90a (add 9.0a "
-                      "to SAGEATTN_ARCH_LIST); this one was built for ") +
-          compiled_architectures());
+      return Status::error("sageattn: the " + name +
+                           " path needs a library built for sm_90a (add 9.0a to "
+                           "SAGEATTN_ARCH_LIST); this one was built for " +
+                           compiled_architectures());
     }
   }
   return Status::success();
@@ -79,6 +91,10 @@ cudaError_t launch_for(const detail::AttentionArgs& args, const Params& p, cudaS
 }  // namespace
 
 Status validate(const Params& p) {
+  if (static_cast<int>(p.pv_path) < 0 || static_cast<int>(p.pv_path) > static_cast<int>(PvPath::fp16_sm90)) {
+    return Status::error("sageattn: unknown P·V path number " + std::to_string(static_cast<int>(p.pv_path)) +
+                         "; known: 0 fp16, 1 fp8, 2 fp8_sm90, 3 fp16_sm90");
+  }
   if (p.head_dim != 64 && p.head_dim != 128) {
     return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
                          " not supported; supported: 64, 128 (pad smaller head dims up)");
@@ -178,8 +194,14 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   a.causal = p.causal;
   cudaError_t e;
   if (p.pv_path == PvPath::fp8_sm90) {
-    e = p.head_dim == 64 ? detail::launch_attention_sm90<64>(a, p.batch, stream)
-                         : detail::launch_attention_sm90<128>(a, p.batch, stream);
+    e = p.head_dim == 64 ? detail::launch_attention_sm90<64, __nv_fp8_e4m3>(a, p.batch, stream)
+                         : detail::launch_attention_sm90<128, __nv_fp8_e4m3>(a, p.batch, stream);
+  } else if (p.pv_path == PvPath::fp16_sm90 && p.dtype == DType::f16) {
+    e = p.head_dim == 64 ? detail::launch_attention_sm90<64, half>(a, p.batch, stream)
+                         : detail::launch_attention_sm90<128, half>(a, p.batch, stream);
+  } else if (p.pv_path == PvPath::fp16_sm90) {
+    e = p.head_dim == 64 ? detail::launch_attention_sm90<64, __nv_bfloat16>(a, p.batch, stream)
+                         : detail::launch_attention_sm90<128, __nv_bfloat16>(a, p.batch, stream);
   } else if (p.pv_path == PvPath::fp8) {
     e = p.head_dim == 64 ? launch_for<64, PvPath::fp8>(a, p, stream)
                          : launch_for<128, PvPath::fp8>(a, p, stream);
@@ -192,10 +214,11 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
         std::string("sageattn: this library has no kernel for this GPU; it was built for ") +
         compiled_architectures());
   }
-  if (e == cudaErrorNotSupported && p.pv_path == PvPath::fp8_sm90) {
-    return Status::error(
-        "sageattn: the fp8_sm90 path could not describe its tiles to the copy engine "
-        "(cuTensorMapEncodeTiled is missing or refused them; a CUDA 12.0+ driver is needed)");
+  if (e == cudaErrorNotSupported && is_sm90_path(p.pv_path)) {
+    return Status::error(std::string("sageattn: the ") + path_name(p.pv_path) +
+                         " path could not describe its tiles to the copy engine "
+                         "(cuTensorMapEncodeTiled is missing or refused them; a CUDA 12.0+ "
+                         "driver is needed)");
   }
   if (e != cudaSuccess) {
     return Status::error(std::string("sageattn: attention kernel launch failed: ") +

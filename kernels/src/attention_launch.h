@@ -31,8 +31,9 @@ struct AttentionArgs {
 template <int D, PvPath PATH, typename VT>
 cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream);
 
-// The Hopper wgmma kernel (sm90/attention_sm90.cuh), PvPath::fp8_sm90; compiled only for sm_90a.
-template <int D>
+// The Hopper wgmma kernel (sm90/attention_sm90.cuh); compiled only for sm_90a. PvT: P·V's
+// type, __nv_fp8_e4m3 for PvPath::fp8_sm90, half or __nv_bfloat16 (the input's) for fp16_sm90.
+template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& args, int batch, cudaStream_t stream);
 
 }  // namespace sageattn::detail

@@ -41,7 +41,8 @@ SAGEATTN_EXP2_INLINE float bits_float(std::int32_t i) {
 }
 
 // For x in [-126, 128): 2^x within 1.8e-3 relative. Below -126 (and -inf) it returns about
-// 2^-126, which rounds to 0 in e4m3 (and in FP32 arithmetic against any P of the same row).
+// 2^-126, which rounds to 0 in e4m3 and fp16 but not in bf16 (the 16-bit path zeroes masked P
+// itself), and vanishes in FP32 arithmetic against any P of the same row.
 // NaN is not expected (the arguments are finite or -inf) and gives 2^-126 too.
 SAGEATTN_EXP2_INLINE float exp2_fma(float x) {
   constexpr float kRound = 12582912.f;  // 1.5·2^23: x + kRound rounds x to an integer j

@@ -5,7 +5,7 @@ import os
 
 import torch
 
-PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2}
+PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2, "fp16_sm90": 3}
 GRANULARITY = {"per_block": 0, "per_warp": 1}
 
 
@@ -37,12 +37,12 @@ def load(path=None):
 
 def available_paths(lib):
     """The P·V paths this library can run on the current GPU: fp16 from sm80, fp8 from sm89,
-    fp8_sm90 on compute capability 9.0 with a library built for sm_90a."""
+    fp8_sm90 and fp16_sm90 on compute capability 9.0 with a library built for sm_90a."""
     major, minor = torch.cuda.get_device_capability()
     cc = major * 10 + minor
     paths = ["fp16"] + (["fp8"] if cc >= 89 else [])
     if cc == 90 and "90a" in lib.sageattn_capi_architectures().decode().split():
-        paths.append("fp8_sm90")
+        paths += ["fp8_sm90", "fp16_sm90"]
     return paths
 
 

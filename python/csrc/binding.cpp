@@ -56,9 +56,7 @@ std::tuple<at::Tensor, at::Tensor> attention_cuda(const at::Tensor& q, const at:
   p.lse = return_lse ? lse.data_ptr<float>() : nullptr;
   p.causal = causal;
   p.sm_scale = static_cast<float>(sm_scale);
-  p.pv_path = pv_path == 0   ? sageattn::PvPath::fp16
-              : pv_path == 1 ? sageattn::PvPath::fp8
-                             : sageattn::PvPath::fp8_sm90;
+  p.pv_path = static_cast<sageattn::PvPath>(pv_path);  // validate() refuses unknown numbers
   p.q_granularity = q_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
   p.k_granularity = k_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
   p.smooth_k = smooth_k;

@@ -20,11 +20,19 @@ enum class DType { f16, bf16 };
 //             accumulation (sm89 and later: Ada, Hopper, Blackwell).
 //   fp8_sm90: the Hopper kernel: the fp8 path's algorithm on wgmma with TMA and warp
 //             specialisation (compute capability 9.0, a library built for sm_90a).
-enum class PvPath { fp16, fp8, fp8_sm90 };
+//   fp16_sm90: the Hopper kernel with the fp16 path's P·V: P and V in the input's 16-bit type
+//             (V read as the caller laid it out), accumulated in FP32 (same requirements).
+// (The values are the C API's and the Python bindings' path numbers: append, never reorder.)
+enum class PvPath { fp16, fp8, fp8_sm90, fp16_sm90 };
 
 // Whether a path quantizes V to FP8 (and so needs V's channel maxima and the e4m3 copy).
 constexpr bool uses_fp8_v(PvPath path) {
-  return path != PvPath::fp16;
+  return path == PvPath::fp8 || path == PvPath::fp8_sm90;
+}
+
+// Whether a path runs the Hopper wgmma kernel (compute capability 9.0, sm_90a code).
+constexpr bool is_sm90_path(PvPath path) {
+  return path == PvPath::fp8_sm90 || path == PvPath::fp16_sm90;
 }
 
 // Rows that share one INT8 scale: per_block = 64 rows (one CTA tile), per_warp = 16 rows.

@@ -25,6 +25,9 @@
 #include <cstdint>
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime_api.h>
 #include <type_traits>
 
@@ -61,6 +64,13 @@
 // one-thread kernel launched after each prints them once ("sm90trace" lines;
 // kernels/tests/trace_summary.py turns them into phase durations). Not printed by the kernel
 // itself: a call (printf) in it makes ptxas serialize every wgmma. Measurement only.
+// The 16-bit path's row sums: 1 from a 64-channel block of ones beside each V tile, read by the
+// P·V wgmma as channels D .. D+7 (N = D + 8, as the e4m3 path does); 0 from a separate N = 8
+// wgmma with a tile of ones per k-step.
+#ifndef SAGEATTN_SM90_ROWSUM_IN_V
+#define SAGEATTN_SM90_ROWSUM_IN_V 1
+#endif
+
 #ifndef SAGEATTN_SM90_TRACE
 #define SAGEATTN_SM90_TRACE 0
 #endif
@@ -137,9 +147,15 @@ __global__ void sm90_trace_print(int ctas) {
   } while (0)
 #endif
 
-template <int D>
+// PvT: P·V's type. __nv_fp8_e4m3 (the fp8_sm90 path): V quantized per channel, two-level FP32
+// accumulation. half or __nv_bfloat16 (the fp16_sm90 path): V as the caller gave it, P in the
+// same type, accumulated straight into O (16-bit wgmma accumulates in full FP32).
+template <int D, typename PvT>
 struct Sm90Config {
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
+  static constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
+  static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
+                "P·V in e4m3, fp16 or bf16");
   static constexpr int kBlockM = 128;
   static constexpr int kBlockN = 128;
   static constexpr int kConsumers = 2;  // warpgroups of 64 rows
@@ -150,17 +166,31 @@ struct Sm90Config {
       D == 128 ? SAGEATTN_SM90_FMA_EXP2_D128 : SAGEATTN_SM90_FMA_EXP2_D64;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
-  // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64. V's rows
-  // are kBlockN = 128 e4m3 keys.
+  // The 16-bit path's row-max headroom (workspace.h): O is rescaled only when a row's max moved
+  // by more than it. The e4m3 path scales P to 448 and needs the exact max.
+  static constexpr float kMaxHeadroom = kPv8 ? 0.f : kMmaMaxHeadroom;
+  // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64.
   static constexpr int kQKSwizzle = D;
-  static constexpr int kVSwizzle = kBlockN;
   static constexpr int kQBytes = kBlockM * D;
   static constexpr int kKBytes = kBlockN * D;
-  // V's tile is D rows of kBlockN keys, then 8 rows of e4m3 ones (written once): P·V with
-  // N = D + 8 leaves P's row sums in the accumulator's last 8 columns.
-  static constexpr int kVRows = D + 8;
-  static constexpr int kVLoadBytes = D * kBlockN;  // what the TMA brings
-  static constexpr int kVBytes = kVRows * kBlockN;
+  // V, e4m3: D rows of kBlockN = 128 keys (128-byte swizzle), then 8 rows of e4m3 ones
+  // (written once): P·V with N = D + 8 leaves P's row sums in the accumulator's last 8
+  // columns. V, 16-bit: kBlockN rows (keys) of D channels as the caller laid them out, in D/64
+  // boxes of 64 channels (128 swizzled bytes per key); the row sums come from a product with a
+  // separate tile of ones.
+  static constexpr int kVSwizzle = kBlockN;
+  // 16-bit with kOnesInV: the ones are a further 64-channel block after V's D/64 (written once).
+  static constexpr bool kOnesInV = !kPv8 && SAGEATTN_SM90_ROWSUM_IN_V != 0;
+  static constexpr bool kRowSumsInO = kPv8 || kOnesInV;  // else the separate N = 8 product
+  static constexpr int kVRows = kRowSumsInO ? D + 8 : D;
+  static constexpr int kVBoxBytes = kBlockN * 128;  // 16-bit: one box of 64 channels
+  static constexpr int kVLoadBytes = D * kBlockN * (kPv8 ? 1 : 2);  // what the TMA brings
+  static constexpr int kVBytes =
+      kPv8 ? kVRows * kBlockN : (D / 64 + (kOnesInV ? 1 : 0)) * kVBoxBytes;
+  // O's accumulator registers per thread (e4m3: with the row sums' 4), and P·V's k-steps per
+  // key block (k = 32 for e4m3, 16 for 16-bit types).
+  static constexpr int kOFloats = kVRows / 2;
+  static constexpr int kPvSteps = kBlockN / (kPv8 ? 32 : 16);
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
@@ -172,8 +202,11 @@ struct Sm90Config {
   static constexpr int kScaleGroups = kBlockN / 16;
   static_assert(kScaleGroups == 8, "the softmax takes 64x128 S tiles: 8 scale groups");
   static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
+  // 16-bit path: the tile of ones (make_smem_desc_uniform reads 256 bytes of it).
+  static constexpr int kOnesOffset = (kKScaleOffset + kKScaleBytes + 127) / 128 * 128;
+  static constexpr int kOnesBytes = kRowSumsInO ? 0 : 256;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
-  static constexpr int kSmemBytes = kKScaleOffset + kKScaleBytes + 1024;
+  static constexpr int kSmemBytes = kOnesOffset + kOnesBytes + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
                     kVBytes % 1024 == 0,
                 "swizzled tiles start on 1024-byte boundaries");
@@ -204,10 +237,13 @@ constexpr bool exp2_on_fma(int j, int groups) {
 // The row sums come from the tensor cores (V's ones rows). kMasked: tiles with keys past kv_len
 // or above the causal diagonal; `visible(j, e)` says whether accumulator element 4j+e takes part.
 // m_use: the subtracted max (0 for a row with no visible key yet, to avoid inf - inf).
+// With a headroom > 0 (the 16-bit path), the subtracted max moves only when the block's exceeds
+// it by more than the headroom; `moved` says whether it did for either of the thread's rows.
 template <bool kMasked, typename Visible>
 __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float (&scale)[8],
                                                 float (&row_max)[2], float (&rescale)[2],
-                                                float (&m_use)[2], Visible visible) {
+                                                float (&m_use)[2], Visible visible,
+                                                float headroom, bool& moved) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float m = row_max[r];
@@ -232,6 +268,10 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float 
       m = fmaxf(m, device::max_tree(top));
     }
     m = device::quad_max(m);
+    if (headroom > 0.f) {
+      if (!(m > row_max[r] + headroom)) m = row_max[r];
+      moved |= m != row_max[r];
+    }
     m_use[r] = m == -INFINITY ? 0.f : m;
     rescale[r] = device::fast_exp2(row_max[r] - m_use[r]);
     row_max[r] = m;
@@ -281,11 +321,72 @@ __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const floa
   }
 }
 
-template <int D>
-__global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
+// The 16-bit path's P: k-step c (16 keys) of the P·V wgmma takes S's column groups j = 2c and
+// 2c + 1, whose accumulator layout is the 16-bit A fragment's (register 2·(j - 2c) + r: row
+// g + 8r, keys 2t, 2t + 1 of the group): no permutation of V needed. P ≤ 2^headroom.
+template <bool kMasked, int kFmaExp2Groups, typename PvT, typename Visible>
+__device__ __forceinline__ void softmax_exp2_16bit(const int (&s)[64], const float (&scale)[8],
+                                                   const float (&m_use)[2], unsigned (&pa)[8][4],
+                                                   Visible visible) {
+  float bias[2][8];  // per row and scale group: -(kSmallIntBias·scale) - m
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      bias[r][i] = fmaf(-device::kSmallIntBias, scale[i], -m_use[r]);
+  }
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    float p[2][4];
+#pragma unroll
+    for (int jj = 0; jj < 2; ++jj) {
+      const int j = 2 * c + jj;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float arg =
+            fmaf(device::biased_score(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
+        p[jj][e] = exp2_on_fma(j, kFmaExp2Groups) ? exp2_fma(arg) : device::fast_exp2(arg);
+        // Masked: exactly 0 (exp2_fma(-inf) is 2^-126, which bf16 keeps: a row that sees no key
+        // would come out as V's mean instead of zeros).
+        if constexpr (kMasked) {
+          if (!visible(j, e)) p[jj][e] = 0.f;
+        }
+      }
+    }
+#pragma unroll
+    for (int jj = 0; jj < 2; ++jj) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        pa[c][2 * jj + r] = device::pack_16bit_x2<PvT>(p[jj][2 * r], p[jj][2 * r + 1]);
+    }
+  }
+}
+
+// The 16-bit P·V wgmma of one k-step (V MN-major) and its row sums (the ones tile).
+template <typename PvT, int N>
+__device__ __forceinline__ void wgmma_pv16(float (&o)[N], const unsigned (&a)[4],
+                                           std::uint64_t v_desc) {
+  if constexpr (std::is_same_v<PvT, half>) {
+    sm90::wgmma_f16_rs_bmn(o, a, v_desc);
+  } else {
+    sm90::wgmma_bf16_rs_bmn(o, a, v_desc);
+  }
+}
+template <typename PvT>
+__device__ __forceinline__ void wgmma_rowsum16(float (&l)[4], const unsigned (&a)[4],
+                                               std::uint64_t ones_desc) {
+  if constexpr (std::is_same_v<PvT, half>) {
+    sm90::wgmma_f16_rs(l, a, ones_desc);
+  } else {
+    sm90::wgmma_bf16_rs(l, a, ones_desc);
+  }
+}
+
+template <int D, typename PvT>
+__global__ void __launch_bounds__(Sm90Config<D, PvT>::kThreads, 1)
     attention_sm90_kernel(const __grid_constant__ Sm90Args args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Cfg = Sm90Config<D>;
+  using Cfg = Sm90Config<D, PvT>;
   constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   const AttentionArgs& a = args.a;
 
@@ -306,6 +407,7 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   std::uint64_t* empty = v_full + kStages;
   // [kStages][kScaleGroups]
   float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);
+  [[maybe_unused]] unsigned char* s_ones = smem + Cfg::kOnesOffset;
 
   // Longest rows first under causal masking: they have the most key blocks.
   const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -334,8 +436,16 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, nb * kBlockN,
                       kv_bh);
     sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
-    sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
-                      kv_bh);
+    if constexpr (Cfg::kPv8) {
+      sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
+                        kv_bh);
+    } else {
+#pragma unroll
+      for (int box = 0; box < D / 64; ++box) {
+        sm90::tma_load_4d(s_v + stage * Cfg::kVBytes + box * Cfg::kVBoxBytes, &args.v_map,
+                          &v_full[stage], 64 * box, nb * kBlockN, kv_head, batch);
+      }
+    }
   };
   const int first_round = min(kStages, n_blocks);  // blocks whose stages start free
   if (threadIdx.x == 0) {                          // the producer thread (warp 0, lane 0)
@@ -360,10 +470,24 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
   }
   // The ones rows of every V stage (e4m3 1.0 = 0x38; all equal, so the swizzle does not
   // matter). The tensor cores read them through the async proxy: fence before the barrier.
-  for (int i = threadIdx.x; i < kStages * 8 * kBlockN / 16; i += Cfg::kThreads) {
-    const int stage = i / (8 * kBlockN / 16), chunk = i % (8 * kBlockN / 16);
-    *reinterpret_cast<uint4*>(s_v + stage * Cfg::kVBytes + D * kBlockN + 16 * chunk) =
-        make_uint4(0x38383838u, 0x38383838u, 0x38383838u, 0x38383838u);
+  if constexpr (Cfg::kPv8) {
+    for (int i = threadIdx.x; i < kStages * 8 * kBlockN / 16; i += Cfg::kThreads) {
+      const int stage = i / (8 * kBlockN / 16), chunk = i % (8 * kBlockN / 16);
+      *reinterpret_cast<uint4*>(s_v + stage * Cfg::kVBytes + D * kBlockN + 16 * chunk) =
+          make_uint4(0x38383838u, 0x38383838u, 0x38383838u, 0x38383838u);
+    }
+  } else {  // the 16-bit ones: fp16 1.0 = 0x3C00, bf16 1.0 = 0x3F80
+    constexpr unsigned kOnes = std::is_same_v<PvT, half> ? 0x3C003C00u : 0x3F803F80u;
+    if constexpr (Cfg::kOnesInV) {  // the block after V's channels, in every stage
+      constexpr int kChunks = Cfg::kVBoxBytes / 16;
+      for (int i = threadIdx.x; i < kStages * kChunks; i += Cfg::kThreads) {
+        *reinterpret_cast<uint4*>(s_v + i / kChunks * Cfg::kVBytes + D / 64 * Cfg::kVBoxBytes +
+                                  16 * (i % kChunks)) = make_uint4(kOnes, kOnes, kOnes, kOnes);
+      }
+    } else {
+      for (int i = threadIdx.x; i < Cfg::kOnesBytes / 16; i += Cfg::kThreads)
+        reinterpret_cast<uint4*>(s_ones)[i] = make_uint4(kOnes, kOnes, kOnes, kOnes);
+    }
   }
   sm90::fence_proxy_async();
   __syncthreads();
@@ -415,16 +539,17 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     const float q_scale =
         warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
 
-    // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
-    // 448·P (the ones columns).
-    float o[Cfg::kVRows / 2];
-    float o_block[Cfg::kVRows / 2];  // P·V of one block, merged into O after it lands
+    // O, FP32, relative to the row max of the last merged block. With kRowSumsInO, o[D/2 + 2r]
+    // is row r's sum of P (e4m3: 448·P; the ones columns); else l[2r] (l[2r + 1] equal).
+    float o[Cfg::kOFloats];
+    [[maybe_unused]] float o_block[Cfg::kPv8 ? Cfg::kOFloats : 1];  // e4m3: one block's P·V
+    [[maybe_unused]] float l[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-    for (int i = 0; i < Cfg::kVRows / 2; ++i)
+    for (int i = 0; i < Cfg::kOFloats; ++i)
       o[i] = 0.f;
     float row_max[2] = {-INFINITY, -INFINITY};
-    float rescale_pending[2] = {1.f, 1.f};  // O's factor for the block whose P·V is in flight
-    unsigned pa[kBlockN / 32][4];           // P of the previous block as e4m3 A fragments
+    float rescale_pending[2] = {1.f, 1.f};  // e4m3: O's factor for the block whose P·V is in flight
+    unsigned pa[Cfg::kPvSteps][4];          // P of the previous block as A fragments
     int s[kBlockN / 2];
 
     sm90::mbarrier_wait(q_full, 0);
@@ -465,14 +590,30 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       SM90_TRACE(1);  // turn acquired
       // (No fence on O' before its wgmma: the first k-step overwrites it, so its old values are
       // dead; a fence would keep them alive through the softmax. S is set just before its own.)
-      auto issue_pv = [&] {  // O'(nb-1) = P(nb-1)·V(nb-1)
-        const std::uint64_t v_desc =
-            sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
-        sm90::wgmma_fence();
-        sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
+      auto issue_pv = [&] {  // e4m3: O'(nb-1) = P(nb-1)·V(nb-1); 16-bit: O += P(nb-1)·V(nb-1)
+        if constexpr (Cfg::kPv8) {
+          const std::uint64_t v_desc =
+              sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
+          sm90::wgmma_fence();
+          sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
 #pragma unroll
-        for (int c = 1; c < kBlockN / 32; ++c)
-          sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
+          for (int c = 1; c < Cfg::kPvSteps; ++c)
+            sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
+        } else {
+          const std::uint64_t v_desc =
+              sm90::make_smem_desc_mn128(s_v + prev_stage * Cfg::kVBytes, Cfg::kVBoxBytes);
+          const std::uint64_t ones_desc = sm90::make_smem_desc_uniform(s_ones);
+          // O's and the row sums' last writes (the rescale) must come before the fence, or
+          // ptxas injects a warpgroup.arrive of its own (C7519).
+          sm90::fence_operands(o);
+          sm90::fence_operands(l);
+          sm90::wgmma_fence();
+#pragma unroll
+          for (int c = 0; c < Cfg::kPvSteps; ++c) {  // 16 keys of 128 bytes per k-step
+            wgmma_pv16<PvT>(o, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
+            if constexpr (!Cfg::kRowSumsInO) wgmma_rowsum16<PvT>(l, pa[c], ones_desc);
+          }
+        }
         sm90::wgmma_commit();
       };
       auto issue_qk = [&] {  // S(nb) = Q·K(nb)ᵀ
@@ -500,12 +641,22 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         SM90_TRACE(2);  // P·V landed
         sm90::fence_operands(o_block);
 #pragma unroll
-        for (int c = 0; c < kBlockN / 32; ++c)
+        for (int c = 0; c < Cfg::kPvSteps; ++c)
           sm90::fence_operands(pa[c]);
         if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
 #pragma unroll
-        for (int i = 0; i < Cfg::kVRows / 2; ++i)
+        for (int i = 0; i < Cfg::kOFloats; ++i)
           o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
+      };
+      // 16-bit: P·V(nb-1) retired (after the turn's wgmma_wait): its stage is free, and O, the
+      // row sums and P's fragments are the thread's again.
+      auto retire_pv16 = [&] {
+        sm90::fence_operands(o);
+        sm90::fence_operands(l);
+#pragma unroll
+        for (int c = 0; c < Cfg::kPvSteps; ++c)
+          sm90::fence_operands(pa[c]);
+        if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
       };
       // Warpgroup 1's last turn has no successor: its arrival would be left over.
       auto hand_over = [&] {
@@ -516,13 +667,18 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
       // P·V(nb-1) issued, landed and merged, then Q·Kᵀ(nb) issued, all in the turn. (Q·Kᵀ and
       // P·V issued together, with P·V waited for during the softmax, measured no gain:
       // kernels/NOTES.md, s18.)
+      // 16-bit: nothing to merge; P·V(nb-1) and Q·Kᵀ(nb) go out together and retire together.
       if constexpr (has_pv) {
         issue_pv();
-        merge_pv();
+        if constexpr (Cfg::kPv8) merge_pv();
       }
       if constexpr (has_qk) issue_qk();
       hand_over();
       SM90_TRACE(3);  // products issued, turn handed over
+      if constexpr (!Cfg::kPv8 && has_pv && !has_qk) {
+        sm90::wgmma_wait<0>();
+        retire_pv16();
+      }
       if constexpr (has_qk) {
         const int n0 = nb * kBlockN;
         // K's scales, staged by the producer (read after the Q·Kᵀ was issued: the wgmma
@@ -534,7 +690,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
                                  hi.x * q_scale, hi.y * q_scale, hi.z * q_scale, hi.w * q_scale};
         sm90::wgmma_wait<0>();
         SM90_TRACE(4);  // Q·Kᵀ landed
-        // ---- softmax of S(nb) into P(nb)'s e4m3 fragments ----
+        if constexpr (!Cfg::kPv8 && has_pv) retire_pv16();
+        // ---- softmax of S(nb) into P(nb)'s A fragments ----
         sm90::fence_operands(s);
         auto visible = [&](int j, int e) {
           if constexpr (!masked) return true;
@@ -543,10 +700,26 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
           return key < a.kv_len && !(a.causal && key > row + causal_offset);
         };
         float rescale_new[2], m_use[2];
-        softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible);
-        softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
-        rescale_pending[0] = rescale_new[0];
-        rescale_pending[1] = rescale_new[1];
+        bool moved = false;
+        softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible,
+                                Cfg::kMaxHeadroom, moved);
+        if constexpr (Cfg::kPv8) {
+          softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
+          rescale_pending[0] = rescale_new[0];
+          rescale_pending[1] = rescale_new[1];
+        } else {
+          // O and the row sums are idle here (P·V(nb-1) retired): rescale them now, and only
+          // where a row of the warp moved its max (almost never after the first blocks).
+          if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+            for (int i = 0; i < Cfg::kOFloats; ++i)
+              o[i] *= rescale_new[(i >> 1) & 1];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              l[i] *= rescale_new[i >> 1];
+          }
+          softmax_exp2_16bit<masked, Cfg::kFmaExp2Groups, PvT>(s, kscale, m_use, pa, visible);
+        }
       }
       SM90_TRACE(5);  // softmax done
     };
@@ -555,8 +728,9 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
     // it. (Loaded among O's stores, as they were, each load waited for the stores before it,
     // since ptxas cannot rule out that O and v_amax overlap: one L2 round trip per column
     // group, ~10,000 cycles of epilogue per CTA at d=128; a third of a CTA at 1k tokens.)
-    float2 col_scale[D / 8];
+    [[maybe_unused]] float2 col_scale[D / 8];
     auto load_col_scales = [&] {
+      if constexpr (!Cfg::kPv8) return;  // V is not scaled
       const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
 #pragma unroll
       for (int j = 0; j < D / 8; ++j) {
@@ -589,7 +763,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
 
     // ---- epilogue: normalise, write O (and the LSE) ----
     // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
-    const float row_sum[2] = {o[D / 2], o[D / 2 + 2]};
+    const float row_sum[2] = {Cfg::kRowSumsInO ? o[Cfg::kOFloats - 4] : l[0],
+                              Cfg::kRowSumsInO ? o[Cfg::kOFloats - 2] : l[2]};
     float inv[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r)
@@ -597,6 +772,9 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       write_output_row<D / 8>(a, batch, head, warp_row0 + g + 8 * r, t, [&](int j) {
+        if constexpr (!Cfg::kPv8) {
+          return make_float2(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
+        }
         return make_float2(o[4 * j + 2 * r] * col_scale[j].x * inv[r],
                            o[4 * j + 2 * r + 1] * col_scale[j].y * inv[r]);
       });
@@ -609,8 +787,8 @@ __global__ void __launch_bounds__(Sm90Config<D>::kThreads, 1)
         constexpr float kLn2 = 0.6931471805599453f;
         float value = -INFINITY;
         if (row_sum[r] > 0.f) {
-          // row_sum holds 448·sum(P)
-          value = (row_max[r] + __log2f(row_sum[r]) - kLog2Fp8Max) * kLn2;
+          // e4m3: row_sum holds 448·sum(P)
+          value = (row_max[r] + __log2f(row_sum[r]) - (Cfg::kPv8 ? kLog2Fp8Max : 0.f)) * kLn2;
           if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
         }
         a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
@@ -656,22 +834,46 @@ inline bool encode_byte_tensor(CUtensorMap* map, const void* base, std::uint64_t
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int D>
+// The caller's 16-bit V [batch][heads_kv][kv_len][D] with its own strides (elements; D
+// contiguous), read in boxes of 64 channels × `box_keys` keys with 128-byte swizzle. Keys past
+// kv_len arrive as zeros.
+inline bool encode_v16_tensor(CUtensorMap* map, const AttentionArgs& a, int batch, int d,
+                              unsigned box_keys) {
+  const auto encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(a.kv_len),
+                              static_cast<cuuint64_t>(a.heads_kv),
+                              static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(a.v_ss) * 2,
+                                 static_cast<cuuint64_t>(a.v_sh) * 2,
+                                 static_cast<cuuint64_t>(a.v_sb) * 2};  // bytes, of dims 1-3
+  const cuuint32_t box[4] = {64, box_keys, 1, 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(a.v), dims, strides,
+                box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
-  using Cfg = Sm90Config<D>;
+  using Cfg = Sm90Config<D, PvT>;
   Sm90Args args{};
   args.a = a;
   const std::uint64_t q_heads = static_cast<std::uint64_t>(batch) * a.heads_q;
   const std::uint64_t kv_heads = static_cast<std::uint64_t>(batch) * a.heads_kv;
-  if (!encode_byte_tensor(&args.q_map, a.q, D, a.q_pad, q_heads, D, Cfg::kBlockM,
-                          Cfg::kQKSwizzle) ||
-      !encode_byte_tensor(&args.k_map, a.k, D, a.kv_pad, kv_heads, D, Cfg::kBlockN,
-                          Cfg::kQKSwizzle) ||
-      !encode_byte_tensor(&args.v_map, a.v_fp8, a.kv_pad, D, kv_heads, Cfg::kBlockN, D,
-                          Cfg::kVSwizzle)) {
-    return cudaErrorNotSupported;
+  bool encoded = encode_byte_tensor(&args.q_map, a.q, D, a.q_pad, q_heads, D, Cfg::kBlockM,
+                                    Cfg::kQKSwizzle) &&
+                 encode_byte_tensor(&args.k_map, a.k, D, a.kv_pad, kv_heads, D, Cfg::kBlockN,
+                                    Cfg::kQKSwizzle);
+  if constexpr (Cfg::kPv8) {
+    encoded = encoded && encode_byte_tensor(&args.v_map, a.v_fp8, a.kv_pad, D, kv_heads,
+                                            Cfg::kBlockN, D, Cfg::kVSwizzle);
+  } else {
+    encoded = encoded && encode_v16_tensor(&args.v_map, a, batch, D, Cfg::kBlockN);
   }
-  auto kernel = attention_sm90_kernel<D>;
+  if (!encoded) return cudaErrorNotSupported;
+  auto kernel = attention_sm90_kernel<D, PvT>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Cfg::kSmemBytes)) {
     return e;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <cuda.h>
 
 namespace sageattn::sm90 {
@@ -62,6 +63,16 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, s
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
 }
+// The same for a 4-D box (the caller's V: channels, keys, head, batch).
+__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, std::uint64_t* bar,
+                                            int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1), "r"(c2),
+      "r"(c3)
+      : "memory");
+}
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 }
@@ -80,6 +91,25 @@ __device__ __forceinline__ std::uint64_t make_smem_desc(const void* tile) {
   const std::uint64_t stride = (SWIZZLE * 8) >> 4;
   const std::uint64_t mode = SWIZZLE == 128 ? 1 : 2;
   return start | (leading << 16) | (stride << 32) | (mode << 62);
+}
+// MN-major tiles (16-bit types only, read with imm-trans-b) as the TMA writes rows of 128
+// swizzled bytes along MN (64 16-bit values), one row per k: the canonical layout is then
+// 8-row (k) groups 1024 bytes apart (the stride byte offset) and 64-wide MN blocks
+// `mn_block_bytes` apart (the leading byte offset: the TMA's separate boxes). A k-step is a
+// plain offset of 128 bytes per k on the start address.
+__device__ __forceinline__ std::uint64_t make_smem_desc_mn128(const void* tile,
+                                                              unsigned mn_block_bytes) {
+  const std::uint64_t start = (smem_address(tile) & 0x3FFFF) >> 4;
+  const std::uint64_t leading = mn_block_bytes >> 4;
+  const std::uint64_t stride = 1024 >> 4;
+  return start | (leading << 16) | (stride << 32) | (std::uint64_t{1} << 62);
+}
+// An unswizzled K-major descriptor whose 8x16-byte core matrices all lie within 256 bytes of
+// `tile` (leading offset 128, stride offset 256): for a tile of identical values (the ones
+// that turn a product into row sums), where the layout does not matter.
+__device__ __forceinline__ std::uint64_t make_smem_desc_uniform(const void* tile) {
+  const std::uint64_t start = (smem_address(tile) & 0x3FFFF) >> 4;
+  return start | (std::uint64_t{128 >> 4} << 16) | (std::uint64_t{256 >> 4} << 32);
 }
 // The descriptor of the same tile `bytes` further along K (bytes a multiple of 16).
 __device__ __forceinline__ std::uint64_t advance_desc(std::uint64_t desc, int bytes) {
@@ -105,7 +135,12 @@ template <typename T, int N>
 __device__ __forceinline__ void fence_operands(T (&r)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) {
-    if constexpr (sizeof(T) == 4) {
+    // Floats as floats: through an integer constraint they would be copied between register
+    // types, and a copy into a wgmma accumulator after wgmma.fence makes ptxas inject its own
+    // fence (C7519) and serialize the wgmma (C7520).
+    if constexpr (std::is_same_v<T, float>) {
+      asm volatile("" : "+f"(r[i])::"memory");
+    } else if constexpr (sizeof(T) == 4) {
       asm volatile("" : "+r"(*reinterpret_cast<unsigned*>(&r[i]))::"memory");
     }
   }

@@ -2,5 +2,5 @@
 #include "../sm90/attention_sm90.cuh"
 
 namespace sageattn::detail {
-template cudaError_t launch_attention_sm90<64>(const AttentionArgs&, int, cudaStream_t);
+template cudaError_t launch_attention_sm90<128, __nv_fp8_e4m3>(const AttentionArgs&, int, cudaStream_t);
 }  // namespace sageattn::detail
