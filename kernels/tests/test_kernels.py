@@ -242,9 +242,12 @@ def main():
     for path, w in worst.items():
         print(f"  {path} path: worst cos {w['cos']:.5f}, worst rel L1 {w['rel']:.4f}, "
               f"worst LSE error {w['lse']:.4f}")
-    print("quantized host reference (rel L1): gpu-vs-quantized / quantized-vs-plain")
-    for row in quant_rows[:8]:
-        print(f"  d{row[0]} {row[1]} {row[2]} causal={row[3]} {row[4]}x{row[5]}: {row[6]:.5f} / {row[7]:.5f}")
+    print("quantized host reference (rel L1), per path and dtype: the largest gpu-vs-quantized, "
+          "and the range of quantized-vs-plain")
+    for key in sorted({(row[1], row[2]) for row in quant_rows}):
+        rows = [row for row in quant_rows if (row[1], row[2]) == key]
+        print(f"  {key[0]} {key[1]} ({len(rows)} cases): gpu-vs-quantized <= {max(r[6] for r in rows):.5f}; "
+              f"quantized-vs-plain {min(r[7] for r in rows):.5f}-{max(r[7] for r in rows):.5f}")
     for f in failures[:40]:
         print("FAIL", f)
     if args.json:
