@@ -17,7 +17,7 @@ for o in build/kernels/kernels/CMakeFiles/sageattn*.dir/src/instantiations/*.o; 
     sed "s|^|$(basename "$o" .cu.o): |" | grep -E "sm_90a|sm_80" | sed 's/Function.*REG/REG/' 
 done | tee "$out/resources.txt"
 cuobjdump --dump-sass -arch sm_90a build/kernels/kernels/libsageattn.a 2>/dev/null | \
-  grep -oE "\b(IMMA|QMMA|HMMA|IGMMA|QGMMA|UTMALDG|USETMAXREG|LDSM|LDGSTS|STL|LDL)[A-Za-z0-9._]*" | sort | uniq -c | tee "$out/sass.txt"
+  grep -oE "\b(IMMA|QMMA|HMMA|IGMMA|QGMMA|HGMMA|UTMALDG|USETMAXREG|LDSM|LDGSTS|STL|LDL)[A-Za-z0-9._]*" | sort | uniq -c | tee "$out/sass.txt"
 export SAGEATTN_CAPI=build/kernels/kernels/libsageattn_capi.so
 # A kernel that deadlocks (a barrier never completing) must end the run, not the lease.
 PYTHONUNBUFFERED=1 timeout ${TEST_TIMEOUT:-1200} python3 kernels/tests/test_kernels.py --json "$out/test.json" ${TEST_ARGS:-} 2>&1 | tee "$out/test.log"
