@@ -71,6 +71,16 @@
 #define SAGEATTN_SM90_ROWSUM_IN_V 1
 #endif
 
+// Consumer warpgroups at head dim 64: 2, 3, or 0 to choose per call (3, except under causal
+// masking with fewer than kThreeConsumersMinCausalRows query rows, where 192-row tiles lose more
+// to the diagonal than a third warpgroup gains: kernels/NOTES.md, s30). d=128 has 2: its O, S
+// and P do not fit the 160 registers of three. With 3, a CTA owns 192 query rows, each consumer
+// thread gets 160 registers, and a 16-bit turn retires its P·V before it issues Q·Kᵀ (as the
+// e4m3 one does for its merge), so that P's fragments and the next S can share registers.
+#ifndef SAGEATTN_SM90_CONSUMERS_D64
+#define SAGEATTN_SM90_CONSUMERS_D64 0
+#endif
+
 #ifndef SAGEATTN_SM90_TRACE
 #define SAGEATTN_SM90_TRACE 0
 #endif
@@ -150,22 +160,27 @@ __global__ void sm90_trace_print(int ctas) {
 // PvT: P·V's type. __nv_fp8_e4m3 (the fp8_sm90 path): V quantized per channel, two-level FP32
 // accumulation. half or __nv_bfloat16 (the fp16_sm90 path): V as the caller gave it, P in the
 // same type, accumulated straight into O (16-bit wgmma accumulates in full FP32).
-template <int D, typename PvT>
+template <int D, typename PvT, int kConsumerWarpgroups>
 struct Sm90Config {
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
   static constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
   static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
                 "P·V in e4m3, fp16 or bf16");
-  static constexpr int kBlockM = 128;
+  static constexpr int kConsumers = kConsumerWarpgroups;  // of 64 rows each
+  static_assert(kConsumers == 2 || (kConsumers == 3 && D == 64), "2, or 3 at d=64");
+  static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kBlockN = 128;
-  static constexpr int kConsumers = 2;  // warpgroups of 64 rows
   static constexpr int kThreads = 128 * (1 + kConsumers);
+  // 16-bit with 3 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
+  static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers == 3;
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   static constexpr int kFmaExp2Groups =
       D == 128 ? SAGEATTN_SM90_FMA_EXP2_D128 : SAGEATTN_SM90_FMA_EXP2_D64;
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = 240;  // 128·24 + 256·240 ≤ 64K registers
+  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
+  static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <= 65536,
+                "the register file holds 64K registers");
   // The 16-bit path's row-max headroom (workspace.h): O is rescaled only when a row's max moved
   // by more than it. The e4m3 path scales P to 448 and needs the exact max.
   static constexpr float kMaxHeadroom = kPv8 ? 0.f : kMmaMaxHeadroom;
@@ -382,11 +397,11 @@ __device__ __forceinline__ void wgmma_rowsum16(float (&l)[4], const unsigned (&a
   }
 }
 
-template <int D, typename PvT>
-__global__ void __launch_bounds__(Sm90Config<D, PvT>::kThreads, 1)
+template <int D, typename PvT, int kConsumers>
+__global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     attention_sm90_kernel(const __grid_constant__ Sm90Args args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Cfg = Sm90Config<D, PvT>;
+  using Cfg = Sm90Config<D, PvT, kConsumers>;
   constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   const AttentionArgs& a = args.a;
 
@@ -563,11 +578,12 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT>::kThreads, 1)
     // barriers 1 and 2), so one's softmax runs during the other's burst, instead of both
     // softmaxes at once with the tensor cores idle.
     constexpr int kBarrierBase = 1;  // 0 is __syncthreads
-    if (Cfg::kPingPong && wg == 1 && n_blocks > 0) {
+    if (Cfg::kPingPong && wg == Cfg::kConsumers - 1 && n_blocks > 0) {
       sm90::named_barrier_arrive(kBarrierBase + 0, 256);  // warpgroup 0 issues first
     }
 #if SAGEATTN_SM90_TRACE
-    bool tracing = w == 0 && lane == 0 && blockIdx.x == gridDim.x / 2 && head == 0 && batch == 0;
+    bool tracing = w == 0 && lane == 0 && blockIdx.x == gridDim.x / 2 && head == 0 && batch == 0 &&
+                   wg < 2;
     if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
     if (tracing) g_sm90_trace_blocks = n_blocks;
 #endif
@@ -660,8 +676,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT>::kThreads, 1)
       };
       // Warpgroup 1's last turn has no successor: its arrival would be left over.
       auto hand_over = [&] {
-        if (Cfg::kPingPong && !(wg == 1 && !has_qk)) {
-          sm90::named_barrier_arrive(kBarrierBase + (wg ^ 1), 256);
+        if (Cfg::kPingPong && !(wg == Cfg::kConsumers - 1 && !has_qk)) {
+          sm90::named_barrier_arrive(kBarrierBase + (wg + 1) % Cfg::kConsumers, 256);
         }
       };
       // P·V(nb-1) issued, landed and merged, then Q·Kᵀ(nb) issued, all in the turn. (Q·Kᵀ and
@@ -671,11 +687,15 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT>::kThreads, 1)
       if constexpr (has_pv) {
         issue_pv();
         if constexpr (Cfg::kPv8) merge_pv();
+        if constexpr (Cfg::kPvRetiresInTurn) {
+          sm90::wgmma_wait<0>();
+          retire_pv16();
+        }
       }
       if constexpr (has_qk) issue_qk();
       hand_over();
       SM90_TRACE(3);  // products issued, turn handed over
-      if constexpr (!Cfg::kPv8 && has_pv && !has_qk) {
+      if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv && !has_qk) {
         sm90::wgmma_wait<0>();
         retire_pv16();
       }
@@ -690,7 +710,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT>::kThreads, 1)
                                  hi.x * q_scale, hi.y * q_scale, hi.z * q_scale, hi.w * q_scale};
         sm90::wgmma_wait<0>();
         SM90_TRACE(4);  // Q·Kᵀ landed
-        if constexpr (!Cfg::kPv8 && has_pv) retire_pv16();
+        if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv) retire_pv16();
         // ---- softmax of S(nb) into P(nb)'s A fragments ----
         sm90::fence_operands(s);
         auto visible = [&](int j, int e) {
@@ -748,7 +768,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT>::kThreads, 1)
       } else {
         turn(0, no, yes, yes);
       }
-      SM90_CTA_STAMP(stamper, kCtaFirst0 + wg);
+      SM90_CTA_STAMP(stamper && wg < 2, kCtaFirst0 + wg);
       int nb = 1;
       for (; nb < n_unmasked; ++nb)
         turn(nb, yes, yes, no);
@@ -759,7 +779,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT>::kThreads, 1)
     } else {
       load_col_scales();
     }
-    SM90_CTA_STAMP(stamper, kCtaLoopEnd0 + wg);
+    SM90_CTA_STAMP(stamper && wg < 2, kCtaLoopEnd0 + wg);
 
     // ---- epilogue: normalise, write O (and the LSE) ----
     // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
@@ -794,7 +814,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT>::kThreads, 1)
         a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
       }
     }
-    SM90_CTA_STAMP(stamper, kCtaEnd0 + wg);
+    SM90_CTA_STAMP(stamper && wg < 2, kCtaEnd0 + wg);
   }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 }
@@ -855,9 +875,9 @@ inline bool encode_v16_tensor(CUtensorMap* map, const AttentionArgs& a, int batc
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int D, typename PvT>
-cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
-  using Cfg = Sm90Config<D, PvT>;
+template <int D, typename PvT, int kConsumers>
+cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t stream) {
+  using Cfg = Sm90Config<D, PvT, kConsumers>;
   Sm90Args args{};
   args.a = a;
   const std::uint64_t q_heads = static_cast<std::uint64_t>(batch) * a.heads_q;
@@ -873,7 +893,7 @@ cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_
     encoded = encoded && encode_v16_tensor(&args.v_map, a, batch, D, Cfg::kBlockN);
   }
   if (!encoded) return cudaErrorNotSupported;
-  auto kernel = attention_sm90_kernel<D, PvT>;
+  auto kernel = attention_sm90_kernel<D, PvT, kConsumers>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Cfg::kSmemBytes)) {
     return e;
@@ -884,6 +904,21 @@ cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_
   sm90_trace_print<D><<<1, 1, 0, stream>>>(static_cast<int>(grid.x * grid.y * grid.z));
 #endif
   return cudaGetLastError();
+}
+
+// Causal calls at d=64 with fewer query rows than this keep two consumer warpgroups (H200,
+// s30: 1k causal 12-13% faster with 2, 4k causal 2-6% faster with 3).
+inline constexpr int kThreeConsumersMinCausalRows = 2048;
+
+template <int D, typename PvT>
+cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
+  if constexpr (D == 64 && SAGEATTN_SM90_CONSUMERS_D64 != 2) {
+    if (SAGEATTN_SM90_CONSUMERS_D64 == 3 || !a.causal ||
+        a.qo_len >= kThreeConsumersMinCausalRows) {
+      return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);
+    }
+  }
+  return launch_sm90_kernel<D, PvT, 2>(a, batch, stream);
 }
 
 }  // namespace sageattn::detail
