@@ -66,8 +66,7 @@ TEST_CASE("the quantized algorithm stays close to plain attention", "[reference]
       std::vector<double> plain_lse(static_cast<std::size_t>(b) * hq * lq),
           quant_lse(plain_lse.size());
       plain_attention(p, plain.data(), plain_lse.data());
-      for (const PvPath path :
-           {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
+      for (const PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
         quantized_attention(p, path, DType::f16, Granularity::per_warp, Granularity::per_block,
                             true, quant.data(), quant_lse.data());
         INFO("causal " << causal << " offset " << offset << " path " << static_cast<int>(path));

@@ -38,10 +38,14 @@ Status check_view(const char* name, const TensorView& t) {
 
 const char* path_name(PvPath path) {
   switch (path) {
-    case PvPath::fp16: return "fp16";
-    case PvPath::fp8: return "fp8";
-    case PvPath::fp8_sm90: return "fp8_sm90";
-    case PvPath::fp16_sm90: return "fp16_sm90";
+    case PvPath::fp16:
+      return "fp16";
+    case PvPath::fp8:
+      return "fp8";
+    case PvPath::fp8_sm90:
+      return "fp8_sm90";
+    case PvPath::fp16_sm90:
+      return "fp16_sm90";
   }
   return "unknown";
 }
@@ -91,8 +95,10 @@ cudaError_t launch_for(const detail::AttentionArgs& args, const Params& p, cudaS
 }  // namespace
 
 Status validate(const Params& p) {
-  if (static_cast<int>(p.pv_path) < 0 || static_cast<int>(p.pv_path) > static_cast<int>(PvPath::fp16_sm90)) {
-    return Status::error("sageattn: unknown P·V path number " + std::to_string(static_cast<int>(p.pv_path)) +
+  if (static_cast<int>(p.pv_path) < 0 ||
+      static_cast<int>(p.pv_path) > static_cast<int>(PvPath::fp16_sm90)) {
+    return Status::error("sageattn: unknown P·V path number " +
+                         std::to_string(static_cast<int>(p.pv_path)) +
                          "; known: 0 fp16, 1 fp8, 2 fp8_sm90, 3 fp16_sm90");
   }
   if (p.head_dim != 64 && p.head_dim != 128) {

@@ -257,8 +257,8 @@ constexpr bool exp2_on_fma(int j, int groups) {
 template <bool kMasked, typename Visible>
 __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float (&scale)[8],
                                                 float (&row_max)[2], float (&rescale)[2],
-                                                float (&m_use)[2], Visible visible,
-                                                float headroom, bool& moved) {
+                                                float (&m_use)[2], Visible visible, float headroom,
+                                                bool& moved) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float m = row_max[r];
@@ -582,8 +582,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
       sm90::named_barrier_arrive(kBarrierBase + 0, 256);  // warpgroup 0 issues first
     }
 #if SAGEATTN_SM90_TRACE
-    bool tracing = w == 0 && lane == 0 && blockIdx.x == gridDim.x / 2 && head == 0 && batch == 0 &&
-                   wg < 2;
+    bool tracing =
+        w == 0 && lane == 0 && blockIdx.x == gridDim.x / 2 && head == 0 && batch == 0 && wg < 2;
     if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
     if (tracing) g_sm90_trace_blocks = n_blocks;
 #endif
@@ -721,8 +721,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         };
         float rescale_new[2], m_use[2];
         bool moved = false;
-        softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible,
-                                Cfg::kMaxHeadroom, moved);
+        softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible, Cfg::kMaxHeadroom,
+                                moved);
         if constexpr (Cfg::kPv8) {
           softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
           rescale_pending[0] = rescale_new[0];
@@ -862,15 +862,14 @@ inline bool encode_v16_tensor(CUtensorMap* map, const AttentionArgs& a, int batc
   const auto encode = tensor_map_encoder();
   if (encode == nullptr) return false;
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(a.kv_len),
-                              static_cast<cuuint64_t>(a.heads_kv),
-                              static_cast<cuuint64_t>(batch)};
+                              static_cast<cuuint64_t>(a.heads_kv), static_cast<cuuint64_t>(batch)};
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(a.v_ss) * 2,
                                  static_cast<cuuint64_t>(a.v_sh) * 2,
                                  static_cast<cuuint64_t>(a.v_sb) * 2};  // bytes, of dims 1-3
   const cuuint32_t box[4] = {64, box_keys, 1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(a.v), dims, strides,
-                box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(a.v), dims, strides, box,
+                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
@@ -882,10 +881,9 @@ cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t s
   args.a = a;
   const std::uint64_t q_heads = static_cast<std::uint64_t>(batch) * a.heads_q;
   const std::uint64_t kv_heads = static_cast<std::uint64_t>(batch) * a.heads_kv;
-  bool encoded = encode_byte_tensor(&args.q_map, a.q, D, a.q_pad, q_heads, D, Cfg::kBlockM,
-                                    Cfg::kQKSwizzle) &&
-                 encode_byte_tensor(&args.k_map, a.k, D, a.kv_pad, kv_heads, D, Cfg::kBlockN,
-                                    Cfg::kQKSwizzle);
+  bool encoded =
+      encode_byte_tensor(&args.q_map, a.q, D, a.q_pad, q_heads, D, Cfg::kBlockM, Cfg::kQKSwizzle) &&
+      encode_byte_tensor(&args.k_map, a.k, D, a.kv_pad, kv_heads, D, Cfg::kBlockN, Cfg::kQKSwizzle);
   if constexpr (Cfg::kPv8) {
     encoded = encoded && encode_byte_tensor(&args.v_map, a.v_fp8, a.kv_pad, D, kv_heads,
                                             Cfg::kBlockN, D, Cfg::kVSwizzle);
@@ -913,8 +911,7 @@ inline constexpr int kThreeConsumersMinCausalRows = 2048;
 template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
   if constexpr (D == 64 && SAGEATTN_SM90_CONSUMERS_D64 != 2) {
-    if (SAGEATTN_SM90_CONSUMERS_D64 == 3 || !a.causal ||
-        a.qo_len >= kThreeConsumersMinCausalRows) {
+    if (SAGEATTN_SM90_CONSUMERS_D64 == 3 || !a.causal || a.qo_len >= kThreeConsumersMinCausalRows) {
       return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);
     }
   }

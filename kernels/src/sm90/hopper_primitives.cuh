@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 #include <cuda.h>
+#include <type_traits>
 
 namespace sageattn::sm90 {
 
