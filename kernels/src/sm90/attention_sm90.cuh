@@ -1,25 +1,30 @@
-// The Hopper attention kernel (sm_90a): INT8 Q·Kᵀ and FP8 e4m3 P·V on wgmma, tiles brought by
-// the bulk tensor copy engine (TMA), warp-specialised.
+// The Hopper attention kernel (sm_90a): INT8 Q·Kᵀ and FP8 e4m3 (fp8_sm90) or 16-bit
+// (fp16_sm90) P·V on wgmma, tiles brought by the bulk tensor copy engine (TMA),
+// warp-specialised.
 //
-// A CTA owns kBlockM = 128 query rows of one (batch, head) and has three warpgroups:
+// A CTA owns kBlockM = 64 · kConsumers query rows of one (batch, head) and has 1 + kConsumers
+// warpgroups (kConsumers = 2, or 3 at d=64 where the registers allow it):
 //   producer  (warpgroup 0, 24 registers): one thread issues TMA copies: Q once, then K and V
 //             tiles of kBlockN = 128 keys into a ring of kStages shared-memory stages, each
-//             stage waiting until both consumers released it (mbarriers `empty`);
-//   consumers (warpgroups 1 and 2, 240 registers): 64 query rows each, per key block
+//             stage waiting until every consumer released it (mbarriers `empty`);
+//   consumers (240 registers with 2, 160 with 3): 64 query rows each, per key block
 //             S = Q·Kᵀ     wgmma m64n128k32 s8 (Q and K both from shared memory), int32
 //             softmax      dequantized by q_scale·k_scale (exp2 domain), masked on partial and
 //                          diagonal blocks only, online max/sum in FP32
-//             O' = P·V     wgmma m64nDk32 e4m3 with P from registers (the S accumulator's layout
-//                          is the A fragment's, given V's keys permuted at quantization) into a
-//                          fresh FP32 accumulator, added into O: two-level accumulation, because
-//                          the FP8 wgmma accumulates with fewer bits than FP32
+//             e4m3:  O' = P·V, wgmma m64n(D+8)k32 with P from registers (the S accumulator's
+//                          layout is the A fragment's, given V's keys permuted at quantization)
+//                          into a fresh FP32 accumulator, added into O: two-level accumulation,
+//                          because the FP8 wgmma accumulates with fewer bits than FP32
+//             16-bit: O += P·V, wgmma m64n(D+8)k16 with V read as the caller laid it out
+//                          (MN-major), straight into O (full FP32 accumulation)
 // The P·V of block n is issued in the same turn as Q·Kᵀ of block n+1 (one tensor-core burst
-// per turn), and the two consumers take turns (ping-pong on named barriers), so that one's
-// softmax runs while the other's wgmma do.
+// per turn), and the consumers take turns (ping-pong on named barriers), so that one's softmax
+// runs while another's wgmma do.
 //
 // Inputs are the workspace the quantization kernels fill (workspace.h): Q and K int8 [.., pad,
-// D], V e4m3 transposed to [.., D, kv_pad] with keys permuted in groups of 32. Rows and keys
-// past the padded lengths arrive from the TMA as zeros; keys past kv_len are masked.
+// D]; for e4m3, V transposed to [.., D, kv_pad] with keys permuted in groups of 32 (16-bit: the
+// caller's V). Rows and keys past the padded lengths arrive from the TMA as zeros; keys past
+// kv_len are masked.
 #pragma once
 
 #include <cstdint>
