@@ -63,6 +63,11 @@
 #ifndef SAGEATTN_SM90_FMA_EXP2_D64
 #define SAGEATTN_SM90_FMA_EXP2_D64 4
 #endif
+// ... at d=64 with three consumer warpgroups (SAGEATTN_SM90_CONSUMERS_D64): none, the FMA pipe
+// is the busier one there (s31: 0/1/2/3 groups gave fp8_sm90 16k 620/610/592/555 TOPS)
+#ifndef SAGEATTN_SM90_FMA_EXP2_D64_C3
+#define SAGEATTN_SM90_FMA_EXP2_D64_C3 0
+#endif
 
 // 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
 // stamps the SM clock at six points of every turn of the third launch into device memory; a
@@ -180,8 +185,9 @@ struct Sm90Config {
   static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers == 3;
   static constexpr int kStages = SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr int kFmaExp2Groups =
-      D == 128 ? SAGEATTN_SM90_FMA_EXP2_D128 : SAGEATTN_SM90_FMA_EXP2_D64;
+  static constexpr int kFmaExp2Groups = D == 128          ? SAGEATTN_SM90_FMA_EXP2_D128
+                                        : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
+                                                          : SAGEATTN_SM90_FMA_EXP2_D64;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
   static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <= 65536,
