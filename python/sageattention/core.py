@@ -27,18 +27,30 @@ def _strict(strict):
     return os.environ.get("SAGEATTENTION_STRICT", "0") not in ("", "0", "false", "False")
 
 
-def path_for_capability(major, minor):
+# Query lengths up to which sageattn runs the Hopper kernel's 16-bit P·V (fp16_sm90) instead of
+# its FP8 one: there it is faster end to end (no V quantization; what FP8 saves in the attention
+# grows with the query length, V's quantization does not) and more accurate. H200, sageattn()
+# with quantization: at 4k fp16_sm90 602 vs fp8_sm90 587 TOPS (d=128), at 8k 637 vs 731
+# (docs/benchmarks.md, fifteenth session).
+HOPPER_PV16_MAX_QUERY_LEN = 4096
+
+
+def path_for_capability(major, minor, seq_q=None):
     """The P·V path sageattn uses on a GPU, or None when it has no kernel for it.
 
     sm80: 16-bit P·V; sm89 (Ada) and sm100+ (Blackwell): FP8 P·V with mma.sync, native there;
-    sm90 (Hopper): the wgmma kernel ("fp8_sm90") when the wheel has sm_90a code, else 16-bit P·V
-    (FP8 mma.sync is emulated through f16 on Hopper; docs/kernels.md).
+    sm90 (Hopper): the wgmma kernel when the wheel has sm_90a code, with FP8 P·V ("fp8_sm90"),
+    or with 16-bit P·V ("fp16_sm90") for query lengths up to HOPPER_PV16_MAX_QUERY_LEN when
+    seq_q is given; else 16-bit P·V on mma.sync (FP8 mma.sync is emulated through f16 on
+    Hopper; docs/kernels.md).
     """
     cc = major * 10 + minor
     if cc < 80:
         return None
     if cc == 90:
-        return "fp8_sm90" if _ops.HAS_SM90A else "fp16"
+        if not _ops.HAS_SM90A:
+            return "fp16"
+        return "fp16_sm90" if seq_q is not None and seq_q <= HOPPER_PV16_MAX_QUERY_LEN else "fp8_sm90"
     if cc == 89 or cc >= 100:
         return "fp8"
     return "fp16"
@@ -194,7 +206,8 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
     """
     if isinstance(q, torch.Tensor) and q.is_cuda and torch.cuda.is_available():
         major, minor = torch.cuda.get_device_capability(q.device)
-        path = path_for_capability(major, minor) or "fp16"
+        seq_q = q.shape[2 if tensor_layout == "HND" else 1] if q.dim() == 4 else None
+        path = path_for_capability(major, minor, seq_q) or "fp16"
     else:
         path = "fp16"
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, "per_warp", "per_block",
