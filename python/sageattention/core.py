@@ -148,15 +148,13 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
             warnings.warn(f"sageattn: falling back to torch scaled_dot_product_attention for {reason}",
                           stacklevel=3)
         return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p)
-    if path == "fp8":
-        major, minor = torch.cuda.get_device_capability(q.device)
-        if major * 10 + minor < 89:
-            raise SageAttentionError(f"sageattn: the FP8 P·V kernels need compute capability 8.9 or newer; "
-                                     f"{q.device} is {major}.{minor} (use sageattn_qk_int8_pv_fp16_cuda)")
-    if path == "fp16" and torch.cuda.get_device_capability(q.device) == (9, 0) and _ops.HAS_SM90A:
-        path = "fp16_sm90"  # the same algorithm on the Hopper kernel: 1.6-1.8x the mma.sync one
+    major, minor = torch.cuda.get_device_capability(q.device)
+    if path == "fp8" and major * 10 + minor < 89:
+        raise SageAttentionError(f"sageattn: the FP8 P·V kernels need compute capability 8.9 or newer; "
+                                 f"{q.device} is {major}.{minor} (use sageattn_qk_int8_pv_fp16_cuda)")
+    if path == "fp16" and (major, minor) == (9, 0) and _ops.HAS_SM90A:
+        path = "fp16_sm90"  # the same algorithm on the Hopper kernel: 1.5-1.7x the mma.sync one
     if path == "fp8_sm90":
-        major, minor = torch.cuda.get_device_capability(q.device)
         if (major, minor) != (9, 0):
             raise SageAttentionError(f"sageattn: sageattn_qk_int8_pv_fp8_cuda_sm90 runs on Hopper (compute "
                                      f"capability 9.0) only; {q.device} is {major}.{minor} (use sageattn)")

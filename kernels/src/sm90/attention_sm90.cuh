@@ -69,18 +69,6 @@
 #define SAGEATTN_SM90_FMA_EXP2_D64_C3 0
 #endif
 
-// 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
-// stamps the SM clock at six points of every turn of the third launch into device memory; a
-// one-thread kernel launched after each prints them once ("sm90trace" lines;
-// kernels/tests/trace_summary.py turns them into phase durations). Not printed by the kernel
-// itself: a call (printf) in it makes ptxas serialize every wgmma. Measurement only.
-// The 16-bit path's row sums: 1 from a 64-channel block of ones beside each V tile, read by the
-// P·V wgmma as channels D .. D+7 (N = D + 8, as the e4m3 path does); 0 from a separate N = 8
-// wgmma with a tile of ones per k-step.
-#ifndef SAGEATTN_SM90_ROWSUM_IN_V
-#define SAGEATTN_SM90_ROWSUM_IN_V 1
-#endif
-
 // Consumer warpgroups at head dim 64: 2, 3, or 0 to choose per call (3, except under causal
 // masking with fewer than kThreeConsumersMinCausalRows query rows, where 192-row tiles lose more
 // to the diagonal than a third warpgroup gains: kernels/NOTES.md, s30). d=128 has 2: its O, S
@@ -91,6 +79,11 @@
 #define SAGEATTN_SM90_CONSUMERS_D64 0
 #endif
 
+// 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
+// stamps the SM clock at six points of every turn of the third launch into device memory; a
+// one-thread kernel launched after each prints them once ("sm90trace" lines;
+// kernels/tests/trace_summary.py turns them into phase durations). Not printed by the kernel
+// itself: a call (printf) in it makes ptxas serialize every wgmma. Measurement only.
 #ifndef SAGEATTN_SM90_TRACE
 #define SAGEATTN_SM90_TRACE 0
 #endif
@@ -200,20 +193,17 @@ struct Sm90Config {
   static constexpr int kQBytes = kBlockM * D;
   static constexpr int kKBytes = kBlockN * D;
   // V, e4m3: D rows of kBlockN = 128 keys (128-byte swizzle), then 8 rows of e4m3 ones
-  // (written once): P·V with N = D + 8 leaves P's row sums in the accumulator's last 8
-  // columns. V, 16-bit: kBlockN rows (keys) of D channels as the caller laid them out, in D/64
-  // boxes of 64 channels (128 swizzled bytes per key); the row sums come from a product with a
-  // separate tile of ones.
+  // (written once). V, 16-bit: kBlockN rows (keys) of D channels as the caller laid them out, in
+  // D/64 boxes of 64 channels (128 swizzled bytes per key), then a further 64-channel block of
+  // ones (written once). Either way P·V with N = D + 8 leaves P's row sums in the accumulator's
+  // last 8 columns. (A separate N = 8 wgmma per k-step against a tile of ones measured 2-4%
+  // slower at d=128: kernels/NOTES.md, s29.)
   static constexpr int kVSwizzle = kBlockN;
-  // 16-bit with kOnesInV: the ones are a further 64-channel block after V's D/64 (written once).
-  static constexpr bool kOnesInV = !kPv8 && SAGEATTN_SM90_ROWSUM_IN_V != 0;
-  static constexpr bool kRowSumsInO = kPv8 || kOnesInV;  // else the separate N = 8 product
-  static constexpr int kVRows = kRowSumsInO ? D + 8 : D;
+  static constexpr int kVRows = D + 8;
   static constexpr int kVBoxBytes = kBlockN * 128;  // 16-bit: one box of 64 channels
   static constexpr int kVLoadBytes = D * kBlockN * (kPv8 ? 1 : 2);  // what the TMA brings
-  static constexpr int kVBytes =
-      kPv8 ? kVRows * kBlockN : (D / 64 + (kOnesInV ? 1 : 0)) * kVBoxBytes;
-  // O's accumulator registers per thread (e4m3: with the row sums' 4), and P·V's k-steps per
+  static constexpr int kVBytes = kPv8 ? kVRows * kBlockN : (D / 64 + 1) * kVBoxBytes;
+  // O's accumulator registers per thread (with the row sums' 4), and P·V's k-steps per
   // key block (k = 32 for e4m3, 16 for 16-bit types).
   static constexpr int kOFloats = kVRows / 2;
   static constexpr int kPvSteps = kBlockN / (kPv8 ? 32 : 16);
@@ -228,11 +218,8 @@ struct Sm90Config {
   static constexpr int kScaleGroups = kBlockN / 16;
   static_assert(kScaleGroups == 8, "the softmax takes 64x128 S tiles: 8 scale groups");
   static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
-  // 16-bit path: the tile of ones (make_smem_desc_uniform reads 256 bytes of it).
-  static constexpr int kOnesOffset = (kKScaleOffset + kKScaleBytes + 127) / 128 * 128;
-  static constexpr int kOnesBytes = kRowSumsInO ? 0 : 256;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
-  static constexpr int kSmemBytes = kOnesOffset + kOnesBytes + 1024;
+  static constexpr int kSmemBytes = kKScaleOffset + kKScaleBytes + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
                     kVBytes % 1024 == 0,
                 "swizzled tiles start on 1024-byte boundaries");
@@ -388,7 +375,7 @@ __device__ __forceinline__ void softmax_exp2_16bit(const int (&s)[64], const flo
   }
 }
 
-// The 16-bit P·V wgmma of one k-step (V MN-major) and its row sums (the ones tile).
+// The 16-bit P·V wgmma of one k-step (V MN-major, its ones block included).
 template <typename PvT, int N>
 __device__ __forceinline__ void wgmma_pv16(float (&o)[N], const unsigned (&a)[4],
                                            std::uint64_t v_desc) {
@@ -396,15 +383,6 @@ __device__ __forceinline__ void wgmma_pv16(float (&o)[N], const unsigned (&a)[4]
     sm90::wgmma_f16_rs_bmn(o, a, v_desc);
   } else {
     sm90::wgmma_bf16_rs_bmn(o, a, v_desc);
-  }
-}
-template <typename PvT>
-__device__ __forceinline__ void wgmma_rowsum16(float (&l)[4], const unsigned (&a)[4],
-                                               std::uint64_t ones_desc) {
-  if constexpr (std::is_same_v<PvT, half>) {
-    sm90::wgmma_f16_rs(l, a, ones_desc);
-  } else {
-    sm90::wgmma_bf16_rs(l, a, ones_desc);
   }
 }
 
@@ -433,7 +411,6 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   std::uint64_t* empty = v_full + kStages;
   // [kStages][kScaleGroups]
   float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);
-  [[maybe_unused]] unsigned char* s_ones = smem + Cfg::kOnesOffset;
 
   // Longest rows first under causal masking: they have the most key blocks.
   const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -504,15 +481,10 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     }
   } else {  // the 16-bit ones: fp16 1.0 = 0x3C00, bf16 1.0 = 0x3F80
     constexpr unsigned kOnes = std::is_same_v<PvT, half> ? 0x3C003C00u : 0x3F803F80u;
-    if constexpr (Cfg::kOnesInV) {  // the block after V's channels, in every stage
-      constexpr int kChunks = Cfg::kVBoxBytes / 16;
-      for (int i = threadIdx.x; i < kStages * kChunks; i += Cfg::kThreads) {
-        *reinterpret_cast<uint4*>(s_v + i / kChunks * Cfg::kVBytes + D / 64 * Cfg::kVBoxBytes +
-                                  16 * (i % kChunks)) = make_uint4(kOnes, kOnes, kOnes, kOnes);
-      }
-    } else {
-      for (int i = threadIdx.x; i < Cfg::kOnesBytes / 16; i += Cfg::kThreads)
-        reinterpret_cast<uint4*>(s_ones)[i] = make_uint4(kOnes, kOnes, kOnes, kOnes);
+    constexpr int kChunks = Cfg::kVBoxBytes / 16;  // the block after V's channels, per stage
+    for (int i = threadIdx.x; i < kStages * kChunks; i += Cfg::kThreads) {
+      *reinterpret_cast<uint4*>(s_v + i / kChunks * Cfg::kVBytes + D / 64 * Cfg::kVBoxBytes +
+                                16 * (i % kChunks)) = make_uint4(kOnes, kOnes, kOnes, kOnes);
     }
   }
   sm90::fence_proxy_async();
@@ -565,11 +537,10 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     const float q_scale =
         warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
 
-    // O, FP32, relative to the row max of the last merged block. With kRowSumsInO, o[D/2 + 2r]
-    // is row r's sum of P (e4m3: 448·P; the ones columns); else l[2r] (l[2r + 1] equal).
+    // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
+    // P (e4m3: of 448·P; the ones columns).
     float o[Cfg::kOFloats];
     [[maybe_unused]] float o_block[Cfg::kPv8 ? Cfg::kOFloats : 1];  // e4m3: one block's P·V
-    [[maybe_unused]] float l[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < Cfg::kOFloats; ++i)
       o[i] = 0.f;
@@ -629,17 +600,13 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         } else {
           const std::uint64_t v_desc =
               sm90::make_smem_desc_mn128(s_v + prev_stage * Cfg::kVBytes, Cfg::kVBoxBytes);
-          const std::uint64_t ones_desc = sm90::make_smem_desc_uniform(s_ones);
-          // O's and the row sums' last writes (the rescale) must come before the fence, or
-          // ptxas injects a warpgroup.arrive of its own (C7519).
+          // O's last writes (the rescale) must come before the fence, or ptxas injects a
+          // warpgroup.arrive of its own (C7519).
           sm90::fence_operands(o);
-          sm90::fence_operands(l);
           sm90::wgmma_fence();
 #pragma unroll
-          for (int c = 0; c < Cfg::kPvSteps; ++c) {  // 16 keys of 128 bytes per k-step
+          for (int c = 0; c < Cfg::kPvSteps; ++c)  // 16 keys of 128 bytes per k-step
             wgmma_pv16<PvT>(o, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
-            if constexpr (!Cfg::kRowSumsInO) wgmma_rowsum16<PvT>(l, pa[c], ones_desc);
-          }
         }
         sm90::wgmma_commit();
       };
@@ -675,11 +642,10 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         for (int i = 0; i < Cfg::kOFloats; ++i)
           o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
       };
-      // 16-bit: P·V(nb-1) retired (after the turn's wgmma_wait): its stage is free, and O, the
-      // row sums and P's fragments are the thread's again.
+      // 16-bit: P·V(nb-1) retired (after the turn's wgmma_wait): its stage is free, and O and P's
+      // fragments are the thread's again.
       auto retire_pv16 = [&] {
         sm90::fence_operands(o);
-        sm90::fence_operands(l);
 #pragma unroll
         for (int c = 0; c < Cfg::kPvSteps; ++c)
           sm90::fence_operands(pa[c]);
@@ -739,15 +705,12 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
           rescale_pending[0] = rescale_new[0];
           rescale_pending[1] = rescale_new[1];
         } else {
-          // O and the row sums are idle here (P·V(nb-1) retired): rescale them now, and only
+          // O (with its row sums) is idle here (P·V(nb-1) retired): rescale it now, and only
           // where a row of the warp moved its max (almost never after the first blocks).
           if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
             for (int i = 0; i < Cfg::kOFloats; ++i)
               o[i] *= rescale_new[(i >> 1) & 1];
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-              l[i] *= rescale_new[i >> 1];
           }
           softmax_exp2_16bit<masked, Cfg::kFmaExp2Groups, PvT>(s, kscale, m_use, pa, visible);
         }
@@ -794,8 +757,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
 
     // ---- epilogue: normalise, write O (and the LSE) ----
     // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
-    const float row_sum[2] = {Cfg::kRowSumsInO ? o[Cfg::kOFloats - 4] : l[0],
-                              Cfg::kRowSumsInO ? o[Cfg::kOFloats - 2] : l[2]};
+    const float row_sum[2] = {o[D / 2], o[D / 2 + 2]};
     float inv[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r)

@@ -104,13 +104,6 @@ __device__ __forceinline__ std::uint64_t make_smem_desc_mn128(const void* tile,
   const std::uint64_t stride = 1024 >> 4;
   return start | (leading << 16) | (stride << 32) | (std::uint64_t{1} << 62);
 }
-// An unswizzled K-major descriptor whose 8x16-byte core matrices all lie within 256 bytes of
-// `tile` (leading offset 128, stride offset 256): for a tile of identical values (the ones
-// that turn a product into row sums), where the layout does not matter.
-__device__ __forceinline__ std::uint64_t make_smem_desc_uniform(const void* tile) {
-  const std::uint64_t start = (smem_address(tile) & 0x3FFFF) >> 4;
-  return start | (std::uint64_t{128 >> 4} << 16) | (std::uint64_t{256 >> 4} << 32);
-}
 // The descriptor of the same tile `bytes` further along K (bytes a multiple of 16).
 __device__ __forceinline__ std::uint64_t advance_desc(std::uint64_t desc, int bytes) {
   return desc + static_cast<std::uint64_t>(bytes >> 4);
