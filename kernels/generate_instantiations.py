@@ -32,6 +32,7 @@ template cudaError_t launch_attention_sm90<{d}, {pv}>(const AttentionArgs&, int,
 # laid it out (keys × channels, channels contiguous: B MN-major), with a block of ones after its
 # channels (N = D + 8 again), and accumulates straight into O.
 WGMMA_OPS = [("s8", "s32", "int", "r", 128, True, False, (False,)),
+             ("s8", "s32", "int", "r", 64, True, False, (False,)),
              ("e4m3", "f32", "float", "f", 136, False, False, (True, False)),
              ("e4m3", "f32", "float", "f", 72, False, False, (True, False))]
 for _t in ("f16", "bf16"):

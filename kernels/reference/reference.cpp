@@ -112,8 +112,12 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
   const int q_rows = q_granularity == Granularity::per_block ? 64 : 16;
   const int k_rows = k_granularity == Granularity::per_block ? 64 : 16;
   const double inf = std::numeric_limits<double>::infinity();
-  // The online softmax's key blocks: 64 keys in the mma.sync kernels, 128 in the Hopper one.
-  const int block_n = is_sm90_path(path) ? 128 : detail::kBlockN;
+  // The online softmax's key blocks: 64 keys in the mma.sync kernels, the Hopper one's choice
+  // for the call in it (64 or 128).
+  const int block_n =
+      is_sm90_path(path)
+          ? detail::sm90_key_block(D, detail::sm90_consumer_warpgroups(D, path, p.causal, p.qo_len))
+          : detail::kBlockN;
   const bool pv16 = !uses_fp8_v(path);
   for (int b = 0; b < p.batch; ++b) {
     for (int hk = 0; hk < p.heads_kv; ++hk) {

@@ -26,6 +26,33 @@ inline constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448): P's scal
 static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) == 0,
               "scale granularities are powers of two");
 
+// How many consumer warpgroups the Hopper kernel runs for a call, and so its key block (the
+// online softmax's block, which the host reference must match for the same rounding of P).
+// Knobs per head dim: 2, 3, or 0 for the rule below (kernels/NOTES.md, s30 and s33).
+#ifndef SAGEATTN_SM90_CONSUMERS_D64
+#define SAGEATTN_SM90_CONSUMERS_D64 0
+#endif
+#ifndef SAGEATTN_SM90_CONSUMERS_D128
+#define SAGEATTN_SM90_CONSUMERS_D128 2
+#endif
+// Causal calls with fewer query rows than this keep two consumer warpgroups: 192-row tiles lose
+// more to the diagonal than a third warpgroup gains (H200, s30: d=64 1k causal 12-13% faster
+// with 2, 4k causal 2-6% faster with 3).
+inline constexpr int kThreeConsumersMinCausalRows = 2048;
+
+// 3 at d=64 (both P·V types) and, 16-bit P·V only, at d=128, where O, S and P fit the 160
+// registers of three only with 64-key blocks; the e4m3 path's second-level accumulator does not.
+inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
+  const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
+  if (knob == 2 || (head_dim == 128 && uses_fp8_v(path))) return 2;
+  if (knob == 3) return 3;
+  return !causal || qo_len >= kThreeConsumersMinCausalRows ? 3 : 2;
+}
+// Keys per block of the Hopper kernel's main loop (its S tile's width).
+constexpr int sm90_key_block(int head_dim, int consumers) {
+  return head_dim == 128 && consumers == 3 ? 64 : 128;
+}
+
 inline int round_up(int x, int m) {
   return (x + m - 1) / m * m;
 }

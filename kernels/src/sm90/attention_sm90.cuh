@@ -3,12 +3,14 @@
 // warp-specialised.
 //
 // A CTA owns kBlockM = 64 · kConsumers query rows of one (batch, head) and has 1 + kConsumers
-// warpgroups (kConsumers = 2, or 3 at d=64 where the registers allow it):
+// warpgroups (kConsumers = 2, or 3 where the registers allow it: workspace.h's
+// sm90_consumer_warpgroups):
 //   producer  (warpgroup 0, 24 registers): one thread issues TMA copies: Q once, then K and V
-//             tiles of kBlockN = 128 keys into a ring of kStages shared-memory stages, each
-//             stage waiting until every consumer released it (mbarriers `empty`);
+//             tiles of kBlockN keys (128; 64 at d=128 with three consumers) into a ring of
+//             kStages shared-memory stages, each stage waiting until every consumer released
+//             it (mbarriers `empty`);
 //   consumers (240 registers with 2, 160 with 3): 64 query rows each, per key block
-//             S = Q·Kᵀ     wgmma m64n128k32 s8 (Q and K both from shared memory), int32
+//             S = Q·Kᵀ     wgmma m64n(kBlockN)k32 s8 (Q and K both from shared memory), int32
 //             softmax      dequantized by q_scale·k_scale (exp2 domain), masked on partial and
 //                          diagonal blocks only, online max/sum in FP32
 //             e4m3:  O' = P·V, wgmma m64n(D+8)k32 with P from registers (the S accumulator's
@@ -69,15 +71,23 @@
 #define SAGEATTN_SM90_FMA_EXP2_D64_C3 0
 #endif
 
-// Consumer warpgroups at head dim 64: 2, 3, or 0 to choose per call (3, except under causal
-// masking with fewer than kThreeConsumersMinCausalRows query rows, where 192-row tiles lose more
-// to the diagonal than a third warpgroup gains: kernels/NOTES.md, s30). d=128 has 2: its O, S
-// and P do not fit the 160 registers of three. With 3, a CTA owns 192 query rows, each consumer
-// thread gets 160 registers, and a 16-bit turn retires its P·V before it issues Q·Kᵀ (as the
-// e4m3 one does for its merge), so that P's fragments and the next S can share registers.
-#ifndef SAGEATTN_SM90_CONSUMERS_D64
-#define SAGEATTN_SM90_CONSUMERS_D64 0
+// ... at d=128 with three consumer warpgroups (16-bit P·V, 64-key blocks: 8 column groups)
+#ifndef SAGEATTN_SM90_FMA_EXP2_D128_C3
+#define SAGEATTN_SM90_FMA_EXP2_D128_C3 0
 #endif
+// Stages of the K/V ring with 64-key blocks (half the bytes per stage of 128-key ones).
+#ifndef SAGEATTN_SM90_STAGES_N64
+#define SAGEATTN_SM90_STAGES_N64 4
+#endif
+
+#ifndef SAGEATTN_SM90_PV_RETIRES_IN_TURN_D128
+#define SAGEATTN_SM90_PV_RETIRES_IN_TURN_D128 1
+#endif
+
+// Consumer warpgroups (workspace.h: SAGEATTN_SM90_CONSUMERS_D64, _D128 and the rule): with 3, a
+// CTA owns 192 query rows, each consumer thread gets 160 registers, and a 16-bit turn retires its
+// P·V before it issues Q·Kᵀ (as the e4m3 one does for its merge), so that P's fragments and the
+// next S can share registers. At d=128 they fit only with 64-key blocks (S 32 registers, not 64).
 
 // 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
 // stamps the SM clock at six points of every turn of the third launch into device memory; a
@@ -170,17 +180,22 @@ struct Sm90Config {
   static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
                 "P·V in e4m3, fp16 or bf16");
   static constexpr int kConsumers = kConsumerWarpgroups;  // of 64 rows each
-  static_assert(kConsumers == 2 || (kConsumers == 3 && D == 64), "2, or 3 at d=64");
+  static_assert(kConsumers == 2 || (kConsumers == 3 && (D == 64 || !kPv8)),
+                "2, or 3 at d=64 and with 16-bit P·V at d=128");
   static constexpr int kBlockM = 64 * kConsumers;
-  static constexpr int kBlockN = 128;
+  static constexpr int kBlockN = sm90_key_block(D, kConsumers);
   static constexpr int kThreads = 128 * (1 + kConsumers);
   // 16-bit with 3 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
-  static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers == 3;
-  static constexpr int kStages = SAGEATTN_SM90_STAGES;
+  static constexpr bool kPvRetiresInTurn =
+      !kPv8 && kConsumers == 3 && (D == 64 || SAGEATTN_SM90_PV_RETIRES_IN_TURN_D128);
+  static constexpr int kStages = kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64 : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr int kFmaExp2Groups = D == 128          ? SAGEATTN_SM90_FMA_EXP2_D128
-                                        : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
-                                                          : SAGEATTN_SM90_FMA_EXP2_D64;
+  // The S tile's 8-column groups (16 or 8): the exp2 polynomial's share is counted in them.
+  static constexpr int kColumnGroups = kBlockN / 8;
+  static constexpr int kFmaExp2Groups =
+      D == 128 ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
+      : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
+                        : SAGEATTN_SM90_FMA_EXP2_D64;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
   static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <= 65536,
@@ -216,7 +231,8 @@ struct Sm90Config {
   // written by the producer beside the TMA's K tile.
   static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
   static constexpr int kScaleGroups = kBlockN / 16;
-  static_assert(kScaleGroups == 8, "the softmax takes 64x128 S tiles: 8 scale groups");
+  static_assert(kBlockN == 128 || (kBlockN == 64 && !kPv8),
+                "64x128 S tiles, or 64x64 with 16-bit P·V");
   static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
   static constexpr int kSmemBytes = kKScaleOffset + kKScaleBytes + 1024;
@@ -232,13 +248,14 @@ struct Sm90Args {
   AttentionArgs a;
 };
 
-// Whether column group j (of 16) of an S tile takes the FMA pipe's exp2: `groups` of them,
-// evenly spread (j where floor((j+1)·groups/16) steps).
-constexpr bool exp2_on_fma(int j, int groups) {
-  return (j + 1) * groups / 16 != j * groups / 16;
+// Whether column group j (of `total`) of an S tile takes the FMA pipe's exp2: `groups` of them,
+// evenly spread (j where floor((j+1)·groups/total) steps).
+constexpr bool exp2_on_fma(int j, int groups, int total = 16) {
+  return (j + 1) * groups / total != j * groups / total;
 }
 
-// Online softmax of one 64x128 S tile of a consumer warpgroup (exp2 domain), in two phases:
+// Online softmax of one 64xN S tile (N = 128, or 64) of a consumer warpgroup (exp2 domain), in
+// two phases:
 //   softmax_row_max  the new row max (over the integer scores per group of equal scale, 16 keys,
 //                    so that unmasked tiles never convert all 64 scores first), O's rescale
 //   softmax_exp2_e4m3  per element one FFMA (dequantization, minus the row max, plus log2 448
@@ -252,17 +269,18 @@ constexpr bool exp2_on_fma(int j, int groups) {
 // m_use: the subtracted max (0 for a row with no visible key yet, to avoid inf - inf).
 // With a headroom > 0 (the 16-bit path), the subtracted max moves only when the block's exceeds
 // it by more than the headroom; `moved` says whether it did for either of the thread's rows.
-template <bool kMasked, typename Visible>
-__device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float (&scale)[8],
+template <bool kMasked, int kS, int kGroups, typename Visible>
+__device__ __forceinline__ void softmax_row_max(const int (&s)[kS], const float (&scale)[kGroups],
                                                 float (&row_max)[2], float (&rescale)[2],
                                                 float (&m_use)[2], Visible visible, float headroom,
                                                 bool& moved) {
+  static_assert(kS == 8 * kGroups, "a scale per 16 keys: 8 of the thread's scores");
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float m = row_max[r];
     if constexpr (kMasked) {
 #pragma unroll
-      for (int j = 0; j < 16; ++j) {
+      for (int j = 0; j < kS / 4; ++j) {
 #pragma unroll
         for (int e = 2 * r; e < 2 * r + 2; ++e) {
           if (visible(j, e)) {
@@ -271,9 +289,9 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[64], const float 
         }
       }
     } else {
-      float top[8];  // a tree, not a chain: the scheduler has two warps to hide latency with
+      float top[kGroups];  // a tree, not a chain: the scheduler has warps to hide latency with
 #pragma unroll
-      for (int grp = 0; grp < 8; ++grp) {
+      for (int grp = 0; grp < kGroups; ++grp) {
         const int* q = &s[8 * grp + 2 * r];  // columns j = 2grp, 2grp+1, elements e = 2r, 2r+1
         // Biased scores order as their integers do: the largest integer is the largest score.
         top[grp] = device::biased_score_value(max(max(q[0], q[1]), max(q[4], q[5]))) * scale[grp];
@@ -337,19 +355,20 @@ __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const floa
 // The 16-bit path's P: k-step c (16 keys) of the P·V wgmma takes S's column groups j = 2c and
 // 2c + 1, whose accumulator layout is the 16-bit A fragment's (register 2·(j - 2c) + r: row
 // g + 8r, keys 2t, 2t + 1 of the group): no permutation of V needed. P ≤ 2^headroom.
-template <bool kMasked, int kFmaExp2Groups, typename PvT, typename Visible>
-__device__ __forceinline__ void softmax_exp2_16bit(const int (&s)[64], const float (&scale)[8],
-                                                   const float (&m_use)[2], unsigned (&pa)[8][4],
-                                                   Visible visible) {
-  float bias[2][8];  // per row and scale group: -(kSmallIntBias·scale) - m
+template <bool kMasked, int kFmaExp2Groups, typename PvT, int kS, int kGroups, typename Visible>
+__device__ __forceinline__ void softmax_exp2_16bit(const int (&s)[kS],
+                                                   const float (&scale)[kGroups],
+                                                   const float (&m_use)[2],
+                                                   unsigned (&pa)[kGroups][4], Visible visible) {
+  float bias[2][kGroups];  // per row and scale group: -(kSmallIntBias·scale) - m
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < kGroups; ++i)
       bias[r][i] = fmaf(-device::kSmallIntBias, scale[i], -m_use[r]);
   }
 #pragma unroll
-  for (int c = 0; c < 8; ++c) {
+  for (int c = 0; c < kGroups; ++c) {  // a k-step of 16 keys per scale group
     float p[2][4];
 #pragma unroll
     for (int jj = 0; jj < 2; ++jj) {
@@ -358,7 +377,8 @@ __device__ __forceinline__ void softmax_exp2_16bit(const int (&s)[64], const flo
       for (int e = 0; e < 4; ++e) {
         const float arg =
             fmaf(device::biased_score(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
-        p[jj][e] = exp2_on_fma(j, kFmaExp2Groups) ? exp2_fma(arg) : device::fast_exp2(arg);
+        p[jj][e] =
+            exp2_on_fma(j, kFmaExp2Groups, 2 * kGroups) ? exp2_fma(arg) : device::fast_exp2(arg);
         // Masked: exactly 0 (exp2_fma(-inf) is 2^-126, which bf16 keeps: a row that sees no key
         // would come out as V's mean instead of zeros).
         if constexpr (kMasked) {
@@ -682,9 +702,15 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         // covers the shared-memory latency).
         const float4* staged =
             reinterpret_cast<const float4*>(s_kscale + stage * Cfg::kScaleGroups);
-        const float4 lo = staged[0], hi = staged[1];
-        const float kscale[8] = {lo.x * q_scale, lo.y * q_scale, lo.z * q_scale, lo.w * q_scale,
-                                 hi.x * q_scale, hi.y * q_scale, hi.z * q_scale, hi.w * q_scale};
+        float kscale[Cfg::kScaleGroups];
+#pragma unroll
+        for (int i = 0; i < Cfg::kScaleGroups / 4; ++i) {
+          const float4 four = staged[i];
+          kscale[4 * i] = four.x * q_scale;
+          kscale[4 * i + 1] = four.y * q_scale;
+          kscale[4 * i + 2] = four.z * q_scale;
+          kscale[4 * i + 3] = four.w * q_scale;
+        }
         sm90::wgmma_wait<0>();
         SM90_TRACE(4);  // Q·Kᵀ landed
         if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv) retire_pv16();
@@ -877,14 +903,14 @@ cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t s
   return cudaGetLastError();
 }
 
-// Causal calls at d=64 with fewer query rows than this keep two consumer warpgroups (H200,
-// s30: 1k causal 12-13% faster with 2, 4k causal 2-6% faster with 3).
-inline constexpr int kThreeConsumersMinCausalRows = 2048;
-
+// Two or three consumer warpgroups, by workspace.h's rule (which the host reference follows).
 template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
-  if constexpr (D == 64 && SAGEATTN_SM90_CONSUMERS_D64 != 2) {
-    if (SAGEATTN_SM90_CONSUMERS_D64 == 3 || !a.causal || a.qo_len >= kThreeConsumersMinCausalRows) {
+  constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
+  constexpr int kKnob = D == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
+  if constexpr ((D == 64 || !kPv8) && kKnob != 2) {  // else the kernel of three is not built
+    const PvPath path = kPv8 ? PvPath::fp8_sm90 : PvPath::fp16_sm90;
+    if (sm90_consumer_warpgroups(D, path, a.causal, a.qo_len) == 3) {
       return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);
     }
   }
