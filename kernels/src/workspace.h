@@ -33,15 +33,16 @@ static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) ==
 #define SAGEATTN_SM90_CONSUMERS_D64 0
 #endif
 #ifndef SAGEATTN_SM90_CONSUMERS_D128
-#define SAGEATTN_SM90_CONSUMERS_D128 2
+#define SAGEATTN_SM90_CONSUMERS_D128 0
 #endif
 // Causal calls with fewer query rows than this keep two consumer warpgroups: 192-row tiles lose
-// more to the diagonal than a third warpgroup gains (H200, s30: d=64 1k causal 12-13% faster
-// with 2, 4k causal 2-6% faster with 3).
+// more to the diagonal than a third warpgroup gains (H200: 1k causal with 2 is 12-13% faster at
+// d=64, s30, and 7% at d=128, s33; 4k causal 2-6% and 5-10% faster with 3).
 inline constexpr int kThreeConsumersMinCausalRows = 2048;
 
 // 3 at d=64 (both P·V types) and, 16-bit P·V only, at d=128, where O, S and P fit the 160
-// registers of three only with 64-key blocks; the e4m3 path's second-level accumulator does not.
+// registers of three only with 64-key blocks. The e4m3 path's second-level accumulator does not
+// fit even then (s34: spills, and every wgmma serialized).
 inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
   const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
   if (knob == 2 || (head_dim == 128 && uses_fp8_v(path))) return 2;

@@ -19,7 +19,7 @@ seqs=${SEQS:-1024,4096,16384}
 paths=${PATHS:-fp8_sm90}
 objects=sageattn_sm90  # whose registers and stack are reported
 [[ ,$paths, == *,fp16,* || ,$paths, == *,fp8,* ]] && objects="sageattn sageattn_fp8"
-[[ ,$paths, == *_sm90,* ]] && objects="$objects sageattn_sm90"
+[[ ,$paths, == *_sm90,* && $objects != *sageattn_sm90* ]] && objects="$objects sageattn_sm90"
 libs=()  # name=library of each variant built
 for variant in "$@"; do
   name=${variant%%:*}

@@ -80,10 +80,6 @@
 #define SAGEATTN_SM90_STAGES_N64 4
 #endif
 
-#ifndef SAGEATTN_SM90_PV_RETIRES_IN_TURN_D128
-#define SAGEATTN_SM90_PV_RETIRES_IN_TURN_D128 1
-#endif
-
 // Consumer warpgroups (workspace.h: SAGEATTN_SM90_CONSUMERS_D64, _D128 and the rule): with 3, a
 // CTA owns 192 query rows, each consumer thread gets 160 registers, and a 16-bit turn retires its
 // P·V before it issues Q·Kᵀ (as the e4m3 one does for its merge), so that P's fragments and the
@@ -186,8 +182,9 @@ struct Sm90Config {
   static constexpr int kBlockN = sm90_key_block(D, kConsumers);
   static constexpr int kThreads = 128 * (1 + kConsumers);
   // 16-bit with 3 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
-  static constexpr bool kPvRetiresInTurn =
-      !kPv8 && kConsumers == 3 && (D == 64 || SAGEATTN_SM90_PV_RETIRES_IN_TURN_D128);
+  // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
+  // kernels/NOTES.md, s33.)
+  static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers == 3;
   static constexpr int kStages = kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64 : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   // The S tile's 8-column groups (16 or 8): the exp2 polynomial's share is counted in them.
