@@ -37,7 +37,7 @@ def test_dispatch_table(cc, path):
     assert path_for_capability(*cc) == path
 
 
-@pytest.mark.parametrize("seq_q, path", [(1, "fp16_sm90"), (4096, "fp16_sm90"), (4097, "fp8_sm90"),
+@pytest.mark.parametrize("seq_q, path", [(1, "fp16_sm90"), (8192, "fp16_sm90"), (8193, "fp8_sm90"),
                                          (32768, "fp8_sm90")])
 def test_hopper_takes_the_16bit_kernel_for_short_queries(seq_q, path):
     # Faster end to end there (no V quantization) and more accurate (core.HOPPER_PV16_MAX_QUERY_LEN).
