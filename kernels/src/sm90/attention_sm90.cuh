@@ -187,8 +187,6 @@ struct Sm90Config {
   static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers == 3;
   static constexpr int kStages = kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64 : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  // The S tile's 8-column groups (16 or 8): the exp2 polynomial's share is counted in them.
-  static constexpr int kColumnGroups = kBlockN / 8;
   static constexpr int kFmaExp2Groups =
       D == 128 ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
       : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
@@ -228,8 +226,6 @@ struct Sm90Config {
   // written by the producer beside the TMA's K tile.
   static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
   static constexpr int kScaleGroups = kBlockN / 16;
-  static_assert(kBlockN == 128 || (kBlockN == 64 && !kPv8),
-                "64x128 S tiles, or 64x64 with 16-bit P·V");
   static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
   static constexpr int kSmemBytes = kKScaleOffset + kKScaleBytes + 1024;
