@@ -169,15 +169,6 @@ __device__ __forceinline__ float biased_score_value(int bits) {
   return __int_as_float(bits) - kSmallIntBias;  // s, exactly
 }
 
-// `value`, in the register that held `dead` (a tied asm operand): a new wgmma accumulator takes
-// the registers of one whose life ended, where ptxas would otherwise give the two separate
-// ranges although their lives do not overlap (kernels/NOTES.md, s27 and s35).
-template <int kValue>
-__device__ __forceinline__ int reuse_register(int dead) {
-  asm("mov.b32 %0, %1;" : "+r"(dead) : "n"(kValue));
-  return dead;
-}
-
 // The largest of x[0..N) (N a power of two), as a tree rather than a chain: shorter dependency
 // chains for the softmaxes' row maxima. Overwrites x.
 template <int N>

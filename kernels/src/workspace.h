@@ -35,10 +35,6 @@ static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) ==
 #ifndef SAGEATTN_SM90_CONSUMERS_D128
 #define SAGEATTN_SM90_CONSUMERS_D128 0
 #endif
-// The e4m3 path at d=128 with three (O' in two halves of channels, s35): 1 to allow it.
-#ifndef SAGEATTN_SM90_E4M3_D128_THREE
-#define SAGEATTN_SM90_E4M3_D128_THREE 0
-#endif
 // Causal calls with fewer query rows than this keep two consumer warpgroups: 192-row tiles lose
 // more to the diagonal than a third warpgroup gains (H200: 1k causal with 2 is 12-13% faster at
 // d=64, s30, and 7% at d=128, s33; 4k causal 2-6% and 5-10% faster with 3).
@@ -49,9 +45,7 @@ inline constexpr int kThreeConsumersMinCausalRows = 2048;
 // fit even then (s34: spills, and every wgmma serialized).
 inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
   const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
-  if (knob == 2 || (head_dim == 128 && uses_fp8_v(path) && !SAGEATTN_SM90_E4M3_D128_THREE)) {
-    return 2;
-  }
+  if (knob == 2 || (head_dim == 128 && uses_fp8_v(path))) return 2;
   if (knob == 3) return 3;
   return !causal || qo_len >= kThreeConsumersMinCausalRows ? 3 : 2;
 }

@@ -176,7 +176,8 @@ struct Sm90Config {
   static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
                 "P·V in e4m3, fp16 or bf16");
   static constexpr int kConsumers = kConsumerWarpgroups;  // of 64 rows each
-  static_assert(kConsumers == 2 || kConsumers == 3, "two or three consumer warpgroups");
+  static_assert(kConsumers == 2 || (kConsumers == 3 && (D == 64 || !kPv8)),
+                "2, or 3 at d=64 and with 16-bit P·V at d=128");
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kBlockN = sm90_key_block(D, kConsumers);
   static constexpr int kThreads = 128 * (1 + kConsumers);
@@ -184,10 +185,6 @@ struct Sm90Config {
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
   // kernels/NOTES.md, s33.)
   static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers == 3;
-  // e4m3 at d=128 with 3 consumers: O' (P·V of one block) in two halves of channels, one after
-  // the other (64, then 64 + the ones: 36 registers, not 68), in int registers that S reuses
-  // (device::reuse_register): O, O'/S and P then fit 160 registers (s34: one O' of 68 did not).
-  static constexpr bool kSplitPv = kPv8 && D == 128 && kConsumers == 3;
   static constexpr int kStages = kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64 : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   static constexpr int kFmaExp2Groups =
@@ -215,13 +212,10 @@ struct Sm90Config {
   static constexpr int kVRows = D + 8;
   static constexpr int kVBoxBytes = kBlockN * 128;  // 16-bit: one box of 64 channels
   static constexpr int kVLoadBytes = D * kBlockN * (kPv8 ? 1 : 2);  // what the TMA brings
-  static constexpr int kVBytes =
-      kPv8 ? (kVRows * kBlockN + 1023) / 1024 * 1024 : (D / 64 + 1) * kVBoxBytes;
+  static constexpr int kVBytes = kPv8 ? kVRows * kBlockN : (D / 64 + 1) * kVBoxBytes;
   // O's accumulator registers per thread (with the row sums' 4), and P·V's k-steps per
   // key block (k = 32 for e4m3, 16 for 16-bit types).
   static constexpr int kOFloats = kVRows / 2;
-  // Registers of S, and with kSplitPv of O''s halves too (the larger: 64 + the ones, 36).
-  static constexpr int kSRegs = kSplitPv ? kOFloats / 2 + 2 : kBlockN / 2;
   static constexpr int kPvSteps = kBlockN / (kPv8 ? 32 : 16);
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
@@ -313,38 +307,38 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[kS], const float 
 // chunk: the S fragment's columns j = 4c + 2·half and 4c + 2·half + 1 (V's keys were permuted to
 // match at quantization). (The biases made per chunk instead of all at once measured 1-3% slower
 // at d=64.)
-template <bool kMasked, int kFmaExp2Groups, int kS, int kGroups, typename Visible>
-__device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[kS], const float (&scale)[kGroups],
-                                                  const float (&m_use)[2],
-                                                  unsigned (&pa)[kS / 16][4], Visible visible) {
-  static_assert(kS == 8 * kGroups, "a scale per 16 keys: 8 of the thread's scores");
-  float bias[2][kGroups];  // per row and scale group: -(kSmallIntBias·scale) - m + log2 448
+template <bool kMasked, int kFmaExp2Groups, typename Visible>
+__device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const float (&scale)[8],
+                                                  const float (&m_use)[2], unsigned (&pa)[4][4],
+                                                  Visible visible) {
+  float bias[2][8];  // per row and scale group: -(kSmallIntBias·scale) - m + log2 448
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
 #pragma unroll
-    for (int i = 0; i < kGroups; ++i)
+    for (int i = 0; i < 8; ++i)
       bias[r][i] = fmaf(-device::kSmallIntBias, scale[i], kLog2Fp8Max - m_use[r]);
   }
 #pragma unroll
-  auto p_of = [&](int j, int e) {  // P of accumulator element 4j + e, scaled for e4m3
-    float arg = fmaf(device::biased_score(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
-    if constexpr (kMasked) {
-      if (!visible(j, e)) arg = -INFINITY;
-    }
-    return exp2_on_fma(j, kFmaExp2Groups, kS / 4) ? exp2_fma(arg) : device::fast_exp2(arg);
-  };
-  // One A register at a time (its four P values, then packed), so that few P values are live
-  // at once: with three consumer warpgroups at d=128 the softmax is where the 160 registers run
-  // out.
+  for (int c = 0; c < 4; ++c) {
+    float p[4][4];  // columns j = 4c .. 4c+3
 #pragma unroll
-  for (int c = 0; c < kS / 16; ++c) {
+    for (int jj = 0; jj < 4; ++jj) {
+      const int j = 4 * c + jj;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float arg = fmaf(device::biased_score(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
+        if constexpr (kMasked) {
+          if (!visible(j, e)) arg = -INFINITY;
+        }
+        p[jj][e] = exp2_on_fma(j, kFmaExp2Groups) ? exp2_fma(arg) : device::fast_exp2(arg);
+      }
+    }
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int j = 4 * c + 2 * half;  // columns j (low bytes) and j + 1 (high bytes)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        const unsigned lo = device::pack_e4m3x2(p_of(j, 2 * r), p_of(j, 2 * r + 1));
-        const unsigned hi = device::pack_e4m3x2(p_of(j + 1, 2 * r), p_of(j + 1, 2 * r + 1));
+        const unsigned lo = device::pack_e4m3x2(p[2 * half][2 * r], p[2 * half][2 * r + 1]);
+        const unsigned hi = device::pack_e4m3x2(p[2 * half + 1][2 * r], p[2 * half + 1][2 * r + 1]);
         pa[c][2 * half + r] = lo | (hi << 16);
       }
     }
@@ -559,19 +553,14 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
     // P (e4m3: of 448·P; the ones columns).
     float o[Cfg::kOFloats];
-    // e4m3: one block's P·V (kSplitPv: in S's registers instead, half of it at a time)
-    [[maybe_unused]] float o_block[Cfg::kPv8 && !Cfg::kSplitPv ? Cfg::kOFloats : 1];
+    [[maybe_unused]] float o_block[Cfg::kPv8 ? Cfg::kOFloats : 1];  // e4m3: one block's P·V
 #pragma unroll
     for (int i = 0; i < Cfg::kOFloats; ++i)
       o[i] = 0.f;
     float row_max[2] = {-INFINITY, -INFINITY};
     float rescale_pending[2] = {1.f, 1.f};  // e4m3: O's factor for the block whose P·V is in flight
     unsigned pa[Cfg::kPvSteps][4];          // P of the previous block as A fragments
-    // S, and with kSplitPv O''s halves in turn: every accumulator set in these registers goes
-    // through a tied operand (wgmma "fresh" forms, device::reuse_register), so that ptxas keeps
-    // one range for all of them.
-    int s_regs[Cfg::kSRegs];
-    auto& s = reinterpret_cast<int(&)[kBlockN / 2]>(s_regs);
+    int s[kBlockN / 2];
 
     sm90::mbarrier_wait(q_full, 0);
     [[maybe_unused]] const bool stamper = threadIdx.x % 128 == 0;  // the warpgroup's thread 0
@@ -613,9 +602,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
       // (No fence on O' before its wgmma: the first k-step overwrites it, so its old values are
       // dead; a fence would keep them alive through the softmax. S is set just before its own.)
       auto issue_pv = [&] {  // e4m3: O'(nb-1) = P(nb-1)·V(nb-1); 16-bit: O += P(nb-1)·V(nb-1)
-        if constexpr (Cfg::kSplitPv) {
-          return;  // pv_in_halves instead
-        } else if constexpr (Cfg::kPv8) {
+        if constexpr (Cfg::kPv8) {
           const std::uint64_t v_desc =
               sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
           sm90::wgmma_fence();
@@ -644,13 +631,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         // (64 fewer ALU instructions per block; kernels/NOTES.md, s22). |s| ≤ 128²·D < 2^22: no
         // overflow, and the trick's range holds.
 #pragma unroll
-        for (int i = 0; i < kBlockN / 2; ++i) {
-          if constexpr (Cfg::kSplitPv) {
-            s[i] = device::reuse_register<device::kSmallIntBiasBits>(s[i]);
-          } else {
-            s[i] = device::kSmallIntBiasBits;
-          }
-        }
+        for (int i = 0; i < kBlockN / 2; ++i)
+          s[i] = device::kSmallIntBiasBits;
         sm90::wgmma_fence();
         sm90::wgmma_s8_ss(s, q_desc, k_desc);
 #pragma unroll
@@ -662,7 +644,6 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
       };
       // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'.
       auto merge_pv = [&] {
-        if constexpr (Cfg::kSplitPv) return;  // pv_in_halves instead
         sm90::wgmma_wait<0>();
         SM90_TRACE(2);  // P·V landed
         sm90::fence_operands(o_block);
@@ -673,41 +654,6 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
 #pragma unroll
         for (int i = 0; i < Cfg::kOFloats; ++i)
           o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
-      };
-      // kSplitPv: O'(nb-1) in two halves of channels, each issued, landed and merged in turn
-      // (the second half's N = 72 takes the ones rows: row sums in o[64..67] as before).
-      auto pv_in_halves = [&] {
-        if constexpr (Cfg::kSplitPv) {  // (the lambda is compiled for every configuration)
-          const unsigned char* v_tile = s_v + prev_stage * Cfg::kVBytes;
-          auto merge = [&](auto& part, int first) {
-            sm90::wgmma_wait<0>();
-            sm90::fence_operands(part);
-#pragma unroll
-            for (int i = 0; i < static_cast<int>(sizeof(part) / 4); ++i)
-              o[first + i] =
-                  fmaf(o[first + i], rescale_pending[(i >> 1) & 1], __int_as_float(part[i]));
-          };
-          std::uint64_t v_desc = sm90::make_smem_desc<Cfg::kVSwizzle>(v_tile);
-          sm90::wgmma_fence();
-          sm90::wgmma_e4m3_rs_fresh(s_regs, pa[0], v_desc);  // channels 0-71
-#pragma unroll
-          for (int c = 1; c < Cfg::kPvSteps; ++c)
-            sm90::wgmma_e4m3_rs(s_regs, pa[c], sm90::advance_desc(v_desc, c * 32));
-          sm90::wgmma_commit();
-          merge(s_regs, 0);
-          v_desc = sm90::make_smem_desc<Cfg::kVSwizzle>(v_tile + 72 * kBlockN);  // 72-127, ones
-          sm90::wgmma_fence();
-          sm90::wgmma_e4m3_rs_fresh(s, pa[0], v_desc);
-#pragma unroll
-          for (int c = 1; c < Cfg::kPvSteps; ++c)
-            sm90::wgmma_e4m3_rs(s, pa[c], sm90::advance_desc(v_desc, c * 32));
-          sm90::wgmma_commit();
-          merge(s, 36);
-#pragma unroll
-          for (int c = 0; c < Cfg::kPvSteps; ++c)
-            sm90::fence_operands(pa[c]);
-          if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
-        }
       };
       // 16-bit: P·V(nb-1) retired (after the turn's wgmma_wait): its stage is free, and O and P's
       // fragments are the thread's again.
@@ -728,9 +674,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
       // P·V issued together, with P·V waited for during the softmax, measured no gain:
       // kernels/NOTES.md, s18.)
       // 16-bit: nothing to merge; P·V(nb-1) and Q·Kᵀ(nb) go out together and retire together.
-      if constexpr (has_pv && Cfg::kSplitPv) {
-        pv_in_halves();
-      } else if constexpr (has_pv) {
+      if constexpr (has_pv) {
         issue_pv();
         if constexpr (Cfg::kPv8) merge_pv();
         if constexpr (Cfg::kPvRetiresInTurn) {
@@ -823,10 +767,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         turn(nb, yes, yes, no);
       for (; nb < n_blocks; ++nb)
         turn(nb, yes, yes, yes);
-      // (kSplitPv: after the last turn, whose registers O' needs.)
-      if constexpr (!Cfg::kSplitPv) load_col_scales();
+      load_col_scales();
       turn(n_blocks, yes, no, no);
-      if constexpr (Cfg::kSplitPv) load_col_scales();
     } else {
       load_col_scales();
     }
@@ -959,8 +901,7 @@ template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
   constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
   constexpr int kKnob = D == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
-  // (else the kernel of three is not built)
-  if constexpr ((D == 64 || !kPv8 || SAGEATTN_SM90_E4M3_D128_THREE) && kKnob != 2) {
+  if constexpr ((D == 64 || !kPv8) && kKnob != 2) {  // else the kernel of three is not built
     const PvPath path = kPv8 ? PvPath::fp8_sm90 : PvPath::fp16_sm90;
     if (sm90_consumer_warpgroups(D, path, a.causal, a.qo_len) == 3) {
       return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);
