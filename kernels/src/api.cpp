@@ -238,14 +238,8 @@ Status forward(const Params& p, void* workspace, std::size_t workspace_size, cud
   return attention(p, workspace, workspace_size, stream);
 }
 
-PvPath default_pv_path(int major, int minor) {
-  // Hopper: the wgmma kernel when this library has sm_90a code. Without it, mma.sync: there
-  // nvcc 13.0 lowers e4m3 mma.sync to an f16 unpack plus HMMA (SASS: F2FP.F16.E4M3.UNPACK_B,
-  // HMMA.16816), so the 16-bit path is faster and more accurate. FP8 mma.sync where it has
-  // native e4m3 tensor instructions (QMMA: Ada sm89, Blackwell sm100+). sm80 has no FP8.
-  const int cc = major * 10 + minor;
-  if (cc == 90 && has_sm90a()) return PvPath::fp8_sm90;
-  return (cc == 89 || cc >= 100) ? PvPath::fp8 : PvPath::fp16;
+PvPath default_pv_path(int major, int minor, int qo_len) {
+  return pv_path_for(major, minor, has_sm90a(), qo_len);
 }
 
 const char* compiled_architectures() {

@@ -13,6 +13,8 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include "sageattn/sageattn.h"
@@ -74,6 +76,14 @@ std::tuple<at::Tensor, at::Tensor> attention_cuda(const at::Tensor& q, const at:
 TORCH_LIBRARY(sageattention, m) {
   // Whether the kernels include the Hopper wgmma kernel (sm_90a code): sageattn's default there.
   m.def("has_sm90a() -> bool", []() { return sageattn::has_sm90a(); });
+  // The library's own choice of P·V path (its PvPath number), which sageattn's Python rule
+  // (core.path_for_capability) must match: the CPU tests compare the two.
+  m.def("default_pv_path(int major, int minor, int qo_len) -> int",
+        [](int64_t major, int64_t minor, int64_t qo_len) {
+          const int64_t rows = std::min<int64_t>(qo_len, std::numeric_limits<int>::max());
+          return static_cast<int64_t>(sageattn::default_pv_path(
+              static_cast<int>(major), static_cast<int>(minor), static_cast<int>(rows)));
+        });
   m.def(
       "attention(Tensor q, Tensor k, Tensor v, int layout, bool causal, float sm_scale, int pv_path, "
       "int q_granularity, int k_granularity, bool smooth_k, bool return_lse) -> (Tensor, Tensor)");

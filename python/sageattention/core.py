@@ -32,7 +32,9 @@ def _strict(strict):
 # is also faster end to end (no V quantization; what FP8 saves in the attention grows with the
 # query length, V's quantization does not). At 8k, within a few percent either way: H200,
 # sageattn() with quantization, d=128, fp16_sm90 / fp8_sm90 TOPS: 8k 705 / 745, causal 642 / 617;
-# d=64 524 / 564; at 16k 728 / 805 (docs/benchmarks.md, sixteenth session).
+# d=64 524 / 564; at 16k 728 / 805 (docs/benchmarks.md, sixteenth session). The library's rule
+# (sageattn.h: kHopperPv16MaxQueryLen, default_pv_path) is the same; tests/test_api_cpu.py
+# compares the two.
 HOPPER_PV16_MAX_QUERY_LEN = 8192
 
 

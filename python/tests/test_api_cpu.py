@@ -45,6 +45,19 @@ def test_hopper_takes_the_16bit_kernel_for_short_queries(seq_q, path):
     assert path_for_capability(8, 9, seq_q) == "fp8"  # only Hopper has the 16-bit wgmma kernel
 
 
+@pytest.mark.parametrize("cc", [(7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0)])
+def test_python_and_the_library_pick_the_same_path(cc):
+    # core.path_for_capability is Python (torch.compile traces it; no op call inside sageattn),
+    # the library has its own rule (sageattn::default_pv_path): they must not drift apart.
+    names = {number: name for name, number in core._PATHS.items()}
+    for seq_q in (None, 1, 4096, core.HOPPER_PV16_MAX_QUERY_LEN, core.HOPPER_PV16_MAX_QUERY_LEN + 1,
+                  1 << 20, 1 << 40):
+        python = path_for_capability(*cc, seq_q)
+        library = torch.ops.sageattention.default_pv_path(*cc, 0 if seq_q is None else seq_q)
+        if python is not None:  # below sm80 the library has no kernel; Python says so
+            assert python == names[library], (cc, seq_q)
+
+
 def test_the_library_reports_its_hopper_kernel():
     assert torch.ops.sageattention.has_sm90a() is True
 

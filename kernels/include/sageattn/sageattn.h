@@ -90,9 +90,29 @@ Status quantize(const Params& params, void* workspace, std::size_t workspace_siz
 Status attention(const Params& params, void* workspace, std::size_t workspace_size,
                  cudaStream_t stream);
 
-// The path sageattn picks for a compute capability: fp8_sm90 on Hopper when this library has
-// sm_90a code, fp8 where the GPU has native FP8 mma.sync (sm89, sm100+), else fp16 (see api.cpp).
-PvPath default_pv_path(int major, int minor);
+// Query lengths up to which Hopper takes the 16-bit P·V wgmma kernel (fp16_sm90) rather than
+// the FP8 one: it meets the rel-L1 ≤ 0.03 bar that FP8 P·V misses (0.04, docs/kernels.md), and
+// up to 8k it costs at most a few percent end to end (none up to 4k: V needs no quantization).
+// The Python package's HOPPER_PV16_MAX_QUERY_LEN is the same number (a CPU test checks).
+inline constexpr int kHopperPv16MaxQueryLen = 8192;
+
+// The path for a compute capability and a query length (≤ 0: not known), given whether the
+// library has sm_90a code. Hopper with sm_90a: the wgmma kernel, fp16_sm90 up to
+// kHopperPv16MaxQueryLen query rows, else fp8_sm90. Hopper without it: mma.sync, where nvcc 13.0
+// lowers e4m3 mma.sync to an f16 unpack plus HMMA (SASS: F2FP.F16.E4M3.UNPACK_B, HMMA.16816), so
+// the 16-bit path is faster and more accurate. FP8 mma.sync where the GPU has native e4m3 tensor
+// instructions (QMMA: Ada sm89, Blackwell sm100+). sm80 has no FP8.
+constexpr PvPath pv_path_for(int major, int minor, bool has_sm90a, int qo_len) {
+  const int cc = major * 10 + minor;
+  if (cc == 90 && has_sm90a) {
+    return qo_len > 0 && qo_len <= kHopperPv16MaxQueryLen ? PvPath::fp16_sm90 : PvPath::fp8_sm90;
+  }
+  return (cc == 89 || cc >= 100) ? PvPath::fp8 : PvPath::fp16;
+}
+
+// The path sageattn picks: pv_path_for with this library's has_sm90a() (qo_len ≤ 0 when the
+// query length is not known: fp8_sm90 on Hopper, as for long queries).
+PvPath default_pv_path(int major, int minor, int qo_len = 0);
 
 // The CUDA architectures this library was compiled for, as "80 89 90a".
 const char* compiled_architectures();
