@@ -116,8 +116,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
   // for the call in it (64 or 128).
   const int block_n =
       is_sm90_path(path)
-          ? detail::sm90_key_block(D, detail::sm90_consumer_warpgroups(D, path, p.causal, p.qo_len),
-                                   uses_fp8_v(path))
+          ? detail::sm90_key_block(D, detail::sm90_consumer_warpgroups(D, path, p.causal, p.qo_len))
           : detail::kBlockN;
   const bool pv16 = !uses_fp8_v(path);
   for (int b = 0; b < p.batch; ++b) {

@@ -49,13 +49,8 @@ inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int 
   if (knob == 3) return 3;
   return !causal || qo_len >= kThreeConsumersMinCausalRows ? 3 : 2;
 }
-// e4m3 P·V at d=128 with Q·Kᵀ one block ahead (s36): 1 to build it (64-key blocks).
-#ifndef SAGEATTN_SM90_E4M3_QK_AHEAD
-#define SAGEATTN_SM90_E4M3_QK_AHEAD 0
-#endif
 // Keys per block of the Hopper kernel's main loop (its S tile's width).
-constexpr int sm90_key_block(int head_dim, int consumers, bool pv8 = false) {
-  if (head_dim == 128 && pv8 && consumers == 2 && SAGEATTN_SM90_E4M3_QK_AHEAD) return 64;
+constexpr int sm90_key_block(int head_dim, int consumers) {
   return head_dim == 128 && consumers == 3 ? 64 : 128;
 }
 

@@ -179,10 +179,7 @@ struct Sm90Config {
   static_assert(kConsumers == 2 || (kConsumers == 3 && (D == 64 || !kPv8)),
                 "2, or 3 at d=64 and with 16-bit P·V at d=128");
   static constexpr int kBlockM = 64 * kConsumers;
-  static constexpr int kBlockN = sm90_key_block(D, kConsumers, kPv8);
-  // e4m3 at d=128 (SAGEATTN_SM90_E4M3_QK_AHEAD, 64-key blocks): each turn issues P·V(nb-1) and
-  // Q·Kᵀ(nb+1), so the softmax of block nb waits for no wgmma of its own turn (two S tiles).
-  static constexpr bool kQkAhead = kPv8 && D == 128 && kConsumers == 2 && kBlockN == 64;
+  static constexpr int kBlockN = sm90_key_block(D, kConsumers);
   static constexpr int kThreads = 128 * (1 + kConsumers);
   // 16-bit with 3 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
@@ -215,8 +212,7 @@ struct Sm90Config {
   static constexpr int kVRows = D + 8;
   static constexpr int kVBoxBytes = kBlockN * 128;  // 16-bit: one box of 64 channels
   static constexpr int kVLoadBytes = D * kBlockN * (kPv8 ? 1 : 2);  // what the TMA brings
-  static constexpr int kVBytes =
-      kPv8 ? (kVRows * kBlockN + 1023) / 1024 * 1024 : (D / 64 + 1) * kVBoxBytes;
+  static constexpr int kVBytes = kPv8 ? kVRows * kBlockN : (D / 64 + 1) * kVBoxBytes;
   // O's accumulator registers per thread (with the row sums' 4), and P·V's k-steps per
   // key block (k = 32 for e4m3, 16 for 16-bit types).
   static constexpr int kOFloats = kVRows / 2;
@@ -311,20 +307,19 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[kS], const float 
 // chunk: the S fragment's columns j = 4c + 2·half and 4c + 2·half + 1 (V's keys were permuted to
 // match at quantization). (The biases made per chunk instead of all at once measured 1-3% slower
 // at d=64.)
-template <bool kMasked, int kFmaExp2Groups, int kS, int kGroups, typename Visible>
-__device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[kS], const float (&scale)[kGroups],
-                                                  const float (&m_use)[2],
-                                                  unsigned (&pa)[kS / 16][4], Visible visible) {
-  static_assert(kS == 8 * kGroups, "a scale per 16 keys: 8 of the thread's scores");
-  float bias[2][kGroups];  // per row and scale group: -(kSmallIntBias·scale) - m + log2 448
+template <bool kMasked, int kFmaExp2Groups, typename Visible>
+__device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const float (&scale)[8],
+                                                  const float (&m_use)[2], unsigned (&pa)[4][4],
+                                                  Visible visible) {
+  float bias[2][8];  // per row and scale group: -(kSmallIntBias·scale) - m + log2 448
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
 #pragma unroll
-    for (int i = 0; i < kGroups; ++i)
+    for (int i = 0; i < 8; ++i)
       bias[r][i] = fmaf(-device::kSmallIntBias, scale[i], kLog2Fp8Max - m_use[r]);
   }
 #pragma unroll
-  for (int c = 0; c < kS / 16; ++c) {
+  for (int c = 0; c < 4; ++c) {
     float p[4][4];  // columns j = 4c .. 4c+3
 #pragma unroll
     for (int jj = 0; jj < 4; ++jj) {
@@ -335,7 +330,7 @@ __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[kS], const floa
         if constexpr (kMasked) {
           if (!visible(j, e)) arg = -INFINITY;
         }
-        p[jj][e] = exp2_on_fma(j, kFmaExp2Groups, kS / 4) ? exp2_fma(arg) : device::fast_exp2(arg);
+        p[jj][e] = exp2_on_fma(j, kFmaExp2Groups) ? exp2_fma(arg) : device::fast_exp2(arg);
       }
     }
 #pragma unroll
@@ -756,123 +751,9 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         col_scale[j] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
       }
     };
-    // kQkAhead (e4m3, d=128, 64-key blocks): turn nb issues P·V(nb-1) and Q·Kᵀ(nb+1), hands
-    // over, retires every group but Q·Kᵀ(nb+1) (empty groups stand in for absent products, so
-    // that one wait count serves every turn), merges O'(nb-1), then runs the softmax of S(nb),
-    // which landed during the previous turn. S alternates between two register tiles.
-    [[maybe_unused]] int s_other[kBlockN / 2];
-    auto turn_ahead = [&](int nb, auto& s_cur, auto& s_next, auto has_pv_c, auto has_qk_c,
-                          auto has_softmax_c, auto is_final_c) __attribute__((always_inline)) {
-      constexpr bool has_pv = decltype(has_pv_c)::value, has_qk = decltype(has_qk_c)::value;
-      constexpr bool has_softmax = decltype(has_softmax_c)::value;
-      constexpr bool is_final = decltype(is_final_c)::value;
-      if constexpr (Cfg::kQkAhead) {
-        const int next = nb + 1, prev = nb - 1;
-        if constexpr (has_qk) sm90::mbarrier_wait(&k_full[next % kStages], (next / kStages) & 1);
-        if constexpr (has_pv) sm90::mbarrier_wait(&v_full[prev % kStages], (prev / kStages) & 1);
-        if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);
-        if constexpr (has_pv) {
-          const std::uint64_t v_desc =
-              sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev % kStages * Cfg::kVBytes);
-          sm90::wgmma_fence();
-          sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
-#pragma unroll
-          for (int c = 1; c < Cfg::kPvSteps; ++c)
-            sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
-        }
-        sm90::wgmma_commit();
-        if constexpr (has_qk) {
-          const std::uint64_t k_desc =
-              sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + next % kStages * Cfg::kKBytes);
-#pragma unroll
-          for (int i = 0; i < kBlockN / 2; ++i)
-            s_next[i] = device::kSmallIntBiasBits;
-          sm90::wgmma_fence();
-          sm90::wgmma_s8_ss(s_next, q_desc, k_desc);
-#pragma unroll
-          for (int ks = 1; ks < D / 32; ++ks) {
-            sm90::wgmma_s8_ss(s_next, sm90::advance_desc(q_desc, ks * 32),
-                              sm90::advance_desc(k_desc, ks * 32));
-          }
-        }
-        sm90::wgmma_commit();
-        if (Cfg::kPingPong && !(wg == Cfg::kConsumers - 1 && is_final)) {
-          sm90::named_barrier_arrive(kBarrierBase + (wg + 1) % Cfg::kConsumers, 256);
-        }
-        sm90::wgmma_wait<1>();  // all but Q·Kᵀ(nb+1)
-        if constexpr (has_pv) {
-          sm90::fence_operands(o_block);
-#pragma unroll
-          for (int c = 0; c < Cfg::kPvSteps; ++c)
-            sm90::fence_operands(pa[c]);
-          if (lane == 0) sm90::mbarrier_arrive(&empty[prev % kStages]);
-#pragma unroll
-          for (int i = 0; i < Cfg::kOFloats; ++i)
-            o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
-        }
-        if constexpr (has_softmax) {
-          const int stage = nb % kStages, n0 = nb * kBlockN;
-          const float4* staged =
-              reinterpret_cast<const float4*>(s_kscale + stage * Cfg::kScaleGroups);
-          float kscale[Cfg::kScaleGroups];
-#pragma unroll
-          for (int i = 0; i < Cfg::kScaleGroups / 4; ++i) {
-            const float4 four = staged[i];
-            kscale[4 * i] = four.x * q_scale;
-            kscale[4 * i + 1] = four.y * q_scale;
-            kscale[4 * i + 2] = four.z * q_scale;
-            kscale[4 * i + 3] = four.w * q_scale;
-          }
-          sm90::fence_operands(s_cur);
-          auto visible = [&](int j, int e) {
-            const int key = n0 + 8 * j + 2 * t + (e & 1);
-            const int row = warp_row0 + g + 8 * (e >> 1);
-            return key < a.kv_len && !(a.causal && key > row + causal_offset);
-          };
-          float rescale_new[2], m_use[2];
-          bool moved = false;
-          if (nb >= n_unmasked) {
-            softmax_row_max<true>(s_cur, kscale, row_max, rescale_new, m_use, visible, 0.f, moved);
-            softmax_exp2_e4m3<true, Cfg::kFmaExp2Groups>(s_cur, kscale, m_use, pa, visible);
-          } else {
-            softmax_row_max<false>(s_cur, kscale, row_max, rescale_new, m_use, visible, 0.f, moved);
-            softmax_exp2_e4m3<false, Cfg::kFmaExp2Groups>(s_cur, kscale, m_use, pa, visible);
-          }
-          rescale_pending[0] = rescale_new[0];
-          rescale_pending[1] = rescale_new[1];
-        }
-      }
-    };
     // No turns at all when no key is visible (causal rows before the first key): the turn
     // protocol's first arrival is made only when there are turns.
-    if (Cfg::kQkAhead && n_blocks > 0) {
-      using Y = std::true_type;
-      using N = std::false_type;
-      // Every turn's products and S tiles known at compile time (a runtime branch around a
-      // wgmma serializes them all: C7518), so the blocks' parity picks one of two loops' tails.
-      turn_ahead(-1, s_other, s, N{}, Y{}, N{}, N{});  // Q·Kᵀ(0) into s
-      if (n_blocks == 1) {
-        turn_ahead(0, s, s_other, N{}, N{}, Y{}, N{});
-        turn_ahead(1, s, s_other, Y{}, N{}, N{}, Y{});
-      } else {
-        turn_ahead(0, s, s_other, N{}, Y{}, Y{}, N{});
-        int nb = 1;
-        for (; nb + 1 < n_blocks - 1; nb += 2) {  // blocks 1 .. n_blocks - 2 in pairs
-          turn_ahead(nb, s_other, s, Y{}, Y{}, Y{}, N{});
-          turn_ahead(nb + 1, s, s_other, Y{}, Y{}, Y{}, N{});
-        }
-        if (n_blocks & 1) {  // one more odd block, then the last (even) one
-          turn_ahead(nb, s_other, s, Y{}, Y{}, Y{}, N{});
-          turn_ahead(n_blocks - 1, s, s_other, Y{}, N{}, Y{}, N{});
-        } else {
-          turn_ahead(n_blocks - 1, s_other, s, Y{}, N{}, Y{}, N{});
-        }
-        turn_ahead(n_blocks, s, s_other, Y{}, N{}, N{}, Y{});
-      }
-      load_col_scales();
-    } else if (Cfg::kQkAhead) {
-      load_col_scales();
-    } else if (n_blocks > 0) {
+    if (n_blocks > 0) {
       constexpr std::true_type yes;
       constexpr std::false_type no;
       if (n_unmasked > 0) {
