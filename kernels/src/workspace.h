@@ -41,8 +41,8 @@ static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) ==
 inline constexpr int kThreeConsumersMinCausalRows = 2048;
 
 // 3 at d=64 (both P·V types) and, 16-bit P·V only, at d=128, where O, S and P fit the 160
-// registers of three only with 64-key blocks. The e4m3 path's second-level accumulator does not
-// fit even then (s34: spills, and every wgmma serialized).
+// registers of three only with 64-key blocks. The e4m3 path's second-level accumulator fits
+// there only when computed in two parts of channels, and that was 10-15% slower (s34, s35).
 inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
   const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
   if (knob == 2 || (head_dim == 128 && uses_fp8_v(path))) return 2;
