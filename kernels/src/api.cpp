@@ -198,6 +198,14 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   a.q_rows = w.q_rows;
   a.k_rows = w.k_rows;
   a.causal = p.causal;
+  a.q16 = p.q.data;
+  a.q_sb = p.q.stride_batch;
+  a.q_sh = p.q.stride_head;
+  a.q_ss = p.q.stride_seq;
+  a.q_scale_mult = r.sm_scale * detail::kLog2e;  // the softmax works in exp2
+  a.k_sum = p.smooth_k && p.lse ? w.k_sum : nullptr;
+  a.inv_kv_len = 1.f / static_cast<float>(p.kv_len);
+  a.sm_scale = r.sm_scale;
   cudaError_t e;
   if (p.pv_path == PvPath::fp8_sm90) {
     e = p.head_dim == 64 ? detail::launch_attention_sm90<64, __nv_fp8_e4m3>(a, p.batch, stream)

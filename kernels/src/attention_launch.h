@@ -26,6 +26,14 @@ struct AttentionArgs {
   float* lse;
   int heads_q, heads_kv, qo_len, kv_len, q_pad, kv_pad, q_rows, k_rows;
   bool causal;
+  // Where the kernel quantizes Q itself (the Hopper kernel, quantizes_q_in_attention): the
+  // caller's 16-bit Q, sm_scale·log2(e) for its scales, and, for the LSE with smoothing, K's
+  // column sums (k_sum, else null) with 1 / kv_len and sm_scale for sm_scale·(q · mean(K)).
+  const void* q16;
+  std::int64_t q_sb, q_sh, q_ss;
+  float q_scale_mult;
+  const float* k_sum;
+  float inv_kv_len, sm_scale;
 };
 
 template <int D, PvPath PATH, typename VT>

@@ -169,6 +169,56 @@ __device__ __forceinline__ float biased_score_value(int bits) {
   return __int_as_float(bits) - kSmallIntBias;  // s, exactly
 }
 
+// ---- INT8 quantization of Q and K: scale max|x| / 127 per group of rows, values rounded to
+// nearest. One definition for the quantization kernels (quantize.cu) and the Hopper kernel's
+// in-kernel quantization of Q, so that both give the same bits (the host reference models it).
+// The factor from values to INT8; 0 for an all-zero group, whose values stay 0.
+__device__ __forceinline__ float int8_inverse_scale(float amax) {
+  return amax > 0.f ? 127.f / amax : 0.f;
+}
+// The scale the attention kernels dequantize with: max|x| / 127 times `mult` (Q: sm_scale·log2 e).
+__device__ __forceinline__ float int8_scale(float amax, float mult) {
+  return amax / 127.f * mult;
+}
+// Eight values to eight INT8 bytes (byte i = x[i]), as one 8-byte word: __float2int_rn(x · inv)
+// exactly (the product rounded to float, then to the nearest integer, ties to even), but on the
+// FMA pipe: adding 1.5·2^23 (kSmallIntBias above) leaves the integer in the float's low bits,
+// and its low byte is the INT8 in two's complement; byte permutes pack them. F2I conversions run
+// at a quarter of the FMA pipe's rate, and the Hopper kernel quantizes 16K values per CTA before
+// its first Q·Kᵀ. (One FFMA instead of FMUL + FADD rounds the exact product once: ~4e-4 of the
+// values then differ by 1 from the F2I result, which moved outputs by up to 1% with unsmoothed
+// outlier K and took them further from the host reference; kernels/NOTES.md, s37.)
+__device__ __forceinline__ uint2 quantize_int8x8(const float (&x)[8], float inv) {
+  unsigned bits[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)  // _rn: kept apart, not contracted into an FFMA
+    bits[i] = __float_as_uint(__fadd_rn(__fmul_rn(x[i], inv), kSmallIntBias));
+  unsigned word[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const unsigned lo = __byte_perm(bits[4 * h], bits[4 * h + 1], 0x0040);      // bytes 0, 1
+    const unsigned hi = __byte_perm(bits[4 * h + 2], bits[4 * h + 3], 0x0040);  // bytes 2, 3
+    word[h] = __byte_perm(lo, hi, 0x5410);
+  }
+  return make_uint2(word[0], word[1]);
+}
+
+// Eight 16-bit values (one 16-byte load) as floats, and the largest |value| among them (taken on
+// the packed pairs: exact, and half the instructions of a float max per value).
+template <typename T>
+__device__ __forceinline__ float unpack_16bit_x8(const uint4& raw, float (&x)[8]) {
+  using T2 = std::conditional_t<std::is_same_v<T, half>, half2, __nv_bfloat162>;
+  const T2* pair = reinterpret_cast<const T2*>(&raw);
+  const T2 m = __hmax2(__hmax2(__habs2(pair[0]), __habs2(pair[1])),
+                       __hmax2(__habs2(pair[2]), __habs2(pair[3])));
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    x[2 * j] = static_cast<float>(pair[j].x);
+    x[2 * j + 1] = static_cast<float>(pair[j].y);
+  }
+  return fmaxf(static_cast<float>(m.x), static_cast<float>(m.y));
+}
+
 // The largest of x[0..N) (N a power of two), as a tree rather than a chain: shorter dependency
 // chains for the softmaxes' row maxima. Overwrites x.
 template <int N>

@@ -63,7 +63,6 @@ template <int D>
 constexpr int kFusedScratchWords = (kThreads / (D / 8) + 1) * D;
 template <int D>
 constexpr int kFusedSmemBytes = 2 * kStageBytes + kFusedScratchWords<D> * 4;
-constexpr float kLog2e = 1.4426950408889634f;
 
 // Rows of D channels: D/8 threads per row (16 bytes each), so a job of 8 warps x 8 loads
 // covers kJobRows<D> rows: 128 at D=128, 256 at D=64.
@@ -337,20 +336,20 @@ __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int 
     float amax = group_max[first];
     for (int j = 1; j < groups_per_scale; ++j)
       amax = fmaxf(amax, group_max[first + j]);
-    const float inv = amax > 0.f ? 127.f / amax : 0.f;
+    const float inv = device::int8_inverse_scale(amax);
     const int group_row0 = warp_row0 + g * kScaleRows;
     if (lane == 0 && group_row0 % t.rows_per_scale == 0) {
       t.scales[unit_offset(b, t.heads, t.h) * (t.len_pad / t.rows_per_scale) +
-               group_row0 / t.rows_per_scale] = amax / 127.f * t.scale_mult;
+               group_row0 / t.rows_per_scale] = device::int8_scale(amax, t.scale_mult);
     }
 #pragma unroll
     for (int l = g * kLoadsPerGroup; l < (g + 1) * kLoadsPerGroup; ++l) {
       const uint4 raw = stage.at(l);
-      std::int8_t q[8];
+      float x[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i)
-        q[i] = static_cast<std::int8_t>(__float2int_rn(value(raw, l, i) * inv));
-      *reinterpret_cast<uint2*>(dst + l * kRowsPerLoad<D> * D) = *reinterpret_cast<const uint2*>(q);
+        x[i] = value(raw, l, i);
+      *reinterpret_cast<uint2*>(dst + l * kRowsPerLoad<D> * D) = device::quantize_int8x8(x, inv);
     }
   }
 }
@@ -787,7 +786,7 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, float sm_scale, const Res
   plan.smooth_k = p.smooth_k;
   plan.fp8 = uses_fp8_v(p.pv_path);
   plan.want_km = p.smooth_k && p.lse != nullptr;
-  plan.q_jobs = (w.q_pad + kJobRows<D> - 1) / kJobRows<D>;
+  plan.q_jobs = quantizes_q_in_attention(p.pv_path) ? 0 : (w.q_pad + kJobRows<D> - 1) / kJobRows<D>;
   plan.kv_jobs = (w.kv_pad + kJobRows<D> - 1) / kJobRows<D>;
   const bool needs_statistics = plan.smooth_k || plan.fp8;
   // The fused queue's barrier needs all of a unit's slices resident at once (fused_kv_job); it

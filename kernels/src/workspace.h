@@ -20,6 +20,7 @@ inline constexpr int kWarpRows = 16;
 #define SAGEATTN_MMA_MAX_HEADROOM 8
 #endif
 inline constexpr float kMmaMaxHeadroom = SAGEATTN_MMA_MAX_HEADROOM;
+inline constexpr float kLog2e = 1.4426950408889634f;      // Q's scales carry sm_scale·log2(e)
 inline constexpr float kFp8Max = 448.f;                   // e4m3's largest finite value
 inline constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448): P's scale, in exp2's domain
 // The attention kernels find a key's scale with a shift by log2 of the rows per scale.
@@ -54,6 +55,15 @@ constexpr int sm90_key_block(int head_dim, int consumers) {
   return head_dim == 128 && consumers == 3 ? 64 : 128;
 }
 
+// Whether the attention kernel of a path quantizes Q itself, from the caller's 16-bit Q, so that
+// the quantization launch leaves Q alone and the workspace has no INT8 copy of it: the Hopper
+// kernel does (each CTA reads its Q tile once, and quantizing it there saves the INT8 copy's
+// write and read, ~28-50% of the quantization's bytes; kernels/NOTES.md, s37). The mma.sync
+// kernel reads Q's INT8 fragments from the workspace.
+constexpr bool quantizes_q_in_attention(PvPath path) {
+  return is_sm90_path(path);
+}
+
 inline int round_up(int x, int m) {
   return (x + m - 1) / m * m;
 }
@@ -62,6 +72,8 @@ inline int granularity_rows(Granularity g) {
 }
 
 struct Workspace {
+  // Q's INT8 copy and its per-row numbers: empty where the attention kernel quantizes Q itself
+  // (quantizes_q_in_attention).
   std::int8_t* q = nullptr;   // [B, Hq, q_pad, D]
   float* q_scale = nullptr;   // [B, Hq, q_pad / q_rows], includes sm_scale * log2(e)
   float* q_km = nullptr;      // [B, Hq, q_pad]: sm_scale * (q . mean(K)), for the LSE
@@ -98,9 +110,10 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   w.v_amax = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.job_counters = reinterpret_cast<std::uint32_t*>(take((1 + bk) * sizeof(std::uint32_t)));
   w.stats_bytes = at;
-  w.q = reinterpret_cast<std::int8_t*>(take(bq * w.q_pad * d));
-  w.q_scale = reinterpret_cast<float*>(take(bq * (w.q_pad / w.q_rows) * sizeof(float)));
-  w.q_km = reinterpret_cast<float*>(take(bq * w.q_pad * sizeof(float)));
+  const std::size_t q_copies = quantizes_q_in_attention(p.pv_path) ? 0 : bq;
+  w.q = reinterpret_cast<std::int8_t*>(take(q_copies * w.q_pad * d));
+  w.q_scale = reinterpret_cast<float*>(take(q_copies * (w.q_pad / w.q_rows) * sizeof(float)));
+  w.q_km = reinterpret_cast<float*>(take(q_copies * w.q_pad * sizeof(float)));
   w.k = reinterpret_cast<std::int8_t*>(take(bk * w.kv_pad * d));
   w.k_scale = reinterpret_cast<float*>(take(bk * (w.kv_pad / w.k_rows) * sizeof(float)));
   w.v = reinterpret_cast<std::uint8_t*>(take(uses_fp8_v(p.pv_path) ? bk * d * w.kv_pad : 0));

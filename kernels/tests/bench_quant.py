@@ -3,7 +3,8 @@
 the copy rate measured in the same run. Prints a table, writes JSON (--json).
 
   needed      bytes that must move at least once: Q, K (and V for fp8) read in 16 bits and
-              written in 8
+              written in 8; not Q on the Hopper paths (fp8_sm90, fp16_sm90), whose attention
+              kernel quantizes Q itself (the quantization launch then does K, and V)
   copy rate   a device-to-device torch copy of 1 GiB, counted as bytes read + written
   % of copy   time the needed bytes take at the copy rate / measured time
 
@@ -13,6 +14,7 @@ Several builds of the library can be compared in one run: --libs old=path/a.so,n
 statistics at all, which separates the quantizing jobs' own speed from the statistics' cost.
 
 Usage: bench_quant.py [--json OUT] [--libs name=path,...] [--seqs 1024,4096,32768] [--no-smooth-k]
+                      [--paths fp16,fp8,fp8_sm90,fp16_sm90]
 """
 import argparse
 import json
@@ -40,6 +42,7 @@ def main():
     parser.add_argument("--libs", help="name=path,... (default: the library of $SAGEATTN_CAPI)")
     parser.add_argument("--seqs", default="1024,4096,32768")
     parser.add_argument("--no-smooth-k", action="store_true")
+    parser.add_argument("--paths", default="fp16,fp8", help="comma-separated P·V paths")
     args = parser.parse_args()
     libs = ([item.split("=", 1) for item in args.libs.split(",")] if args.libs
             else [("lib", None)])
@@ -55,10 +58,11 @@ def main():
             q, k, v = (torch.randn(b, heads, seq, d, device="cuda", dtype=torch.float16)
                        for _ in range(3))
             o = torch.empty_like(q)
-            for path in ("fp16", "fp8"):
-                # 16-bit in, 8-bit out: Q and K, and V on the FP8 path (the fp16 path's
-                # P·V reads V as it is).
-                needed = (3 if path == "fp8" else 2) * q.numel() * (2 + 1)
+            for path in args.paths.split(","):
+                # 16-bit in, 8-bit out: Q (not on the Hopper paths) and K, and V on the FP8
+                # paths (the 16-bit P·V reads V as it is).
+                tensors = (1 if path.endswith("_sm90") else 2) + (1 if path.startswith("fp8") else 0)
+                needed = tensors * q.numel() * (2 + 1)
                 for name, lib in libs:
                     call = sc.Call(lib, q, k, v, o, "HND", causal=False, path=path,
                                    smooth_k=not args.no_smooth_k)

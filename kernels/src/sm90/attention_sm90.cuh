@@ -5,11 +5,13 @@
 // A CTA owns kBlockM = 64 · kConsumers query rows of one (batch, head) and has 1 + kConsumers
 // warpgroups (kConsumers = 2, or 3 where the registers allow it: workspace.h's
 // sm90_consumer_warpgroups):
-//   producer  (warpgroup 0, 24 registers): one thread issues TMA copies: Q once, then K and V
-//             tiles of kBlockN keys (128; 64 at d=128 with three consumers) into a ring of
-//             kStages shared-memory stages, each stage waiting until every consumer released
-//             it (mbarriers `empty`);
-//   consumers (240 registers with 2, 160 with 3): 64 query rows each, per key block
+//   producer  (warpgroup 0, 24 registers): one thread issues TMA copies of K and V tiles of
+//             kBlockN keys (128; 64 at d=128 with three consumers) into a ring of kStages
+//             shared-memory stages, each stage waiting until every consumer released it
+//             (mbarriers `empty`);
+//   consumers (240 registers with 2, 160 with 3): 64 query rows each, which they first
+//             quantize themselves from the caller's 16-bit Q into the Q tile (quantize_q_rows);
+//             then per key block
 //             S = Q·Kᵀ     wgmma m64n(kBlockN)k32 s8 (Q and K both from shared memory), int32
 //             softmax      dequantized by q_scale·k_scale (exp2 domain), masked on partial and
 //                          diagonal blocks only, online max/sum in FP32
@@ -23,10 +25,11 @@
 // per turn), and the consumers take turns (ping-pong on named barriers), so that one's softmax
 // runs while another's wgmma do.
 //
-// Inputs are the workspace the quantization kernels fill (workspace.h): Q and K int8 [.., pad,
-// D]; for e4m3, V transposed to [.., D, kv_pad] with keys permuted in groups of 32 (16-bit: the
-// caller's V). Rows and keys past the padded lengths arrive from the TMA as zeros; keys past
-// kv_len are masked.
+// Inputs: the caller's Q (16-bit), and the workspace the quantization kernels fill
+// (workspace.h): K int8 [.., kv_pad, D]; for e4m3, V transposed to [.., D, kv_pad] with keys
+// permuted in groups of 32 (16-bit: the caller's V). Query rows past qo_len are quantized as
+// zeros; keys past the padded length arrive from the TMA as zeros, and keys past kv_len are
+// masked.
 #pragma once
 
 #include <cstdint>
@@ -110,7 +113,7 @@ __device__ bool g_sm90_trace_printed;
 enum CtaStamp {
   kCtaEntry,     // thread 0, first instruction
   kCtaSetUp,     // thread 0, after the barriers' set-up and __syncthreads
-  kCtaQ,         // warpgroup 0 (warp 4, lane 0), Q landed
+  kCtaQ,         // warpgroup 0 (warp 4, lane 0), its Q quantized into the tile
   kCtaFirst0,    // the first turn (Q·Kᵀ and its softmax) done, warpgroup 0
   kCtaFirst1,    // ... warpgroup 1
   kCtaLoopEnd0,  // the last turn done (the last P·V merged), warpgroup 0
@@ -221,25 +224,121 @@ struct Sm90Config {
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
-  static constexpr int kBarriers = 1 + 3 * kStages;  // q_full; k_full, v_full, empty per stage
+  static constexpr int kBarriers = 3 * kStages;  // k_full, v_full, empty per stage
   // K's scales of each stage's block: one per 16-key column group of the S tile (8 floats),
   // written by the producer beside the TMA's K tile.
   static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
   static constexpr int kScaleGroups = kBlockN / 16;
   static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
+  // Q's quantization (quantize_q_rows): per row sm_scale·(q · mean(K)) for the LSE, and per
+  // warp its rows' max |q| (per_block scales take the warpgroup's).
+  static constexpr int kQAuxOffset = kKScaleOffset + kKScaleBytes;
+  static constexpr int kQAuxBytes = (kBlockM + 4 * kConsumers) * 4;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
-  static constexpr int kSmemBytes = kKScaleOffset + kKScaleBytes + 1024;
+  static constexpr int kSmemBytes = kQAuxOffset + kQAuxBytes + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
                     kVBytes % 1024 == 0,
                 "swizzled tiles start on 1024-byte boundaries");
 };
 
-// The kernel's one parameter: the three tensor maps must live in parameter space
-// (__grid_constant__) for the TMA to read them.
+// The kernel's one parameter: the tensor maps must live in parameter space (__grid_constant__)
+// for the TMA to read them.
 struct Sm90Args {
-  CUtensorMap q_map, k_map, v_map;
+  CUtensorMap k_map, v_map;
   AttentionArgs a;
 };
+
+// Byte `byte` of row `row` of a K-major INT8 tile of D-byte rows, in the layout the TMA writes
+// with a D-byte swizzle (PTX ISA, "tensor copy swizzling modes"): the 16-byte chunk index XOR
+// address bits 7-9 (128-byte rows: row % 8) or 7-8 (64-byte rows: row / 2 % 4).
+template <int D>
+__device__ __forceinline__ int swizzled_tile_offset(int row, int byte) {
+  const int phase = D == 128 ? row & 7 : (row >> 1) & 3;
+  return row * D + (((byte >> 4) ^ phase) << 4) + (byte & 15);
+}
+
+// Q is quantized by the consumer warps themselves, 16 rows per warp, from the caller's 16-bit Q
+// into their warpgroup's Q tile as the Q·Kᵀ wgmma reads it: Q never makes an INT8 round trip
+// through memory. Lane layout: each 16-byte load of a warp covers 32 / (D/8) whole rows
+// (coalesced); a thread holds channels 8c .. 8c+7 of its rows.
+template <int D>
+constexpr int kQLoads = 16 / (32 / (D / 8));  // 16-byte loads per thread for 16 rows
+
+// The loads, issued at the kernel's entry so that their latency overlaps the set-up (rows past
+// qo_len are zeros).
+template <int D>
+__device__ __forceinline__ void load_q_rows(const AttentionArgs& a, int batch, int head,
+                                            int warp_row0, int lane, uint4 (&raw)[kQLoads<D>]) {
+  constexpr int kThreadsPerRow = D / 8, kRowsPerLoad = 32 / kThreadsPerRow;
+  const int c = lane % kThreadsPerRow, sub = lane / kThreadsPerRow;
+  const auto* src =
+      static_cast<const std::uint16_t*>(a.q16) + batch * a.q_sb + head * a.q_sh + 8 * c;
+#pragma unroll
+  for (int l = 0; l < kQLoads<D>; ++l) {
+    const int row = warp_row0 + l * kRowsPerLoad + sub;
+    raw[l] =
+        row < a.qo_len
+            ? __ldg(reinterpret_cast<const uint4*>(src + static_cast<std::int64_t>(row) * a.q_ss))
+            : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
+// The loaded rows to INT8 with the quantization kernel's arithmetic (device::int8_*, the same
+// bits): the scale is max |q| over the warp's 16 rows (per_warp) or the warpgroup's 64
+// (per_block, the workspace's block), times sm_scale·log2(e). Returns that scale (0 for a warp
+// whose rows are all past qo_len). With a.k_sum, also sm_scale·(q · mean(K)) per row into
+// row_km[0 .. 16) (the LSE's correction for K's smoothing), summed as the quantization kernel
+// sums it. The caller syncs the warpgroup before its first wgmma; per_block scales sync it here
+// once more.
+template <typename T, int D>
+__device__ __forceinline__ float quantize_q_rows(const AttentionArgs& a, int kv_bh, int warp_row0,
+                                                 int w, int lane, const uint4 (&raw)[kQLoads<D>],
+                                                 unsigned char* tile, float* row_km,
+                                                 float* warp_amax, int wg_barrier) {
+  constexpr int kThreadsPerRow = D / 8, kRowsPerLoad = 32 / kThreadsPerRow;
+  const int c = lane % kThreadsPerRow, sub = lane / kThreadsPerRow;
+  float x[kQLoads<D>][8];
+  float amax = 0.f;
+#pragma unroll
+  for (int l = 0; l < kQLoads<D>; ++l)
+    amax = fmaxf(amax, device::unpack_16bit_x8<T>(raw[l], x[l]));
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2)
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  if (a.q_rows != kWarpRows) {  // per_block: the warpgroup's 64 rows share a scale
+    if (lane == 0) warp_amax[w] = amax;
+    sm90::named_barrier_sync(wg_barrier, 128);
+    amax = fmaxf(fmaxf(warp_amax[0], warp_amax[1]), fmaxf(warp_amax[2], warp_amax[3]));
+  }
+  const float inv = device::int8_inverse_scale(amax);
+#pragma unroll
+  for (int l = 0; l < kQLoads<D>; ++l) {
+    const int tile_row = 16 * w + l * kRowsPerLoad + sub;
+    *reinterpret_cast<uint2*>(tile + swizzled_tile_offset<D>(tile_row, 8 * c)) =
+        device::quantize_int8x8(x[l], inv);
+  }
+  if (a.k_sum != nullptr) {
+    const float* k_sum = a.k_sum + static_cast<std::int64_t>(kv_bh) * D + 8 * c;
+    float mean[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      mean[i] = __ldcg(k_sum + i) * a.inv_kv_len;
+#pragma unroll
+    for (int l = 0; l < kQLoads<D>; ++l) {
+      float dot = 0.f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        dot += x[l][i] * mean[i];
+#pragma unroll
+      for (int o = kThreadsPerRow / 2; o > 0; o /= 2)
+        dot += __shfl_xor_sync(0xffffffffu, dot, o);
+      const int row = warp_row0 + l * kRowsPerLoad + sub;
+      if (c == 0) row_km[l * kRowsPerLoad + sub] = row < a.qo_len ? dot * a.sm_scale : 0.f;
+    }
+    __syncwarp();
+  }
+  return device::int8_scale(amax, a.q_scale_mult);
+}
 
 // Whether column group j (of `total`) of an S tile takes the FMA pipe's exp2: `groups` of them,
 // evenly spread (j where floor((j+1)·groups/total) steps).
@@ -418,8 +517,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   unsigned char* s_k = smem + Cfg::kKOffset;
   unsigned char* s_v = smem + Cfg::kVOffset;
   auto* barriers = reinterpret_cast<std::uint64_t*>(smem + Cfg::kBarrierOffset);
-  std::uint64_t* q_full = barriers;
-  std::uint64_t* k_full = barriers + 1;
+  std::uint64_t* k_full = barriers;
   std::uint64_t* v_full = k_full + kStages;
   std::uint64_t* empty = v_full + kStages;
   // [kStages][kScaleGroups]
@@ -443,6 +541,12 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   const int q_bh = batch * a.heads_q + head;
   const int kv_bh = batch * a.heads_kv + kv_head;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // A consumer warp's 16 query rows (warp 4 + 4·wg + w: rows m0 + 64·wg + 16·w ..), requested
+  // before anything else: their DRAM latency then overlaps the set-up below, as the TMA of an
+  // INT8 Q issued at set-up did (kernels/NOTES.md, s37).
+  const int q_warp_row0 = m0 + 16 * (warp - 4);
+  uint4 q_raw[kQLoads<D>];
+  if (warp >= 4) load_q_rows<D>(a, batch, head, q_warp_row0, lane, q_raw);
   const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
 
   // Block nb's K and V into stage nb % kStages, by the producer thread, once the stage is free.
@@ -465,10 +569,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   };
   const int first_round = min(kStages, n_blocks);  // blocks whose stages start free
   if (threadIdx.x == 0) {                          // the producer thread (warp 0, lane 0)
-    sm90::prefetch_tensor_map(&args.q_map);
     sm90::prefetch_tensor_map(&args.k_map);
     sm90::prefetch_tensor_map(&args.v_map);
-    sm90::mbarrier_init(q_full, 1);
     for (int s = 0; s < kStages; ++s) {
       // Two arrivals: the TMA's (with K's bytes) and the producer's once K's scales are staged.
       sm90::mbarrier_init(&k_full[s], 2);
@@ -476,11 +578,9 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
       sm90::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // every consumer warp releases
     }
     sm90::fence_barrier_init();
-    // Q and the first round of K and V are requested now, so that their latency overlaps the
-    // set-up below and the CTA-wide barrier (CTA timeline: the set-up took ~900 cycles and Q
+    // The first round of K and V is requested now, so that its latency overlaps the set-up
+    // below and the CTA-wide barrier (CTA timeline: the set-up took ~900 cycles and a tile
     // arrived ~1,600 cycles after it).
-    sm90::mbarrier_arrive_expect_tx(q_full, Cfg::kQBytes);
-    sm90::tma_load_3d(s_q, &args.q_map, q_full, 0, m0, q_bh);
     for (int nb = 0; nb < first_round; ++nb)
       load_kv(nb);
   }
@@ -507,7 +607,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   if (warp < 4) {
     // ---- producer ----
     sm90::release_registers<Cfg::kProducerRegisters>();
-    if (warp == 0 && lane == 0) {  // Q and the first round's tiles were requested at set-up
+    if (warp == 0 && lane == 0) {  // the first round's tiles were requested at set-up
       // Block nb's 8 K scales (one per 16-key column group; k_rows is 16 or 64, so a scale may
       // repeat) into its stage, then the producer's arrival on k_full: a consumer that saw the
       // stage's K also sees its scales. Staged here, the consumers never wait for a global
@@ -544,11 +644,22 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     const int wg = warp / 4 - 1;  // consumer warpgroup: rows m0 + 64·wg ...
     const int w = warp % 4, g = lane / 4, t = lane % 4;
     const int warp_row0 = m0 + 64 * wg + 16 * w;  // this warp's 16 rows; thread rows g, g + 8
-    const int q_scales_per_head = a.q_pad / a.q_rows;
-    // Rows past q_pad exist only in the last tile's second warpgroup: Q is zeros there, and
-    // the scale is 0 (not read past the array).
-    const float q_scale =
-        warp_row0 < a.q_pad ? a.q_scale[q_bh * q_scales_per_head + warp_row0 / a.q_rows] : 0.f;
+    // Q: the warpgroup's 64 rows quantized by its own warps into its part of the Q tile (while
+    // the producer's first K and V tiles are on their way), then made visible to the wgmma
+    // (the async proxy) for the whole warpgroup. Named barriers 1 .. kConsumers are the
+    // ping-pong's; the warpgroups' Q barriers follow them.
+    float* q_aux = reinterpret_cast<float*>(smem + Cfg::kQAuxOffset);
+    float* row_km = q_aux + 64 * wg;  // [64]: the warpgroup's rows
+    float* warp_amax = q_aux + kBlockM + 4 * wg;
+    const int q_barrier = 1 + Cfg::kConsumers + wg;
+    auto quantize_q = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      return quantize_q_rows<T, D>(a, kv_bh, warp_row0, w, lane, q_raw, s_q + wg * 64 * D,
+                                   row_km + 16 * w, warp_amax, q_barrier);
+    };
+    const float q_scale = a.o_bf16 ? quantize_q(__nv_bfloat16{}) : quantize_q(half{});
+    sm90::fence_proxy_async();
+    sm90::named_barrier_sync(q_barrier, 128);
 
     // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
     // P (e4m3: of 448·P; the ones columns).
@@ -562,7 +673,6 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     unsigned pa[Cfg::kPvSteps][4];          // P of the previous block as A fragments
     int s[kBlockN / 2];
 
-    sm90::mbarrier_wait(q_full, 0);
     [[maybe_unused]] const bool stamper = threadIdx.x % 128 == 0;  // the warpgroup's thread 0
     SM90_CTA_STAMP(stamper && wg == 0, kCtaQ);
     const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
@@ -801,7 +911,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         if (row_sum[r] > 0.f) {
           // e4m3: row_sum holds 448·sum(P)
           value = (row_max[r] + __log2f(row_sum[r]) - (Cfg::kPv8 ? kLog2Fp8Max : 0.f)) * kLn2;
-          if (a.q_km != nullptr) value += a.q_km[static_cast<std::int64_t>(q_bh) * a.q_pad + row];
+          if (a.k_sum != nullptr) value += row_km[16 * w + g + 8 * r];
         }
         a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
       }
@@ -871,10 +981,8 @@ cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t s
   using Cfg = Sm90Config<D, PvT, kConsumers>;
   Sm90Args args{};
   args.a = a;
-  const std::uint64_t q_heads = static_cast<std::uint64_t>(batch) * a.heads_q;
   const std::uint64_t kv_heads = static_cast<std::uint64_t>(batch) * a.heads_kv;
   bool encoded =
-      encode_byte_tensor(&args.q_map, a.q, D, a.q_pad, q_heads, D, Cfg::kBlockM, Cfg::kQKSwizzle) &&
       encode_byte_tensor(&args.k_map, a.k, D, a.kv_pad, kv_heads, D, Cfg::kBlockN, Cfg::kQKSwizzle);
   if constexpr (Cfg::kPv8) {
     encoded = encoded && encode_byte_tensor(&args.v_map, a.v_fp8, a.kv_pad, D, kv_heads,
