@@ -159,7 +159,7 @@ Prepared prepare(const Params& p, void* workspace, std::size_t workspace_size) {
 Status quantize(const Params& p, void* workspace, std::size_t workspace_size, cudaStream_t stream) {
   const Prepared r = prepare(p, workspace, workspace_size);
   if (!r.status.ok) return r.status;
-  if (cudaError_t e = detail::quantize_inputs(p, r.workspace, r.sm_scale, stream)) {
+  if (cudaError_t e = detail::quantize_inputs(p, r.workspace, stream)) {
     return Status::error(std::string("sageattn: quantization kernels failed: ") +
                          cudaGetErrorString(e));
   }
@@ -172,9 +172,6 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   if (!r.status.ok) return r.status;
   const detail::Workspace& w = r.workspace;
   detail::AttentionArgs a{};
-  a.q = w.q;
-  a.q_scale = w.q_scale;
-  a.q_km = p.smooth_k && p.lse ? w.q_km : nullptr;
   a.k = w.k;
   a.k_scale = w.k_scale;
   a.v_fp8 = w.v;

@@ -23,6 +23,7 @@
 #include "attention_launch.h"
 #include "device_primitives.cuh"
 #include "epilogue.cuh"
+#include "quantize_q.cuh"
 #include "sageattn/sageattn.h"
 #include "workspace.h"
 
@@ -51,7 +52,10 @@ struct AttentionConfig {
   static constexpr int kQBytes = kCtaRows * D;
   static constexpr int kKBytes = kBlockN * D;
   static constexpr int kVBytes = PATH == PvPath::fp8 ? D * kBlockN : kBlockN * D * 2;
-  static constexpr int kSmemBytes = kQBytes + 2 * kKBytes + 2 * kVBytes;
+  // Q's quantization (quantize_q.cuh): per row sm_scale·(q · mean(K)) for the LSE, and per warp
+  // its rows' max |q| (per_block scales take the block's).
+  static constexpr int kQAuxOffset = kQBytes + 2 * kKBytes + 2 * kVBytes;
+  static constexpr int kSmemBytes = kQAuxOffset + (kCtaRows + 4) * 4;
   // log2 of the factor P is computed with: 448 (e4m3's largest value) on the fp8 path, so that
   // P uses e4m3's whole range; the row sums carry it too, so it cancels in O = P·V / sum.
   static constexpr float kLog2PScale = PATH == PvPath::fp8 ? kLog2Fp8Max : 0.f;
@@ -124,17 +128,14 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 
   const std::int64_t q_head = static_cast<std::int64_t>(batch) * a.heads_q + head;
   const std::int64_t k_head = static_cast<std::int64_t>(batch) * a.heads_kv + kv_head;
-  const std::int8_t* q_head_base = a.q + q_head * a.q_pad * D;
   const std::int8_t* k_base = a.k + k_head * a.kv_pad * D;
 
+  // Q: this warp's rows of the caller's 16-bit Q, requested first (quantize_q.cuh), quantized
+  // into the Q tile once the first K and V tiles are on their way.
+  uint4 q_raw[kQLoads<D, Cfg::kRowsPerWarp>];
+  load_q_rows<D, Cfg::kRowsPerWarp>(a, batch, head, warp_row0, lane, q_raw);
+
   // ---- asynchronous tile loads (16-byte chunks, swizzled) ----
-  // The workspace pads Q to kBlockM rows: the last CTA's rows past q_pad read as zeros.
-  auto load_q = [&]() {
-    copy_tile_async<D, Cfg::kCtaRows>(s_q, tid, [&](int row, int chunk, unsigned char* dst) {
-      const bool valid = m0 + row < a.q_pad;
-      device::cp_async_16(dst, q_head_base + (valid ? (m0 + row) * D + chunk * 16 : 0), valid);
-    });
-  };
   auto load_kv = [&](int block, int stage) {
     const int n0 = block * kBlockN;
     copy_tile_async<D, kBlockN>(
@@ -160,12 +161,29 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     }
   };
 
-  load_q();
   if (n_blocks > 0) load_kv(0, 0);
   device::cp_async_commit();
 
+  // The tile's rows are read (ldmatrix) only after the main loop's first __syncthreads.
+  float* q_aux = reinterpret_cast<float*>(smem + Cfg::kQAuxOffset);
+  float* row_km = q_aux + warp * Cfg::kRowsPerWarp;  // [kRowsPerWarp]
+  constexpr int kWarpsPerBlock = kBlockM / Cfg::kRowsPerWarp;
+  const QTileTarget q_target{s_q, warp * Cfg::kRowsPerWarp, row_km,
+                             q_aux + Cfg::kCtaRows + warp / kWarpsPerBlock * kWarpsPerBlock,
+                             warp % kWarpsPerBlock};
+  float q_scale[kMTiles];  // per m-tile (16 rows, the per_warp granularity)
+  auto quantize_q = [&](auto type_tag) {
+    quantize_q_rows<decltype(type_tag), D, Cfg::kRowsPerWarp>(
+        a, k_head, warp_row0, lane, q_raw, q_target, [] { __syncthreads(); }, q_scale);
+  };
+  if (a.o_bf16) {
+    quantize_q(__nv_bfloat16{});
+  } else {
+    quantize_q(half{});
+  }
+
   float o[kMTiles][Cfg::kDTiles][4];
-  float row_max[kMTiles][2], row_sum[kMTiles][2], q_scale[kMTiles];
+  float row_max[kMTiles][2], row_sum[kMTiles][2];
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
@@ -173,9 +191,6 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       o[mt][i][0] = o[mt][i][1] = o[mt][i][2] = o[mt][i][3] = 0.f;
     row_max[mt][0] = row_max[mt][1] = -INFINITY;
     row_sum[mt][0] = row_sum[mt][1] = 0.f;
-    // An m-tile past q_pad (the last CTA) has zero Q and no scale of its own.
-    const int row = warp_row0 + 16 * mt;
-    q_scale[mt] = row < a.q_pad ? a.q_scale[q_head * (a.q_pad / a.q_rows) + row / a.q_rows] : 0.f;
   }
   const float* k_scales = a.k_scale + k_head * (a.kv_pad / a.k_rows);
   // k_rows is 16 or kBlockM (a power of two): a shift, not kNTiles integer divisions per key
@@ -451,7 +466,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
         float value = -INFINITY;
         if (row_sum[mt][r] > 0.f) {
           value = (row_max[mt][r] + __log2f(row_sum[mt][r]) - Cfg::kLog2PScale) * kLn2;
-          if (a.q_km != nullptr) value += a.q_km[q_head * a.q_pad + row];
+          if (a.k_sum != nullptr) value += row_km[16 * mt + g + r * 8];
         }
         a.lse[q_head * a.qo_len + row] = value;
       }

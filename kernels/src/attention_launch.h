@@ -11,9 +11,6 @@
 namespace sageattn::detail {
 
 struct AttentionArgs {
-  const std::int8_t* q;
-  const float* q_scale;
-  const float* q_km;  // null unless LSE with smoothing
   const std::int8_t* k;
   const float* k_scale;
   const std::uint8_t* v_fp8;  // fp8 path
@@ -26,9 +23,9 @@ struct AttentionArgs {
   float* lse;
   int heads_q, heads_kv, qo_len, kv_len, q_pad, kv_pad, q_rows, k_rows;
   bool causal;
-  // Where the kernel quantizes Q itself (the Hopper kernel, quantizes_q_in_attention): the
-  // caller's 16-bit Q, sm_scale·log2(e) for its scales, and, for the LSE with smoothing, K's
-  // column sums (k_sum, else null) with 1 / kv_len and sm_scale for sm_scale·(q · mean(K)).
+  // Q, which the kernels quantize themselves (quantize_q.cuh): the caller's 16-bit Q,
+  // sm_scale·log2(e) for its scales, and, for the LSE with smoothing, K's column sums (k_sum,
+  // else null) with 1 / kv_len and sm_scale for sm_scale·(q · mean(K)).
   const void* q16;
   std::int64_t q_sb, q_sh, q_ss;
   float q_scale_mult;

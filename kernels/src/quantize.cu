@@ -106,20 +106,19 @@ struct Stage {
 
 // The queue's shape, computed on the host (plan_jobs) and read by every CTA.
 struct JobPlan {
-  InputView q, k, v;
+  InputView k, v;
   Workspace w;
-  int heads_q, heads_kv, group, qo_len, kv_len;
+  int heads_kv, kv_len;
   int units;       // batch x KV heads
   int stat_jobs;   // per unit: 0 when neither K's mean nor V's maxima are needed
-  int q_jobs;      // per query head
   int kv_jobs;     // per unit, for K, and as many again for V on the FP8 paths
-  int quant_jobs;  // per unit: group x q_jobs + K's and V's
+  int quant_jobs;  // per unit: K's and V's
   QueueShape queue;
   int total_jobs;
   int stat_publishes;  // per unit: the statistics are complete when this many jobs published
   bool fused;          // the fused queue: K/V slices with their statistics (fused_kv_job)
-  bool smooth_k, fp8, want_km;
-  float q_scale_mult, sm_scale, inv_kv_len;
+  bool smooth_k, fp8;
+  float inv_kv_len;
 };
 
 __device__ __forceinline__ std::int64_t unit_offset(int b, int heads, int h) {
@@ -233,17 +232,15 @@ __device__ void wait_for_statistics(const JobPlan& p, int unit) {
   __syncthreads();
 }
 
-// --- Q and K to INT8 --------------------------------------------------------------------------
+// --- K to INT8 ------------------------------------------------------------------------------
+// (Q is quantized by the attention kernels themselves, as they read it: quantize_q.cuh.)
 
 struct RowsTarget {
   InputView in;
   int h, heads, len, len_pad, rows_per_scale;
   std::int8_t* out;
   float* scales;
-  float scale_mult;
-  const float* k_sum;  // K's column sums of this unit, or nullptr when no mean is needed
-  bool subtract_mean;  // K: quantize x - mean(K); Q with q_km: only the dot product
-  float* q_km;         // Q: sm_scale·(q · mean(K)) per row, or nullptr
+  const float* k_sum;  // K's column sums of this unit (quantize x - mean(K)), or nullptr
 };
 
 // kJobRows<D> rows to INT8, scale = max|x| / 127 per 16 rows (per_warp) or 64 (per_block),
@@ -295,7 +292,7 @@ __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int 
   // Padding rows stay zero: the mean is subtracted from real rows only.
   auto value = [&](const uint4& raw, int l, int i) {
     const float x = element<T>(raw, i);
-    return t.subtract_mean && row0 + l * kRowsPerLoad<D> < t.len ? x - mean[i] : x;
+    return t.k_sum && row0 + l * kRowsPerLoad<D> < t.len ? x - mean[i] : x;
   };
   float* group_max = scratch;  // [warps x kGroupsPerWarp]
 #pragma unroll
@@ -304,21 +301,9 @@ __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int 
 #pragma unroll
     for (int l = g * kLoadsPerGroup; l < (g + 1) * kLoadsPerGroup; ++l) {
       const uint4 raw = stage.at(l);
-      float dot = 0.f;
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        if (t.q_km) dot += element<T>(raw, i) * mean[i];
+      for (int i = 0; i < 8; ++i)
         amax = fmaxf(amax, fabsf(value(raw, l, i)));
-      }
-      if (t.q_km) {
-#pragma unroll
-        for (int o = kThreadsPerRow<D> / 2; o > 0; o /= 2)
-          dot += __shfl_xor_sync(0xffffffffu, dot, o);
-        const int s = row0 + l * kRowsPerLoad<D>;
-        if (active && lane % kThreadsPerRow<D> == 0) {
-          t.q_km[unit_offset(b, t.heads, t.h) * t.len_pad + s] = s < t.len ? dot * p.sm_scale : 0.f;
-        }
-      }
     }
 #pragma unroll
     for (int o = 16; o > 0; o /= 2)
@@ -340,7 +325,7 @@ __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int 
     const int group_row0 = warp_row0 + g * kScaleRows;
     if (lane == 0 && group_row0 % t.rows_per_scale == 0) {
       t.scales[unit_offset(b, t.heads, t.h) * (t.len_pad / t.rows_per_scale) +
-               group_row0 / t.rows_per_scale] = device::int8_scale(amax, t.scale_mult);
+               group_row0 / t.rows_per_scale] = device::int8_scale(amax, 1.f);
     }
 #pragma unroll
     for (int l = g * kLoadsPerGroup; l < (g + 1) * kLoadsPerGroup; ++l) {
@@ -563,20 +548,6 @@ __device__ void fused_kv_job(const JobPlan& p, int b, int hk, int job, const Row
 
 // --- the queue --------------------------------------------------------------------------------
 
-__device__ inline RowsTarget q_target(const JobPlan& p, int hk, int head_in_group) {
-  RowsTarget q{};
-  q.in = p.q;
-  q.h = hk * p.group + head_in_group;
-  q.heads = p.heads_q;
-  q.len = p.qo_len;
-  q.len_pad = p.w.q_pad;
-  q.rows_per_scale = p.w.q_rows;
-  q.out = p.w.q;
-  q.scales = p.w.q_scale;
-  q.scale_mult = p.q_scale_mult;
-  return q;
-}
-
 __device__ inline RowsTarget k_target(const JobPlan& p, int hk) {
   RowsTarget k{};
   k.in = p.k;
@@ -587,8 +558,6 @@ __device__ inline RowsTarget k_target(const JobPlan& p, int hk) {
   k.rows_per_scale = p.w.k_rows;
   k.out = p.w.k;
   k.scales = p.w.k_scale;
-  k.scale_mult = 1.f;
-  k.subtract_mean = p.smooth_k;
   return k;
 }
 
@@ -614,24 +583,11 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage& stage,
   }
   RowsTarget k = k_target(p, hk);
   k.k_sum = p.smooth_k ? p.w.k_sum + at : nullptr;
-  if constexpr (kFused) {  // per unit: its K/V slices, then its Q jobs
-    if (job < p.kv_jobs) {
-      fused_kv_job<T, D>(p, b, hk, job, k, stage, v_stage, scratch_f, prefetched);
-      return;
-    }
-    job -= p.kv_jobs;
-  } else {  // per unit: its statistics, then its Q, K and V jobs
-    job -= p.stat_jobs;
-  }
-  if (job < p.group * p.q_jobs) {
-    if (p.want_km) wait_for_statistics(p, unit);
-    RowsTarget q = q_target(p, hk, job / p.q_jobs);
-    q.k_sum = p.want_km ? p.w.k_sum + at : nullptr;
-    q.q_km = p.want_km ? p.w.q_km : nullptr;
-    rows_job<T, D>(q, p, b, job % p.q_jobs, stage, scratch_f);
+  if constexpr (kFused) {  // per unit: its K/V slices
+    fused_kv_job<T, D>(p, b, hk, job, k, stage, v_stage, scratch_f, prefetched);
     return;
   }
-  job -= p.group * p.q_jobs;
+  job -= p.stat_jobs;  // per unit: its statistics, then its K and V jobs
   if (p.stat_jobs > 0) wait_for_statistics(p, unit);
   if (job < p.kv_jobs) {
     rows_job<T, D>(k, p, b, job, stage, scratch_f);
@@ -771,22 +727,16 @@ int gap_tenths() {
 constexpr int kMaxFusedSlices = 16;
 
 template <int D>
-JobPlan plan_jobs(const Params& p, const Workspace& w, float sm_scale, const Residency& r) {
+JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   JobPlan plan{};
-  plan.q = {p.q.data, p.q.stride_batch, p.q.stride_head, p.q.stride_seq};
   plan.k = {p.k.data, p.k.stride_batch, p.k.stride_head, p.k.stride_seq};
   plan.v = {p.v.data, p.v.stride_batch, p.v.stride_head, p.v.stride_seq};
   plan.w = w;
-  plan.heads_q = p.heads_q;
   plan.heads_kv = p.heads_kv;
-  plan.group = p.heads_q / p.heads_kv;
-  plan.qo_len = p.qo_len;
   plan.kv_len = p.kv_len;
   plan.units = p.batch * p.heads_kv;
   plan.smooth_k = p.smooth_k;
   plan.fp8 = uses_fp8_v(p.pv_path);
-  plan.want_km = p.smooth_k && p.lse != nullptr;
-  plan.q_jobs = quantizes_q_in_attention(p.pv_path) ? 0 : (w.q_pad + kJobRows<D> - 1) / kJobRows<D>;
   plan.kv_jobs = (w.kv_pad + kJobRows<D> - 1) / kJobRows<D>;
   const bool needs_statistics = plan.smooth_k || plan.fp8;
   // The fused queue's barrier needs all of a unit's slices resident at once (fused_kv_job); it
@@ -802,27 +752,25 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, float sm_scale, const Res
   if (plan.fused) {
     plan.stat_jobs = 0;
     plan.stat_publishes = plan.kv_jobs;
-    plan.quant_jobs = plan.kv_jobs + plan.group * plan.q_jobs;
+    plan.quant_jobs = plan.kv_jobs;
     plan.queue = make_queue_shape(plan.units, 0, plan.quant_jobs, 0);
   } else {
     plan.stat_jobs = needs_statistics ? (p.kv_len + kStatJobRows<D> - 1) / kStatJobRows<D> : 0;
     plan.stat_publishes = plan.stat_jobs;
-    plan.quant_jobs = plan.group * plan.q_jobs + plan.kv_jobs * (plan.fp8 ? 2 : 1);
+    plan.quant_jobs = plan.kv_jobs * (plan.fp8 ? 2 : 1);
     const long long gap = static_cast<long long>(r.plain) * gap_tenths() / 10;
     plan.queue = make_queue_shape(plan.units, plan.stat_jobs, plan.quant_jobs,
                                   static_cast<int>(std::min<long long>(gap, 1 << 30)));
   }
-  plan.q_scale_mult = sm_scale * kLog2e;
-  plan.sm_scale = sm_scale;
   plan.inv_kv_len = 1.f / static_cast<float>(p.kv_len);
   return plan;
 }
 
 template <typename T, int D>
-cudaError_t launch(const Params& p, const Workspace& w, float sm_scale, cudaStream_t stream) {
+cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
   Residency r;
   if (cudaError_t e = residency<T, D>(&r)) return e;
-  JobPlan plan = plan_jobs<D>(p, w, sm_scale, r);
+  JobPlan plan = plan_jobs<D>(p, w, r);
   auto count_jobs = [&] {
     const long long jobs = static_cast<long long>(plan.units) * (plan.stat_jobs + plan.quant_jobs);
     plan.total_jobs = static_cast<int>(std::min<long long>(jobs, 0x7fffffffLL));
@@ -840,7 +788,7 @@ cudaError_t launch(const Params& p, const Workspace& w, float sm_scale, cudaStre
     // Refused (as under some sharing setups): the plain queue needs no co-residency.
     (void)cudaGetLastError();
     r.cooperative = false;
-    plan = plan_jobs<D>(p, w, sm_scale, r);
+    plan = plan_jobs<D>(p, w, r);
     if (count_jobs() > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   }
   const unsigned ctas = static_cast<unsigned>(std::min(plan.total_jobs, r.plain));
@@ -850,17 +798,14 @@ cudaError_t launch(const Params& p, const Workspace& w, float sm_scale, cudaStre
 
 }  // namespace
 
-cudaError_t quantize_inputs(const Params& p, const Workspace& w, float sm_scale,
-                            cudaStream_t stream) {
+cudaError_t quantize_inputs(const Params& p, const Workspace& w, cudaStream_t stream) {
   // The statistics are accumulated with atomics and the queue's counters start at zero.
   if (cudaError_t e = cudaMemsetAsync(w.k_sum, 0, w.stats_bytes, stream)) return e;
   const bool f16 = p.dtype == DType::f16;
   if (p.head_dim == 64) {
-    return f16 ? launch<half, 64>(p, w, sm_scale, stream)
-               : launch<__nv_bfloat16, 64>(p, w, sm_scale, stream);
+    return f16 ? launch<half, 64>(p, w, stream) : launch<__nv_bfloat16, 64>(p, w, stream);
   }
-  return f16 ? launch<half, 128>(p, w, sm_scale, stream)
-             : launch<__nv_bfloat16, 128>(p, w, sm_scale, stream);
+  return f16 ? launch<half, 128>(p, w, stream) : launch<__nv_bfloat16, 128>(p, w, stream);
 }
 
 }  // namespace sageattn::detail

@@ -1,5 +1,6 @@
 // The quantization kernels' launchers (quantize.cu): K's column sums, V's per-channel maxima,
-// Q/K to INT8 with per-block or per-warp scales (K smoothed by its mean), V to FP8 transposed.
+// K to INT8 with per-block or per-warp scales (smoothed by its mean), V to FP8 transposed. (Q is
+// quantized by the attention kernels: quantize_q.cuh.)
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,7 +11,6 @@
 namespace sageattn::detail {
 
 // Runs every quantization step for `p` into `w` on `stream`; returns the first launch error.
-cudaError_t quantize_inputs(const Params& p, const Workspace& w, float sm_scale,
-                            cudaStream_t stream);
+cudaError_t quantize_inputs(const Params& p, const Workspace& w, cudaStream_t stream);
 
 }  // namespace sageattn::detail

@@ -9,8 +9,8 @@
 
 namespace sageattn::detail {
 
-// Q's padding and the per_block scale granularity, in rows. (Both attention kernels' CTAs take
-// 128 query rows, two of these: the last CTA of a head reads rows past the padding as zeros.)
+// The query rows' padding (the attention kernels' grids cover q_pad rows, and they quantize rows
+// past qo_len as zeros) and the per_block scale granularity, in rows.
 inline constexpr int kBlockM = 64;
 inline constexpr int kBlockN = 64;  // keys per attention main-loop iteration
 inline constexpr int kWarpRows = 16;
@@ -55,15 +55,6 @@ constexpr int sm90_key_block(int head_dim, int consumers) {
   return head_dim == 128 && consumers == 3 ? 64 : 128;
 }
 
-// Whether the attention kernel of a path quantizes Q itself, from the caller's 16-bit Q, so that
-// the quantization launch leaves Q alone and the workspace has no INT8 copy of it: the Hopper
-// kernel does (each CTA reads its Q tile once, and quantizing it there saves the INT8 copy's
-// write and read, ~28-50% of the quantization's bytes; kernels/NOTES.md, s37). The mma.sync
-// kernel reads Q's INT8 fragments from the workspace.
-constexpr bool quantizes_q_in_attention(PvPath path) {
-  return is_sm90_path(path);
-}
-
 inline int round_up(int x, int m) {
   return (x + m - 1) / m * m;
 }
@@ -72,11 +63,7 @@ inline int granularity_rows(Granularity g) {
 }
 
 struct Workspace {
-  // Q's INT8 copy and its per-row numbers: empty where the attention kernel quantizes Q itself
-  // (quantizes_q_in_attention).
-  std::int8_t* q = nullptr;   // [B, Hq, q_pad, D]
-  float* q_scale = nullptr;   // [B, Hq, q_pad / q_rows], includes sm_scale * log2(e)
-  float* q_km = nullptr;      // [B, Hq, q_pad]: sm_scale * (q . mean(K)), for the LSE
+  // (No Q: the attention kernels quantize it as they read it, quantize_q.cuh.)
   std::int8_t* k = nullptr;   // [B, Hkv, kv_pad, D]
   float* k_scale = nullptr;   // [B, Hkv, kv_pad / k_rows]
   float* k_sum = nullptr;     // [B, Hkv, D]: column sums of K (its mean times kv_len)
@@ -97,7 +84,6 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   w.kv_pad = round_up(p.kv_len, kBlockN);
   w.q_rows = granularity_rows(p.q_granularity);
   w.k_rows = granularity_rows(p.k_granularity);
-  const std::size_t bq = static_cast<std::size_t>(p.batch) * p.heads_q;
   const std::size_t bk = static_cast<std::size_t>(p.batch) * p.heads_kv;
   const std::size_t d = p.head_dim;
   std::size_t at = 0;
@@ -110,10 +96,6 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   w.v_amax = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.job_counters = reinterpret_cast<std::uint32_t*>(take((1 + bk) * sizeof(std::uint32_t)));
   w.stats_bytes = at;
-  const std::size_t q_copies = quantizes_q_in_attention(p.pv_path) ? 0 : bq;
-  w.q = reinterpret_cast<std::int8_t*>(take(q_copies * w.q_pad * d));
-  w.q_scale = reinterpret_cast<float*>(take(q_copies * (w.q_pad / w.q_rows) * sizeof(float)));
-  w.q_km = reinterpret_cast<float*>(take(q_copies * w.q_pad * sizeof(float)));
   w.k = reinterpret_cast<std::int8_t*>(take(bk * w.kv_pad * d));
   w.k_scale = reinterpret_cast<float*>(take(bk * (w.kv_pad / w.k_rows) * sizeof(float)));
   w.v = reinterpret_cast<std::uint8_t*>(take(uses_fp8_v(p.pv_path) ? bk * d * w.kv_pad : 0));

@@ -46,27 +46,28 @@ Params shape(PvPath path, int qo_len = 1000, int kv_len = 4097) {
   return p;
 }
 
-TEST_CASE("the Hopper paths' workspace holds no INT8 copy of Q", "[workspace]") {
-  // Their attention kernel quantizes Q from the caller's tensor, so the quantization launch
-  // skips it and the workspace has no room for it; the mma.sync paths read Q's INT8 copy.
-  const std::size_t bq = 2 * 8, q_pad = 1024, d = 128;
-  const std::size_t q_bytes = bq * q_pad * d;  // INT8 Q; its scales and q_km come on top
-  for (PvPath mma : {PvPath::fp16, PvPath::fp8}) {
-    const PvPath sm90 = mma == PvPath::fp16 ? PvPath::fp16_sm90 : PvPath::fp8_sm90;
-    const Workspace with_q = layout_workspace(shape(mma), nullptr);
-    const Workspace without_q = layout_workspace(shape(sm90), nullptr);
-    CHECK_FALSE(quantizes_q_in_attention(mma));
-    CHECK(quantizes_q_in_attention(sm90));
-    CHECK(with_q.total - without_q.total >= q_bytes);
-    // K (and V on the FP8 paths) are laid out alike: only Q's part differs.
-    CHECK(with_q.total - without_q.total < q_bytes + bq * q_pad * 2 * sizeof(float) + 3 * 256);
-    CHECK(without_q.q_pad == with_q.q_pad);  // the kernel's grid still spans the padded rows
+TEST_CASE("the workspace holds K and V only: its size does not depend on Q", "[workspace]") {
+  // The attention kernels quantize Q as they read it (quantize_q.cuh): no INT8 copy of Q, so
+  // the query length and the query heads change nothing but q_pad, the kernels' grid.
+  for (PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
+    const Workspace short_q = layout_workspace(shape(path, 17), nullptr);
+    Params many = shape(path, 32768);
+    many.heads_q = 64;
+    const Workspace long_q = layout_workspace(many, nullptr);
+    CHECK(short_q.total == long_q.total);
+    CHECK(short_q.q_pad == 64);
+    CHECK(long_q.q_pad == 32768);
   }
-  // Placed in a buffer, the empty Q arrays take no bytes: K starts where Q would have.
-  const Params p = shape(PvPath::fp16_sm90, 17, 150);
+  // K's INT8 copy is the bulk: kv_pad × D bytes per KV head (V's e4m3 copy as much again).
+  const std::size_t k_bytes = 2 * 2 * 4160 * 128;  // batch × KV heads × kv_pad × D
+  CHECK(layout_workspace(shape(PvPath::fp16), nullptr).total > k_bytes);
+  CHECK(layout_workspace(shape(PvPath::fp8), nullptr).total > 2 * k_bytes);
+  // Placed in a buffer: the statistics first, contiguous (zeroed with one memset), then K.
+  const Params p = shape(PvPath::fp8_sm90, 17, 150);
   std::vector<unsigned char> buffer(layout_workspace(p, nullptr).total);
   const Workspace w = layout_workspace(p, buffer.data());
-  CHECK(reinterpret_cast<unsigned char*>(w.k) == reinterpret_cast<unsigned char*>(w.q));
+  CHECK(reinterpret_cast<unsigned char*>(w.k_sum) == buffer.data());
+  CHECK(reinterpret_cast<unsigned char*>(w.k) == buffer.data() + w.stats_bytes);
   CHECK(w.total == buffer.size());
 }
 

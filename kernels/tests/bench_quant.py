@@ -2,9 +2,8 @@
 """Speed of the quantization alone (what sageattn() pays before the attention kernel) against
 the copy rate measured in the same run. Prints a table, writes JSON (--json).
 
-  needed      bytes that must move at least once: Q, K (and V for fp8) read in 16 bits and
-              written in 8; not Q on the Hopper paths (fp8_sm90, fp16_sm90), whose attention
-              kernel quantizes Q itself (the quantization launch then does K, and V)
+  needed      bytes that must move at least once: K (and V on the FP8 paths) read in 16 bits
+              and written in 8 (Q is quantized by the attention kernels as they read it)
   copy rate   a device-to-device torch copy of 1 GiB, counted as bytes read + written
   % of copy   time the needed bytes take at the copy rate / measured time
 
@@ -42,7 +41,8 @@ def main():
     parser.add_argument("--libs", help="name=path,... (default: the library of $SAGEATTN_CAPI)")
     parser.add_argument("--seqs", default="1024,4096,32768")
     parser.add_argument("--no-smooth-k", action="store_true")
-    parser.add_argument("--paths", default="fp16,fp8", help="comma-separated P·V paths")
+    parser.add_argument("--paths", default="fp16,fp8", help="comma-separated P·V paths (the "
+                        "Hopper ones quantize the same as fp16 and fp8: K, and V for FP8)")
     args = parser.parse_args()
     libs = ([item.split("=", 1) for item in args.libs.split(",")] if args.libs
             else [("lib", None)])
@@ -59,10 +59,9 @@ def main():
                        for _ in range(3))
             o = torch.empty_like(q)
             for path in args.paths.split(","):
-                # 16-bit in, 8-bit out: Q (not on the Hopper paths) and K, and V on the FP8
-                # paths (the 16-bit P·V reads V as it is).
-                tensors = (1 if path.endswith("_sm90") else 2) + (1 if path.startswith("fp8") else 0)
-                needed = tensors * q.numel() * (2 + 1)
+                # 16-bit in, 8-bit out: K, and V on the FP8 paths (the 16-bit P·V reads V as
+                # it is).
+                needed = (2 if path.startswith("fp8") else 1) * q.numel() * (2 + 1)
                 for name, lib in libs:
                     call = sc.Call(lib, q, k, v, o, "HND", causal=False, path=path,
                                    smooth_k=not args.no_smooth_k)

@@ -84,9 +84,8 @@ Status forward(const Params& params, void* workspace, std::size_t workspace_size
                cudaStream_t stream);
 
 // The two halves of forward(), for callers that time or reuse them separately: quantize()
-// fills the workspace, attention() reads it (same params, same workspace). On the Hopper paths
-// (fp8_sm90, fp16_sm90) quantize() leaves Q alone: the attention kernel quantizes it, from
-// params.q, as it reads it.
+// fills the workspace with K's and V's quantized copies, attention() reads them (same params,
+// same workspace) and quantizes Q itself, from params.q, as it reads it.
 Status quantize(const Params& params, void* workspace, std::size_t workspace_size,
                 cudaStream_t stream);
 Status attention(const Params& params, void* workspace, std::size_t workspace_size,

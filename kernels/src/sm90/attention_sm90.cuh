@@ -10,7 +10,7 @@
 //             shared-memory stages, each stage waiting until every consumer released it
 //             (mbarriers `empty`);
 //   consumers (240 registers with 2, 160 with 3): 64 query rows each, which they first
-//             quantize themselves from the caller's 16-bit Q into the Q tile (quantize_q_rows);
+//             quantize themselves from the caller's 16-bit Q into the Q tile (quantize_q.cuh);
 //             then per key block
 //             S = Q·Kᵀ     wgmma m64n(kBlockN)k32 s8 (Q and K both from shared memory), int32
 //             softmax      dequantized by q_scale·k_scale (exp2 domain), masked on partial and
@@ -45,6 +45,7 @@
 #include "../device_primitives.cuh"
 #include "../epilogue.cuh"
 #include "../exp2_fma.h"
+#include "../quantize_q.cuh"
 #include "../workspace.h"
 #include "hopper_primitives.cuh"
 #include "wgmma_ops.cuh"
@@ -247,98 +248,6 @@ struct Sm90Args {
   CUtensorMap k_map, v_map;
   AttentionArgs a;
 };
-
-// Byte `byte` of row `row` of a K-major INT8 tile of D-byte rows, in the layout the TMA writes
-// with a D-byte swizzle (PTX ISA, "tensor copy swizzling modes"): the 16-byte chunk index XOR
-// address bits 7-9 (128-byte rows: row % 8) or 7-8 (64-byte rows: row / 2 % 4).
-template <int D>
-__device__ __forceinline__ int swizzled_tile_offset(int row, int byte) {
-  const int phase = D == 128 ? row & 7 : (row >> 1) & 3;
-  return row * D + (((byte >> 4) ^ phase) << 4) + (byte & 15);
-}
-
-// Q is quantized by the consumer warps themselves, 16 rows per warp, from the caller's 16-bit Q
-// into their warpgroup's Q tile as the Q·Kᵀ wgmma reads it: Q never makes an INT8 round trip
-// through memory. Lane layout: each 16-byte load of a warp covers 32 / (D/8) whole rows
-// (coalesced); a thread holds channels 8c .. 8c+7 of its rows.
-template <int D>
-constexpr int kQLoads = 16 / (32 / (D / 8));  // 16-byte loads per thread for 16 rows
-
-// The loads, issued at the kernel's entry so that their latency overlaps the set-up (rows past
-// qo_len are zeros).
-template <int D>
-__device__ __forceinline__ void load_q_rows(const AttentionArgs& a, int batch, int head,
-                                            int warp_row0, int lane, uint4 (&raw)[kQLoads<D>]) {
-  constexpr int kThreadsPerRow = D / 8, kRowsPerLoad = 32 / kThreadsPerRow;
-  const int c = lane % kThreadsPerRow, sub = lane / kThreadsPerRow;
-  const auto* src =
-      static_cast<const std::uint16_t*>(a.q16) + batch * a.q_sb + head * a.q_sh + 8 * c;
-#pragma unroll
-  for (int l = 0; l < kQLoads<D>; ++l) {
-    const int row = warp_row0 + l * kRowsPerLoad + sub;
-    raw[l] =
-        row < a.qo_len
-            ? __ldg(reinterpret_cast<const uint4*>(src + static_cast<std::int64_t>(row) * a.q_ss))
-            : make_uint4(0u, 0u, 0u, 0u);
-  }
-}
-
-// The loaded rows to INT8 with the quantization kernel's arithmetic (device::int8_*, the same
-// bits): the scale is max |q| over the warp's 16 rows (per_warp) or the warpgroup's 64
-// (per_block, the workspace's block), times sm_scale·log2(e). Returns that scale (0 for a warp
-// whose rows are all past qo_len). With a.k_sum, also sm_scale·(q · mean(K)) per row into
-// row_km[0 .. 16) (the LSE's correction for K's smoothing), summed as the quantization kernel
-// sums it. The caller syncs the warpgroup before its first wgmma; per_block scales sync it here
-// once more.
-template <typename T, int D>
-__device__ __forceinline__ float quantize_q_rows(const AttentionArgs& a, int kv_bh, int warp_row0,
-                                                 int w, int lane, const uint4 (&raw)[kQLoads<D>],
-                                                 unsigned char* tile, float* row_km,
-                                                 float* warp_amax, int wg_barrier) {
-  constexpr int kThreadsPerRow = D / 8, kRowsPerLoad = 32 / kThreadsPerRow;
-  const int c = lane % kThreadsPerRow, sub = lane / kThreadsPerRow;
-  float x[kQLoads<D>][8];
-  float amax = 0.f;
-#pragma unroll
-  for (int l = 0; l < kQLoads<D>; ++l)
-    amax = fmaxf(amax, device::unpack_16bit_x8<T>(raw[l], x[l]));
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2)
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  if (a.q_rows != kWarpRows) {  // per_block: the warpgroup's 64 rows share a scale
-    if (lane == 0) warp_amax[w] = amax;
-    sm90::named_barrier_sync(wg_barrier, 128);
-    amax = fmaxf(fmaxf(warp_amax[0], warp_amax[1]), fmaxf(warp_amax[2], warp_amax[3]));
-  }
-  const float inv = device::int8_inverse_scale(amax);
-#pragma unroll
-  for (int l = 0; l < kQLoads<D>; ++l) {
-    const int tile_row = 16 * w + l * kRowsPerLoad + sub;
-    *reinterpret_cast<uint2*>(tile + swizzled_tile_offset<D>(tile_row, 8 * c)) =
-        device::quantize_int8x8(x[l], inv);
-  }
-  if (a.k_sum != nullptr) {
-    const float* k_sum = a.k_sum + static_cast<std::int64_t>(kv_bh) * D + 8 * c;
-    float mean[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      mean[i] = __ldcg(k_sum + i) * a.inv_kv_len;
-#pragma unroll
-    for (int l = 0; l < kQLoads<D>; ++l) {
-      float dot = 0.f;
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        dot += x[l][i] * mean[i];
-#pragma unroll
-      for (int o = kThreadsPerRow / 2; o > 0; o /= 2)
-        dot += __shfl_xor_sync(0xffffffffu, dot, o);
-      const int row = warp_row0 + l * kRowsPerLoad + sub;
-      if (c == 0) row_km[l * kRowsPerLoad + sub] = row < a.qo_len ? dot * a.sm_scale : 0.f;
-    }
-    __syncwarp();
-  }
-  return device::int8_scale(amax, a.q_scale_mult);
-}
 
 // Whether column group j (of `total`) of an S tile takes the FMA pipe's exp2: `groups` of them,
 // evenly spread (j where floor((j+1)·groups/total) steps).
@@ -545,8 +454,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   // before anything else: their DRAM latency then overlaps the set-up below, as the TMA of an
   // INT8 Q issued at set-up did (kernels/NOTES.md, s37).
   const int q_warp_row0 = m0 + 16 * (warp - 4);
-  uint4 q_raw[kQLoads<D>];
-  if (warp >= 4) load_q_rows<D>(a, batch, head, q_warp_row0, lane, q_raw);
+  uint4 q_raw[kQLoads<D, 16>];
+  if (warp >= 4) load_q_rows<D, 16>(a, batch, head, q_warp_row0, lane, q_raw);
   const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
 
   // Block nb's K and V into stage nb % kStages, by the producer thread, once the stage is free.
@@ -652,12 +561,19 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     float* row_km = q_aux + 64 * wg;  // [64]: the warpgroup's rows
     float* warp_amax = q_aux + kBlockM + 4 * wg;
     const int q_barrier = 1 + Cfg::kConsumers + wg;
+    const QTileTarget q_target{s_q, 64 * wg + 16 * w, row_km + 16 * w, warp_amax, w};
+    float q_scales[1];
     auto quantize_q = [&](auto type_tag) {
-      using T = decltype(type_tag);
-      return quantize_q_rows<T, D>(a, kv_bh, warp_row0, w, lane, q_raw, s_q + wg * 64 * D,
-                                   row_km + 16 * w, warp_amax, q_barrier);
+      quantize_q_rows<decltype(type_tag), D, 16>(
+          a, kv_bh, warp_row0, lane, q_raw, q_target,
+          [&] { sm90::named_barrier_sync(q_barrier, 128); }, q_scales);
     };
-    const float q_scale = a.o_bf16 ? quantize_q(__nv_bfloat16{}) : quantize_q(half{});
+    if (a.o_bf16) {
+      quantize_q(__nv_bfloat16{});
+    } else {
+      quantize_q(half{});
+    }
+    const float q_scale = q_scales[0];
     sm90::fence_proxy_async();
     sm90::named_barrier_sync(q_barrier, 128);
 

@@ -1,0 +1,132 @@
+// Q quantized inside the attention kernels: each warp turns its own query rows of the caller's
+// 16-bit Q into INT8 in its CTA's shared Q tile, so that Q never makes an INT8 round trip
+// through memory and the quantization launch does K and V only (kernels/NOTES.md, s37).
+//
+// The arithmetic is the quantization kernel's (device::int8_inverse_scale, int8_scale,
+// quantize_int8x8: bit-identical results): one scale per 16 rows (per_warp) or per 64
+// (per_block, the workspace's block), max |q| / 127 times sm_scale·log2(e), values rounded to
+// nearest. The tile is written in the swizzled layout both kernels read it in (the TMA's 128- or
+// 64-byte swizzle, which is device::swizzled_offset's). Rows past qo_len are zeros.
+//
+// Lane layout: each 16-byte load of a warp covers 32 / (D/8) whole rows (coalesced); a thread
+// holds channels 8c .. 8c+7 of its rows.
+#pragma once
+
+#include <cstdint>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "attention_launch.h"
+#include "device_primitives.cuh"
+#include "workspace.h"
+
+namespace sageattn::detail {
+
+template <int D>
+constexpr int kQRowsPerLoad = 32 / (D / 8);
+// 16-byte loads per thread for a warp's kRows rows.
+template <int D, int kRows>
+constexpr int kQLoads = kRows / kQRowsPerLoad<D>;
+
+// The loads, to be issued as early as the kernel can (their DRAM latency then overlaps its
+// set-up); rows past qo_len are zeros.
+template <int D, int kRows>
+__device__ __forceinline__ void load_q_rows(const AttentionArgs& a, int batch, int head,
+                                            int warp_row0, int lane,
+                                            uint4 (&raw)[kQLoads<D, kRows>]) {
+  const int c = lane % (D / 8), sub = lane / (D / 8);
+  const auto* src =
+      static_cast<const std::uint16_t*>(a.q16) + batch * a.q_sb + head * a.q_sh + 8 * c;
+#pragma unroll
+  for (int l = 0; l < kQLoads<D, kRows>; ++l) {
+    const int row = warp_row0 + l * kQRowsPerLoad<D> + sub;
+    raw[l] =
+        row < a.qo_len
+            ? __ldg(reinterpret_cast<const uint4*>(src + static_cast<std::int64_t>(row) * a.q_ss))
+            : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
+// Where a warp's rows go and how it meets the other warps of a per_block scale.
+struct QTileTarget {
+  unsigned char* tile;  // the CTA's Q tile (D bytes per row, swizzled)
+  int tile_row0;        // the warp's first row in it
+  float* row_km;        // [kRows] the warp's rows' sm_scale·(q · mean(K)), when a.k_sum is set
+  float* block_amax;    // shared, one float per warp of a 64-row block (per_block only)
+  int warp_in_block;    // this warp's index among them
+};
+
+// The loaded rows to INT8 in the tile; scale[j] is rows 16j .. 16j+15's scale (times sm_scale·
+// log2(e)). With a.k_sum (the LSE with smoothing), also sm_scale·(q · mean(K)) per row into
+// target.row_km, summed as the quantization kernel sums it. `block_sync` synchronises the warps
+// of a 64-row block (it is called only for per_block scales, by every warp of the block). The
+// caller makes the tile visible to whatever reads it (a barrier; for wgmma, a proxy fence too).
+template <typename T, int D, int kRows, typename BlockSync>
+__device__ __forceinline__ void quantize_q_rows(const AttentionArgs& a, int kv_bh, int warp_row0,
+                                                int lane, const uint4 (&raw)[kQLoads<D, kRows>],
+                                                const QTileTarget& target, BlockSync block_sync,
+                                                float (&scale)[kRows / 16]) {
+  constexpr int kLoads = kQLoads<D, kRows>, kGroups = kRows / 16, kLoadsPerGroup = kLoads / kGroups;
+  static_assert(kRows % 16 == 0 && 64 % kRows == 0, "16-row groups inside 64-row blocks");
+  const int c = lane % (D / 8), sub = lane / (D / 8);
+  float x[kLoads][8];
+  float amax[kGroups];
+#pragma unroll
+  for (int grp = 0; grp < kGroups; ++grp) {
+    amax[grp] = 0.f;
+#pragma unroll
+    for (int l = grp * kLoadsPerGroup; l < (grp + 1) * kLoadsPerGroup; ++l)
+      amax[grp] = fmaxf(amax[grp], device::unpack_16bit_x8<T>(raw[l], x[l]));
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2)
+      amax[grp] = fmaxf(amax[grp], __shfl_xor_sync(0xffffffffu, amax[grp], o));
+  }
+  if (a.q_rows != kWarpRows) {  // per_block: the 64 rows of 64 / kRows warps share a scale
+    float warp_max = amax[0];
+#pragma unroll
+    for (int grp = 1; grp < kGroups; ++grp)
+      warp_max = fmaxf(warp_max, amax[grp]);
+    if (lane == 0) target.block_amax[target.warp_in_block] = warp_max;
+    block_sync();
+    float block_max = target.block_amax[0];
+#pragma unroll
+    for (int w = 1; w < 64 / kRows; ++w)
+      block_max = fmaxf(block_max, target.block_amax[w]);
+#pragma unroll
+    for (int grp = 0; grp < kGroups; ++grp)
+      amax[grp] = block_max;
+  }
+#pragma unroll
+  for (int grp = 0; grp < kGroups; ++grp) {
+    const float inv = device::int8_inverse_scale(amax[grp]);
+#pragma unroll
+    for (int l = grp * kLoadsPerGroup; l < (grp + 1) * kLoadsPerGroup; ++l) {
+      const int row = target.tile_row0 + l * kQRowsPerLoad<D> + sub;
+      *reinterpret_cast<uint2*>(target.tile + device::swizzled_offset<D>(row / 8, row % 8, c / 2) +
+                                8 * (c % 2)) = device::quantize_int8x8(x[l], inv);
+    }
+    scale[grp] = device::int8_scale(amax[grp], a.q_scale_mult);
+  }
+  if (a.k_sum != nullptr) {
+    const float* k_sum = a.k_sum + static_cast<std::int64_t>(kv_bh) * D + 8 * c;
+    float mean[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      mean[i] = __ldcg(k_sum + i) * a.inv_kv_len;
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      float dot = 0.f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        dot += x[l][i] * mean[i];
+#pragma unroll
+      for (int o = D / 16; o > 0; o /= 2)
+        dot += __shfl_xor_sync(0xffffffffu, dot, o);
+      const int r = l * kQRowsPerLoad<D> + sub;
+      if (c == 0) target.row_km[r] = warp_row0 + r < a.qo_len ? dot * a.sm_scale : 0.f;
+    }
+    __syncwarp();
+  }
+}
+
+}  // namespace sageattn::detail
