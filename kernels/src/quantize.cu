@@ -5,8 +5,8 @@
 //   max |v|, both before a single value can be quantized: a statistics pass over K and V, then
 //   the quantizing pass reads them again. Run as two kernels, the second pass comes from HBM
 //   (K and V are far larger than L2). Here each (batch, KV head) "unit" has statistics jobs
-//   and quantizing jobs (its query heads' Q, which need no statistics unless the LSE is asked
-//   for, then its K and V), and a unit's statistics jobs are queued a fixed distance ahead of
+//   and quantizing jobs (its K and V; Q is quantized by the attention kernels as they read it,
+//   quantize_q.cuh), and a unit's statistics jobs are queued a fixed distance ahead of
 //   its quantizing jobs (quantize_queue.h): far enough that the statistics are done when they
 //   start (twice as many jobs as the GPU runs at once), and meant to be near enough that K and
 //   V are still in L2 (the H200's timings suggested so at 1-4k tokens per head; ncu on the H100

@@ -2,7 +2,7 @@
 // plan it, the kernel can decode it, and a host test can check it.
 //
 // Per (batch, KV head) "unit" there are S statistics jobs (K's column sums, V's channel maxima)
-// and P quantizing jobs (Q, K, V), which need the unit's statistics. Taken alone, the quantizing
+// and P quantizing jobs (K, V), which need the unit's statistics. Taken alone, the quantizing
 // jobs run unit after unit. Each unit's block of statistics jobs is inserted `gap` quantizing
 // jobs before that unit's first quantizing job (or at the front, for the first units): far
 // enough ahead that it is done when they start, near enough that K and V are still in L2.
