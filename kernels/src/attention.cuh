@@ -172,15 +172,8 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
                              q_aux + Cfg::kCtaRows + warp / kWarpsPerBlock * kWarpsPerBlock,
                              warp % kWarpsPerBlock};
   float q_scale[kMTiles];  // per m-tile (16 rows, the per_warp granularity)
-  auto quantize_q = [&](auto type_tag) {
-    quantize_q_rows<decltype(type_tag), D, Cfg::kRowsPerWarp>(
-        a, k_head, warp_row0, lane, q_raw, q_target, [] { __syncthreads(); }, q_scale);
-  };
-  if (a.o_bf16) {
-    quantize_q(__nv_bfloat16{});
-  } else {
-    quantize_q(half{});
-  }
+  quantize_q_rows<D, Cfg::kRowsPerWarp>(
+      a, k_head, warp_row0, lane, q_raw, q_target, [] { __syncthreads(); }, q_scale);
 
   float o[kMTiles][Cfg::kDTiles][4];
   float row_max[kMTiles][2], row_sum[kMTiles][2];

@@ -170,8 +170,8 @@ __device__ __forceinline__ float biased_score_value(int bits) {
 }
 
 // ---- INT8 quantization of Q and K: scale max|x| / 127 per group of rows, values rounded to
-// nearest. One definition for the quantization kernels (quantize.cu) and the Hopper kernel's
-// in-kernel quantization of Q, so that both give the same bits (the host reference models it).
+// nearest. One definition for K's quantization (quantize.cu) and Q's inside the attention
+// kernels (quantize_q.cuh), so that both round alike (the host reference models it).
 // The factor from values to INT8; 0 for an all-zero group, whose values stay 0.
 __device__ __forceinline__ float int8_inverse_scale(float amax) {
   return amax > 0.f ? 127.f / amax : 0.f;

@@ -58,14 +58,15 @@ struct QTileTarget {
 
 // The loaded rows to INT8 in the tile; scale[j] is rows 16j .. 16j+15's scale (times sm_scale·
 // log2(e)). With a.k_sum (the LSE with smoothing), also sm_scale·(q · mean(K)) per row into
-// target.row_km, summed as the quantization kernel sums it. `block_sync` synchronises the warps
+// target.row_km. `block_sync` synchronises the warps
 // of a 64-row block (it is called only for per_block scales, by every warp of the block). The
 // caller makes the tile visible to whatever reads it (a barrier; for wgmma, a proxy fence too).
+// (quantize_q_rows below picks T from the input's type.)
 template <typename T, int D, int kRows, typename BlockSync>
-__device__ __forceinline__ void quantize_q_rows(const AttentionArgs& a, int kv_bh, int warp_row0,
-                                                int lane, const uint4 (&raw)[kQLoads<D, kRows>],
-                                                const QTileTarget& target, BlockSync block_sync,
-                                                float (&scale)[kRows / 16]) {
+__device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, int kv_bh, int warp_row0,
+                                                   int lane, const uint4 (&raw)[kQLoads<D, kRows>],
+                                                   const QTileTarget& target, BlockSync block_sync,
+                                                   float (&scale)[kRows / 16]) {
   constexpr int kLoads = kQLoads<D, kRows>, kGroups = kRows / 16, kLoadsPerGroup = kLoads / kGroups;
   static_assert(kRows % 16 == 0 && 64 % kRows == 0, "16-row groups inside 64-row blocks");
   const int c = lane % (D / 8), sub = lane / (D / 8);
@@ -126,6 +127,20 @@ __device__ __forceinline__ void quantize_q_rows(const AttentionArgs& a, int kv_b
       if (c == 0) target.row_km[r] = warp_row0 + r < a.qo_len ? dot * a.sm_scale : 0.f;
     }
     __syncwarp();
+  }
+}
+
+// The same for Q in the call's 16-bit type (a.o_bf16: Q, K, V and O share it).
+template <int D, int kRows, typename BlockSync>
+__device__ __forceinline__ void quantize_q_rows(const AttentionArgs& a, int kv_bh, int warp_row0,
+                                                int lane, const uint4 (&raw)[kQLoads<D, kRows>],
+                                                const QTileTarget& target, BlockSync block_sync,
+                                                float (&scale)[kRows / 16]) {
+  if (a.o_bf16) {
+    quantize_q_rows_as<__nv_bfloat16, D, kRows>(a, kv_bh, warp_row0, lane, raw, target, block_sync,
+                                                scale);
+  } else {
+    quantize_q_rows_as<half, D, kRows>(a, kv_bh, warp_row0, lane, raw, target, block_sync, scale);
   }
 }
 

@@ -231,7 +231,7 @@ struct Sm90Config {
   static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
   static constexpr int kScaleGroups = kBlockN / 16;
   static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
-  // Q's quantization (quantize_q_rows): per row sm_scale·(q · mean(K)) for the LSE, and per
+  // Q's quantization (quantize_q.cuh): per row sm_scale·(q · mean(K)) for the LSE, and per
   // warp its rows' max |q| (per_block scales take the warpgroup's).
   static constexpr int kQAuxOffset = kKScaleOffset + kKScaleBytes;
   static constexpr int kQAuxBytes = (kBlockM + 4 * kConsumers) * 4;
@@ -450,12 +450,12 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   const int q_bh = batch * a.heads_q + head;
   const int kv_bh = batch * a.heads_kv + kv_head;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  // A consumer warp's 16 query rows (warp 4 + 4·wg + w: rows m0 + 64·wg + 16·w ..), requested
-  // before anything else: their DRAM latency then overlaps the set-up below, as the TMA of an
-  // INT8 Q issued at set-up did (kernels/NOTES.md, s37).
-  const int q_warp_row0 = m0 + 16 * (warp - 4);
+  // A consumer warp's 16 query rows (warp 4 + 4·wg + w: rows m0 + 64·wg + 16·w ..; thread rows
+  // g, g + 8), requested before anything else: their DRAM latency then overlaps the set-up
+  // below, as the TMA of an INT8 Q issued at set-up did (kernels/NOTES.md, s37).
+  const int warp_row0 = m0 + 16 * (warp - 4);
   uint4 q_raw[kQLoads<D, 16>];
-  if (warp >= 4) load_q_rows<D, 16>(a, batch, head, q_warp_row0, lane, q_raw);
+  if (warp >= 4) load_q_rows<D, 16>(a, batch, head, warp_row0, lane, q_raw);
   const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
 
   // Block nb's K and V into stage nb % kStages, by the producer thread, once the stage is free.
@@ -552,7 +552,6 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     sm90::claim_registers<Cfg::kConsumerRegisters>();
     const int wg = warp / 4 - 1;  // consumer warpgroup: rows m0 + 64·wg ...
     const int w = warp % 4, g = lane / 4, t = lane % 4;
-    const int warp_row0 = m0 + 64 * wg + 16 * w;  // this warp's 16 rows; thread rows g, g + 8
     // Q: the warpgroup's 64 rows quantized by its own warps into its part of the Q tile (while
     // the producer's first K and V tiles are on their way), then made visible to the wgmma
     // (the async proxy) for the whole warpgroup. Named barriers 1 .. kConsumers are the
@@ -563,16 +562,9 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     const int q_barrier = 1 + Cfg::kConsumers + wg;
     const QTileTarget q_target{s_q, 64 * wg + 16 * w, row_km + 16 * w, warp_amax, w};
     float q_scales[1];
-    auto quantize_q = [&](auto type_tag) {
-      quantize_q_rows<decltype(type_tag), D, 16>(
-          a, kv_bh, warp_row0, lane, q_raw, q_target,
-          [&] { sm90::named_barrier_sync(q_barrier, 128); }, q_scales);
-    };
-    if (a.o_bf16) {
-      quantize_q(__nv_bfloat16{});
-    } else {
-      quantize_q(half{});
-    }
+    quantize_q_rows<D, 16>(
+        a, kv_bh, warp_row0, lane, q_raw, q_target,
+        [&] { sm90::named_barrier_sync(q_barrier, 128); }, q_scales);
     const float q_scale = q_scales[0];
     sm90::fence_proxy_async();
     sm90::named_barrier_sync(q_barrier, 128);
