@@ -1,33 +1,32 @@
-// Quantization: one launch (after zeroing the statistics) that does every step as a queue of
-// jobs. All of it is memory-bound, so the design is about bytes, and bytes in flight:
+// Quantization: one launch (after zeroing the statistics). All of it is memory-bound, so the
+// design is about bytes, and bytes in flight. K's smoothing needs its mean over the whole
+// sequence and V's FP8 scale its per-channel max |v|, both before a single value can be
+// quantized; K and V are far larger than L2, so a statistics pass followed by a quantizing pass
+// reads them twice from DRAM. Two queues (Q is quantized by the attention kernels as they read
+// it, quantize_q.cuh):
 //
-// - K's smoothing needs its mean over the whole sequence and V's FP8 scale its per-channel
-//   max |v|, both before a single value can be quantized: a statistics pass over K and V, then
-//   the quantizing pass reads them again. Run as two kernels, the second pass comes from HBM
-//   (K and V are far larger than L2). Here each (batch, KV head) "unit" has statistics jobs
-//   and quantizing jobs (its K and V; Q is quantized by the attention kernels as they read it,
-//   quantize_q.cuh), and a unit's statistics jobs are queued a fixed distance ahead of
-//   its quantizing jobs (quantize_queue.h): far enough that the statistics are done when they
-//   start (twice as many jobs as the GPU runs at once), and meant to be near enough that K and
-//   V are still in L2 (the H200's timings suggested so at 1-4k tokens per head; ncu on the H100
-//   showed them read twice from DRAM even at 1k, hence the fused queue below).
-// - Job numbers come from an atomic ticket, not from blockIdx. A job that needs statistics
-//   waits (spins) until its unit's statistics jobs have all finished; those have lower tickets,
-//   so they were taken by CTAs that are already running, and a statistics job never waits.
-//   Waiting therefore cannot deadlock, whatever order the hardware starts CTAs in and however
-//   few fit on the GPU. (A CTA also holds the ticket after its current one, see below: a chain
-//   of waits still runs to strictly lower tickets, so it ends.)
-// - The CTAs are persistent, as many as fit on the GPU at once, each taking tickets until the
-//   queue is empty; each takes its next ticket while it works on the current job, so the
-//   atomic's round trip is hidden. Rows are brought with cp.async into a per-thread slice of
-//   shared memory (8 loads of 16 bytes in flight per thread, 32 KB per CTA), not registers:
-//   registers would hold 4 CTAs per SM to 2.
-// - Short units (up to kMaxFusedSlices slices of K and V) take the "fused" queue instead: a job
-//   loads one slice of K and V, adds its part of the statistics, waits at a barrier for the
-//   unit's other slices, and quantizes the slice from shared memory. K and V then come from
-//   DRAM once: the plain queue's second read misses L2 (ncu: K and V read twice even at 1k
-//   tokens per head). The barrier needs the unit's slices resident together: a cooperative
-//   launch, and the next ticket taken only after the barrier (fused_kv_job).
+// - The fused queue (fused_quantize_kernel), wherever it can run: each slice of K or V is read
+//   once into shared memory and held there while its unit's statistics complete; persistent
+//   CTAs in a cooperative launch, each working on three slices at once (one quantized, one
+//   whose statistics are added, one in flight). K and V come from DRAM once.
+// - The plain queue (quantize_kernel) otherwise (units longer than the resident CTAs can hold,
+//   a refused cooperative launch, GPUs with more DRAM bandwidth: kFusedMaxDramGBps): each
+//   (batch, KV head) "unit" has statistics jobs and quantizing jobs, and a unit's statistics
+//   jobs are queued a fixed distance ahead of its quantizing jobs (quantize_queue.h): far
+//   enough that the statistics are done when they start (twice as many jobs as the GPU runs at
+//   once). Job numbers come from an atomic ticket, not from blockIdx. A job that needs
+//   statistics waits (spins) until its unit's statistics jobs have all finished; those have
+//   lower tickets, so they were taken by CTAs that are already running, and a statistics job
+//   never waits. Waiting therefore cannot deadlock, whatever order the hardware starts CTAs in
+//   and however few fit on the GPU. (A CTA also holds the ticket after its current one, see
+//   below: a chain of waits still runs to strictly lower tickets, so it ends.) The CTAs are
+//   persistent, as many as fit on the GPU at once, each taking tickets until the queue is
+//   empty; each takes its next ticket while it works on the current job, so the atomic's round
+//   trip is hidden.
+//
+// Both bring rows with cp.async into a per-thread slice of shared memory (8 loads of 16 bytes
+// in flight per thread, 32 KB per CTA and stage), not registers: registers would hold 4 CTAs
+// per SM to 2.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -57,12 +56,6 @@ constexpr int kScratchWords = 4096;  // 16 KB of shared memory per job (beside t
 constexpr int kMinBlocks = SAGEATTN_QUANT_MIN_BLOCKS;
 constexpr int kStageBytes = kLoadsPerThread * kThreads * 16;
 constexpr int kSmemBytes = kStageBytes + kScratchWords * 4;
-// The fused queue (fused_kv_job): K's and V's stages, and a scratch for the statistics' partial
-// results only (V's tile reuses K's stage), so that 3 CTAs fit an SM.
-template <int D>
-constexpr int kFusedScratchWords = (kThreads / (D / 8) + 1) * D;
-template <int D>
-constexpr int kFusedSmemBytes = 2 * kStageBytes + kFusedScratchWords<D> * 4;
 
 // Rows of D channels: D/8 threads per row (16 bytes each), so a job of 8 warps x 8 loads
 // covers kJobRows<D> rows: 128 at D=128, 256 at D=64.
@@ -116,7 +109,7 @@ struct JobPlan {
   QueueShape queue;
   int total_jobs;
   int stat_publishes;  // per unit: the statistics are complete when this many jobs published
-  bool fused;          // the fused queue: K/V slices with their statistics (fused_kv_job)
+  bool fused;          // the fused queue (fused_quantize_kernel), else the plain one
   bool smooth_k, fp8;
   float inv_kv_len;
 };
@@ -210,10 +203,11 @@ __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const S
   }
 }
 
-// After a statistics job: every thread's atomics are made visible (fence), then one thread
-// counts the job as done for its unit.
+// After a statistics job: the CTA's barrier orders every thread's atomics before thread 0's
+// release, which makes them visible with the count (release is cumulative: the pattern of the
+// cooperative groups' grid barrier). A fence in every thread instead cost each warp a wait
+// for its own outstanding stores (ncu: 7-13% of the fused queue's stall samples, q9).
 __device__ void publish_statistics(const JobPlan& p, int unit) {
-  __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
     cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
@@ -227,7 +221,7 @@ __device__ void wait_for_statistics(const JobPlan& p, int unit) {
   if (threadIdx.x == 0) {
     cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
     while (done.load(cuda::memory_order_acquire) < static_cast<std::uint32_t>(p.stat_publishes))
-      __nanosleep(128);
+      __nanosleep(32);
   }
   __syncthreads();
 }
@@ -263,7 +257,7 @@ struct RowsThread {
         active(warp_row0 < len_pad) {}
 };
 
-// A rows job's copies into the stage (committed, not waited for).
+// A rows job's copies into the stage (not committed: the caller closes the group).
 template <typename T, int D>
 __device__ void issue_rows(const RowsTarget& t, int b, int job, const Stage& stage) {
   const RowsThread<D> th(job, t.len_pad);
@@ -272,7 +266,6 @@ __device__ void issue_rows(const RowsTarget& t, int b, int job, const Stage& sta
 #pragma unroll
   for (int l = 0; l < kLoadsPerThread; ++l, src += step)
     stage.copy(l, src, th.active && th.row0 + l * kRowsPerLoad<D> < t.len, t.in.data);
-  device::cp_async_commit();
 }
 
 // The rest of a rows job, once this thread's copies have landed.
@@ -343,6 +336,7 @@ template <typename T, int D>
 __device__ void rows_job(const RowsTarget& t, const JobPlan& p, int b, int job, const Stage& stage,
                          float* scratch) {
   issue_rows<T, D>(t, b, job, stage);
+  device::cp_async_commit();
   device::cp_async_wait_own<0>();
   quantize_rows<T, D>(t, p, b, job, stage, scratch);
 }
@@ -398,7 +392,7 @@ __device__ __forceinline__ int v_job_keys(const JobPlan& p, int job) {
   return min(kJobRows<D>, p.w.kv_pad - job * kJobRows<D>);
 }
 
-// A V job's copies into the stage (committed, not waited for): task j's 4 keys in slots 4j..4j+3.
+// A V job's copies into the stage (not committed): task j's 4 keys in slots 4j..4j+3.
 template <typename T, int D>
 __device__ void issue_v(const JobPlan& p, int b, int hk, int job, const Stage& stage) {
   const VTasks<D> tasks;
@@ -414,7 +408,6 @@ __device__ void issue_v(const JobPlan& p, int b, int hk, int job, const Stage& s
                  tasks.quad[j] * 4 < keys && first + kKeyOffset[r] < p.kv_len, p.v.data);
     }
   }
-  device::cp_async_commit();
 }
 
 // The rest of a V job, once this thread's copies have landed: 8 words of 4 e4m3 bytes each
@@ -426,14 +419,24 @@ __device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage
   const int key0 = job * kJobRows<D>, keys = v_job_keys<D>(p, job);
   const std::int64_t unit = unit_offset(b, p.heads_kv, hk);
   const float* amax = p.w.v_amax + unit * D;
+  // The task's 8 channel maxima as two 16-byte L2 loads, all issued before the first use (one
+  // at a time, each waited for before its conversions, they were the V jobs' top stall, q9).
+  float4 m4[VTasks<D>::kPerThread][2];
+#pragma unroll
+  for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
+    const float4* src = reinterpret_cast<const float4*>(amax + tasks.group[j] * 8);
+    m4[j][0] = __ldcg(src);
+    m4[j][1] = __ldcg(src + 1);
+  }
 #pragma unroll
   for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
     if (tasks.quad[j] * 4 >= keys) continue;
+    const float m[8] = {m4[j][0].x, m4[j][0].y, m4[j][0].z, m4[j][0].w,
+                        m4[j][1].x, m4[j][1].y, m4[j][1].z, m4[j][1].w};
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int c = tasks.group[j] * 8 + i;
-      const float m = __ldcg(amax + c);
-      const float inv = m > 0.f ? kFp8Max / m : 0.f;
+      const float inv = m[i] > 0.f ? kFp8Max / m[i] : 0.f;
       auto pair = [&](int r) {
         const float2 x = make_float2(element<T>(stage.at(4 * j + r), i) * inv,
                                      element<T>(stage.at(4 * j + r + 1), i) * inv);
@@ -457,6 +460,7 @@ template <typename T, int D>
 __device__ void v_job(const JobPlan& p, int b, int hk, int job, const Stage& stage,
                       std::uint32_t* tile) {
   issue_v<T, D>(p, b, hk, job, stage);
+  device::cp_async_commit();
   device::cp_async_wait_own<0>();
   quantize_v<T, D>(p, b, hk, job, stage, tile);
 }
@@ -468,86 +472,7 @@ __device__ inline int take_ticket(const JobPlan& p) {
   return static_cast<int>(tickets.fetch_add(1u, cuda::memory_order_relaxed));
 }
 
-// --- K and V in one job, with their statistics (the "fused" queue) ----------------------------
-
-// One slice of kJobRows<D> keys of a unit: its K rows (stage) and V keys (v_stage) are loaded
-// once and held in shared memory while the slice adds its part of K's column sums and V's
-// channel maxima; once every slice of the unit has (a barrier among the CTAs that hold them),
-// it quantizes both from shared memory. K and V are read from DRAM once, against twice in the
-// queue with separate statistics jobs, whose second read missed L2 (measured with ncu: K read
-// twice at 1k tokens per head too; kernels/NOTES.md, q6). The barrier needs every slice of the
-// unit running at once: the host uses this queue only under a cooperative launch (all CTAs
-// resident) and when a unit has no more slices than there are CTAs; a CTA takes its next
-// ticket only after the barrier, so that it never holds a ticket that others wait for.
-template <typename T, int D>
-__device__ void fused_kv_job(const JobPlan& p, int b, int hk, int job, const RowsTarget& k,
-                             const Stage& stage, const Stage& v_stage, float* scratch,
-                             int& prefetched) {
-  const int unit = b * p.heads_kv + hk;
-  if (p.fp8) issue_v<T, D>(p, b, hk, job, v_stage);
-  issue_rows<T, D>(k, b, job, stage);
-  device::cp_async_wait_own<0>();
-  // This slice's statistics; rows and keys past kv_len were zero-filled and add nothing.
-  constexpr int kSubs = kThreads / kThreadsPerRow<D>;         // threads per channel group of K
-  float* sums = scratch;                                      // [kSubs][D]
-  int* maxima = reinterpret_cast<int*>(scratch + kSubs * D);  // [D], float bits (all >= 0)
-  static_assert((kSubs + 1) * D <= kFusedScratchWords<D>);
-  if (threadIdx.x < D) maxima[threadIdx.x] = 0;
-  if (p.smooth_k) {
-    const RowsThread<D> th(job, k.len_pad);
-    float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int l = 0; l < kLoadsPerThread; ++l) {
-      const uint4 raw = stage.at(l);
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        sum[i] += element<T>(raw, i);
-    }
-    float* dst = sums + threadIdx.x / kThreadsPerRow<D> * D + th.col;
-    reinterpret_cast<float4*>(dst)[0] = make_float4(sum[0], sum[1], sum[2], sum[3]);
-    reinterpret_cast<float4*>(dst)[1] = make_float4(sum[4], sum[5], sum[6], sum[7]);
-  }
-  __syncthreads();  // maxima zeroed
-  if (p.fp8) {
-    const VTasks<D> tasks;
-#pragma unroll
-    for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        float m = 0.f;
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-          m = fmaxf(m, fabsf(element<T>(v_stage.at(4 * j + r), i)));
-        // Non-negative floats order like their bit patterns as signed integers.
-        atomicMax(maxima + tasks.group[j] * 8 + i, __float_as_int(m));
-      }
-    }
-  }
-  __syncthreads();
-  const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
-  if (threadIdx.x < D) {
-    const int c = threadIdx.x;
-    if (p.smooth_k) {
-      float total = 0.f;
-      for (int r = 0; r < kSubs; ++r)
-        total += sums[r * D + c];
-      atomicAdd(p.w.k_sum + at + c, total);
-    }
-    if (p.fp8) atomicMax(reinterpret_cast<int*>(p.w.v_amax + at + c), maxima[c]);
-  }
-  publish_statistics(p, unit);
-  wait_for_statistics(p, unit);
-  if (threadIdx.x == 0) prefetched = take_ticket(p);
-  quantize_rows<T, D>(k, p, b, job, stage, scratch);
-  if (p.fp8) {
-    __syncthreads();  // K's stage has been read: V's tile goes there
-    static_assert(D * kJobRows<D> / 4 <= kLoadsPerThread * kThreads * 4, "the tile fits a stage");
-    quantize_v<T, D>(p, b, hk, job, v_stage, reinterpret_cast<std::uint32_t*>(stage.base));
-  }
-}
-
-// --- the queue --------------------------------------------------------------------------------
-
+// K's rows job target for KV head hk (its smoothing mean set by the caller).
 __device__ inline RowsTarget k_target(const JobPlan& p, int hk) {
   RowsTarget k{};
   k.in = p.k;
@@ -561,32 +486,188 @@ __device__ inline RowsTarget k_target(const JobPlan& p, int hk) {
   return k;
 }
 
-// Does the job named by `ref` wait for other jobs that have not yet started? (Only the fused
-// queue's K/V slices do: their unit's other slices may hold later tickets.)
-template <bool kFused>
-__device__ bool waits_for_later_tickets(const JobPlan& p, const JobRef& ref) {
-  return kFused && ref.job < p.kv_jobs;
+// --- the fused queue: K and V read once, held in shared memory until their statistics are done --
+
+// A slice is kJobRows<D> rows of one unit's K, or keys of its V (FP8 paths). The slices of the
+// call are numbered unit by unit (per unit: its K slices, then its V slices), and CTA c of a grid
+// of G takes slices c, c + G, c + 2G, ...: round i of every CTA is slices iG .. iG + G - 1. A
+// slice is loaded once into a ring of kFusedSlots slots and held there until its unit's
+// statistics are complete; then it is quantized from shared memory. K and V thus come from DRAM
+// once, against twice in the plain queue, whose second read misses L2 (ncu: K read twice at 1k
+// tokens per head too; kernels/NOTES.md, q6).
+//
+// Iteration i of a CTA: (1) issue the copies of round i + 1's slice; (2) once round i's have
+// landed, add that slice's part of the statistics and publish it; (3) wait until round i - 1's
+// slice has its unit's statistics, and quantize it. The wait at a unit's barrier therefore comes
+// after this CTA's own next slice is published and while the one after is in flight (q6's
+// version loaded, published, waited and quantized one slice at a time: every CTA idled at each
+// barrier with no loads in flight). K and V in separate slices keep a slot at one stage, so that
+// two CTAs share an SM on the FP8 paths too (q9).
+//
+// Why it cannot deadlock: when a unit has no more slices than the grid has CTAs (the host's
+// condition), its slices lie in at most two consecutive rounds, so the statistics that round
+// i - 1's wait needs are published in rounds <= i; every CTA publishes round i before it waits
+// for round i - 1, and to reach round i it only waited for rounds <= i - 2, published earlier.
+// That needs every CTA resident at once: a cooperative launch.
+constexpr int kFusedSlots = 3;
+constexpr int kFusedSmemBytes = kFusedSlots * kStageBytes + kScratchWords * 4;
+
+// A fused slice (quantize_queue.h numbers them): its unit, K or V, and which job of
+// kJobRows<D> rows. Per unit: its K slices, then its V slices (FP8 paths).
+__device__ inline int fused_slices_per_unit(const JobPlan& p) {
+  return p.kv_jobs * (p.fp8 ? 2 : 1);
 }
 
-template <typename T, int D, bool kFused>
+struct SliceJob {
+  int b, hk, unit, job;
+  bool is_v;
+  __device__ SliceJob(const JobPlan& p, int round) {
+    const FusedSlice f = fused_slice(fused_slices_per_unit(p), static_cast<int>(gridDim.x),
+                                     static_cast<int>(blockIdx.x), round);
+    unit = f.unit;
+    is_v = f.job >= p.kv_jobs;
+    job = is_v ? f.job - p.kv_jobs : f.job;
+    b = unit / p.heads_kv;
+    hk = unit % p.heads_kv;
+  }
+};
+
+// The thread-local part of a slice's statistic (its copies have landed: K's column sums or V's
+// channel maxima), met in shared memory, then one atomic per channel, and the slice counted as
+// published. Rows and keys past kv_len were zero-filled and add nothing to either statistic.
+template <typename T, int D>
+__device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stage& stage,
+                                 float* scratch) {
+  constexpr int kSubs = kThreads / kThreadsPerRow<D>;  // threads per channel group of K
+  const std::int64_t at = unit_offset(s.b, p.heads_kv, s.hk) * D;
+  if (!s.is_v && p.smooth_k) {
+    float* sums = scratch;  // [kSubs][D]
+    static_assert(kSubs * D <= kScratchWords);
+    const int col = (threadIdx.x % kThreadsPerRow<D>)*8;
+    float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int l = 0; l < kLoadsPerThread; ++l) {
+      const uint4 raw = stage.at(l);
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        sum[i] += element<T>(raw, i);
+    }
+    float* dst = sums + threadIdx.x / kThreadsPerRow<D> * D + col;
+    reinterpret_cast<float4*>(dst)[0] = make_float4(sum[0], sum[1], sum[2], sum[3]);
+    reinterpret_cast<float4*>(dst)[1] = make_float4(sum[4], sum[5], sum[6], sum[7]);
+    __syncthreads();
+    if (threadIdx.x < D) {
+      float total = 0.f;
+      for (int r = 0; r < kSubs; ++r)
+        total += sums[r * D + threadIdx.x];
+      atomicAdd(p.w.k_sum + at + threadIdx.x, total);
+    }
+  } else if (s.is_v) {
+    // A warp's lanes are 8 channel groups x 4 key quads (VTasks): the maxima over the quads meet
+    // through two shuffle rounds, then the quad-0 lanes write one partial per channel and row of
+    // `partial`, which threads < D reduce (shared-memory atomics here were 15% of the stall
+    // samples, q9).
+    constexpr int kPartials = VTasks<D>::kTasks / 32 / VTasks<D>::kGroupsHigh;
+    static_assert(kPartials * D <= kScratchWords);
+    float* partial = scratch;  // [kPartials][D]
+    const VTasks<D> tasks;
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
+      const int row = (threadIdx.x + j * kThreads) / 32 / VTasks<D>::kGroupsHigh;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        float m = 0.f;
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          m = fmaxf(m, fabsf(element<T>(stage.at(4 * j + r), i)));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
+        if (lane < 8) partial[row * D + tasks.group[j] * 8 + i] = m;
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x < D) {
+      float m = partial[threadIdx.x];
+#pragma unroll
+      for (int r = 1; r < kPartials; ++r)
+        m = fmaxf(m, partial[r * D + threadIdx.x]);
+      // Non-negative floats order like their bit patterns as signed integers.
+      atomicMax(reinterpret_cast<int*>(p.w.v_amax + at + threadIdx.x), __float_as_int(m));
+    }
+  }
+  publish_statistics(p, s.unit);
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads, 2)
+    fused_quantize_kernel(const __grid_constant__ JobPlan p) {
+  extern __shared__ uint4 dynamic_smem[];                  // kFusedSlots stages, then the scratch
+  constexpr int kStageWords = kLoadsPerThread * kThreads;  // uint4 per stage
+  float* scratch = reinterpret_cast<float*>(dynamic_smem + kFusedSlots * kStageWords);
+  auto stage = [&](int round) { return Stage{dynamic_smem + round % kFusedSlots * kStageWords}; };
+  const int slices = p.units * fused_slices_per_unit(p);
+  auto exists = [&](int round) {
+    return round * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x) < slices;
+  };
+  auto issue = [&](int round) {
+    const SliceJob s(p, round);
+    if (s.is_v) {
+      issue_v<T, D>(p, s.b, s.hk, s.job, stage(round));
+    } else {
+      issue_rows<T, D>(k_target(p, s.hk), s.b, s.job, stage(round));
+    }
+    device::cp_async_commit();
+  };
+  if (exists(0)) issue(0);
+  for (int round = 0;; ++round) {
+    const bool has_this = exists(round);
+    const bool has_previous = (round > 0);
+    if (!has_this && !has_previous) break;
+    if (has_this) {
+      if (exists(round + 1)) {
+        issue(round + 1);
+        device::cp_async_wait_own<1>();
+      } else {
+        device::cp_async_wait_own<0>();
+      }
+      slice_statistics<T, D>(p, SliceJob(p, round), stage(round), scratch);
+    }
+    if (has_previous) {
+      const SliceJob s(p, round - 1);
+      wait_for_statistics(p, s.unit);
+      if (s.is_v) {
+        quantize_v<T, D>(p, s.b, s.hk, s.job, stage(round - 1),
+                         reinterpret_cast<std::uint32_t*>(scratch));
+      } else {
+        RowsTarget k = k_target(p, s.hk);
+        k.k_sum = p.smooth_k ? p.w.k_sum + unit_offset(s.b, p.heads_kv, s.hk) * D : nullptr;
+        quantize_rows<T, D>(k, p, s.b, s.job, stage(round - 1), scratch);
+      }
+    }
+    // The next round's copies go to the slot just quantized, and its statistics reuse the
+    // scratch (V's tile).
+    __syncthreads();
+    if (!has_this) break;
+  }
+}
+
+// --- the plain queue --------------------------------------------------------------------------
+
+template <typename T, int D>
 __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage& stage,
-                        const Stage& v_stage, std::uint32_t* scratch, int& prefetched) {
+                        std::uint32_t* scratch) {
   const int unit = ref.unit;
   const int b = unit / p.heads_kv, hk = unit % p.heads_kv;
   float* scratch_f = reinterpret_cast<float*>(scratch);
-  const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
   int job = ref.job;
-  if (!kFused && job < p.stat_jobs) {
+  if (job < p.stat_jobs) {
     statistics_job<T, D>(p, b, hk, job, stage, scratch_f);
     publish_statistics(p, unit);
     return;
   }
   RowsTarget k = k_target(p, hk);
-  k.k_sum = p.smooth_k ? p.w.k_sum + at : nullptr;
-  if constexpr (kFused) {  // per unit: its K/V slices
-    fused_kv_job<T, D>(p, b, hk, job, k, stage, v_stage, scratch_f, prefetched);
-    return;
-  }
+  k.k_sum = p.smooth_k ? p.w.k_sum + unit_offset(b, p.heads_kv, hk) * D : nullptr;
   job -= p.stat_jobs;  // per unit: its statistics, then its K and V jobs
   if (p.stat_jobs > 0) wait_for_statistics(p, unit);
   if (job < p.kv_jobs) {
@@ -596,29 +677,25 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage& stage,
   }
 }
 
-// One kernel per queue: the fused queue's (kFused) shared memory allows 3 CTAs per SM and it
-// gets the registers of 3; the plain queue's allows 4 (kernels/NOTES.md, q3, q6).
-template <typename T, int D, bool kFused>
-__global__ void __launch_bounds__(kThreads, kFused ? 3 : kMinBlocks)
+// The plain queue: its shared memory allows 4 CTAs per SM and it gets the registers of
+// kMinBlocks (kernels/NOTES.md, q3).
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     quantize_kernel(const __grid_constant__ JobPlan p) {
   __shared__ int next_ticket;
-  // The stage (the fused queue: two, for K and V), then the scratch: kSmemBytes or
-  // kFusedSmemBytes.
-  extern __shared__ uint4 dynamic_smem[];
-  constexpr int kStages = kFused ? 2 : 1;
+  extern __shared__ uint4 dynamic_smem[];  // the stage, then the scratch: kSmemBytes
   const Stage stage{dynamic_smem};
-  const Stage v_stage{dynamic_smem + (kStages - 1) * kLoadsPerThread * kThreads};
   std::uint32_t* scratch =
-      reinterpret_cast<std::uint32_t*>(dynamic_smem + kStages * kLoadsPerThread * kThreads);
+      reinterpret_cast<std::uint32_t*>(dynamic_smem + kLoadsPerThread * kThreads);
   if (threadIdx.x == 0) next_ticket = take_ticket(p);
   __syncthreads();
   for (int ticket = next_ticket; ticket < p.total_jobs;) {
     // The next ticket is taken now and stored only after the job: the atomic's round trip
-    // overlaps the job's loads. (A job that waits for later tickets takes it after its wait.)
+    // overlaps the job's loads.
     const JobRef ref = decode_ticket(p.queue, ticket);
     int prefetched = 0;
-    if (threadIdx.x == 0 && !waits_for_later_tickets<kFused>(p, ref)) prefetched = take_ticket(p);
-    run_job<T, D, kFused>(p, ref, stage, v_stage, scratch, prefetched);
+    if (threadIdx.x == 0) prefetched = take_ticket(p);
+    run_job<T, D>(p, ref, stage, scratch);
     __syncthreads();  // the job is done with `scratch` and `next_ticket`
     if (threadIdx.x == 0) next_ticket = prefetched;
     __syncthreads();
@@ -662,20 +739,17 @@ cudaError_t residency(Residency* r) {
     memory_khz = bus_bits = 0;
   }
   // More than the 48 KB of shared memory a kernel gets without asking.
-  for (const auto& [kernel, bytes] : {std::pair{quantize_kernel<T, D, false>, kSmemBytes},
-                                      std::pair{quantize_kernel<T, D, true>, kFusedSmemBytes<D>}}) {
+  for (const auto& [kernel, bytes] : {std::pair{quantize_kernel<T, D>, kSmemBytes},
+                                      std::pair{fused_quantize_kernel<T, D>, kFusedSmemBytes}}) {
     if (cudaError_t e =
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)) {
       return e;
     }
-  }
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &plain, quantize_kernel<T, D, false>, kThreads, kSmemBytes)) {
-    return e;
-  }
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &fused, quantize_kernel<T, D, true>, kThreads, kFusedSmemBytes<D>)) {
-    return e;
+    int* count = kernel == quantize_kernel<T, D> ? &plain : &fused;
+    if (cudaError_t e =
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, kThreads, bytes)) {
+      return e;
+    }
   }
   r->plain = std::min(std::max(1, sms * plain), 0xffff);
   r->fused = std::min(sms * fused, 0xffff);
@@ -724,8 +798,6 @@ int gap_tenths() {
   return tenths;
 }
 
-constexpr int kMaxFusedSlices = 16;
-
 template <int D>
 JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   JobPlan plan{};
@@ -739,20 +811,21 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   plan.fp8 = uses_fp8_v(p.pv_path);
   plan.kv_jobs = (w.kv_pad + kJobRows<D> - 1) / kJobRows<D>;
   const bool needs_statistics = plan.smooth_k || plan.fp8;
-  // The fused queue's barrier needs all of a unit's slices resident at once (fused_kv_job); it
-  // is faster only while a unit has few slices (a barrier across many CTAs leaves most of them
-  // waiting: at 32 slices it measured 0-4% slower, at 256 up to 25%), not for FP8 V at D = 64
-  // (measured, kernels/NOTES.md q6), and only below kFusedMaxDramGBps (q7).
+  // The fused queue needs a unit's slices in at most two consecutive rounds of its grid
+  // (fused_quantize_kernel): no more slices per unit than CTAs resident at once. Where it can
+  // run it was faster than the plain queue at every length, head dim and path measured on an
+  // H100 (kernels/NOTES.md q9); above kFusedMaxDramGBps the plain queue's second read costs
+  // less (q7, measured before q9's pipelining).
   const FusedMode mode = fused_mode();
-  const bool fused_pays = mode == FusedMode::wherever_possible ||
-                          (plan.kv_jobs <= kMaxFusedSlices && !(plan.fp8 && D == 64) &&
-                           r.dram_gbps > 0 && r.dram_gbps < kFusedMaxDramGBps);
+  const bool fused_pays =
+      mode == FusedMode::wherever_possible || (r.dram_gbps > 0 && r.dram_gbps < kFusedMaxDramGBps);
+  const int slices_per_unit = plan.kv_jobs * (plan.fp8 ? 2 : 1);
   plan.fused = needs_statistics && mode != FusedMode::never && r.cooperative &&
-               plan.kv_jobs <= r.fused && fused_pays;
+               fused_queue_can_run(plan.units, slices_per_unit, r.fused) && fused_pays;
   if (plan.fused) {
     plan.stat_jobs = 0;
-    plan.stat_publishes = plan.kv_jobs;
-    plan.quant_jobs = plan.kv_jobs;
+    plan.stat_publishes = slices_per_unit;
+    plan.quant_jobs = slices_per_unit;
     plan.queue = make_queue_shape(plan.units, 0, plan.quant_jobs, 0);
   } else {
     plan.stat_jobs = needs_statistics ? (p.kv_len + kStatJobRows<D> - 1) / kStatJobRows<D> : 0;
@@ -782,8 +855,8 @@ cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
     const unsigned ctas = static_cast<unsigned>(std::min(plan.total_jobs, r.fused));
     void* args[] = {&plan};
     const cudaError_t e =
-        cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(quantize_kernel<T, D, true>),
-                                    dim3(ctas), dim3(kThreads), args, kFusedSmemBytes<D>, stream);
+        cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(fused_quantize_kernel<T, D>),
+                                    dim3(ctas), dim3(kThreads), args, kFusedSmemBytes, stream);
     if (e == cudaSuccess) return e;
     // Refused (as under some sharing setups): the plain queue needs no co-residency.
     (void)cudaGetLastError();
@@ -792,7 +865,7 @@ cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
     if (count_jobs() > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   }
   const unsigned ctas = static_cast<unsigned>(std::min(plan.total_jobs, r.plain));
-  quantize_kernel<T, D, false><<<ctas, kThreads, kSmemBytes, stream>>>(plan);
+  quantize_kernel<T, D><<<ctas, kThreads, kSmemBytes, stream>>>(plan);
   return cudaGetLastError();
 }
 

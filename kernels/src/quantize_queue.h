@@ -41,6 +41,29 @@ inline QueueShape make_queue_shape(int units, int stat_jobs, int quant_jobs, int
   return q;
 }
 
+// --- the fused queue (quantize.cu, fused_quantize_kernel) ---------------------------------------
+// No tickets: slices are numbered unit by unit (slices_per_unit each), and CTA c of a grid of
+// `ctas` takes slice r·ctas + c in its round r. In round r a CTA publishes its slice's part of the
+// statistics, then waits until the unit of its round r - 1 slice is complete, and quantizes that
+// slice. Every CTA publishes round r before it waits on round r - 1, so the waits end if each
+// unit's slices lie in at most two consecutive rounds: no more slices per unit than CTAs (and
+// every CTA resident, a cooperative launch). Slice numbers, plus two rounds past the last, must
+// fit an int.
+struct FusedSlice {
+  int unit, job;  // job < slices_per_unit
+};
+
+SAGEATTN_HOST_DEVICE inline FusedSlice fused_slice(int slices_per_unit, int ctas, int cta,
+                                                   int round) {
+  const int n = round * ctas + cta;
+  return {n / slices_per_unit, n % slices_per_unit};
+}
+
+inline bool fused_queue_can_run(int units, int slices_per_unit, int resident_ctas) {
+  return units > 0 && slices_per_unit > 0 && slices_per_unit <= resident_ctas &&
+         static_cast<long long>(units) * slices_per_unit + 2LL * resident_ctas < 0x7fffffffLL;
+}
+
 SAGEATTN_HOST_DEVICE inline JobRef decode_ticket(const QueueShape& q, int t) {
   const int s = q.stat_jobs, p = q.quant_jobs;
   if (s == 0) return {t / p, t % p};

@@ -66,5 +66,71 @@ TEST_CASE("quantization queue: the front holds the statistics of the first units
   CHECK(decode_ticket(q, 12).job == 4);
 }
 
+// The fused queue's protocol, run on the host: each CTA, in round r, publishes its slice (if it
+// has one), then waits until the unit of its round r - 1 slice has all its slices published and
+// quantizes it. CTAs advance in an adversarial order (the lowest-numbered CTA that can move
+// first, so some run far ahead). Returns whether every CTA finished; checks that each slice is
+// taken exactly once and quantized only after its unit is complete.
+bool run_fused_protocol(int units, int slices_per_unit, int ctas) {
+  CAPTURE(units, slices_per_unit, ctas);
+  const int slices = units * slices_per_unit;
+  std::vector<int> published(units, 0), taken(slices, 0);
+  std::vector<int> round(ctas, 0);
+  std::vector<bool> published_this_round(ctas, false), done(ctas, false);
+  auto slice_number = [&](int cta, int r) { return r * ctas + cta; };
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int c = 0; c < ctas; ++c) {
+      if (done[c]) continue;
+      const int r = round[c];
+      const bool has_this = slice_number(c, r) < slices;
+      if (!has_this && r == 0) {
+        done[c] = true;
+        moved = true;
+        break;
+      }
+      if (has_this && !published_this_round[c]) {
+        const FusedSlice f = fused_slice(slices_per_unit, ctas, c, r);
+        REQUIRE(f.unit * slices_per_unit + f.job == slice_number(c, r));
+        ++published[f.unit];
+        ++taken[slice_number(c, r)];
+        published_this_round[c] = true;
+      }
+      if (r > 0) {
+        const FusedSlice prev = fused_slice(slices_per_unit, ctas, c, r - 1);
+        if (published[prev.unit] < slices_per_unit) continue;  // waits
+      }
+      published_this_round[c] = false;
+      ++round[c];
+      done[c] = !has_this;
+      moved = true;
+      break;
+    }
+  }
+  CHECK(std::all_of(taken.begin(), taken.end(), [](int t) { return t <= 1; }));
+  const bool finished = std::all_of(done.begin(), done.end(), [](bool d) { return d; });
+  if (finished) CHECK(std::all_of(taken.begin(), taken.end(), [](int t) { return t == 1; }));
+  return finished;
+}
+
+TEST_CASE("fused quantization queue: no deadlock while a unit's slices fit the grid",
+          "[quantize]") {
+  for (int ctas : {1, 2, 3, 8, 33})
+    for (int slices_per_unit : {1, 2, 3, 7, 8, 16, 33})
+      for (int units : {1, 2, 5, 12}) {
+        if (!fused_queue_can_run(units, slices_per_unit, ctas)) continue;
+        CHECK(run_fused_protocol(units, slices_per_unit, std::min(ctas, units * slices_per_unit)));
+      }
+}
+
+TEST_CASE("fused quantization queue: the host's condition is needed", "[quantize]") {
+  // One unit of five slices on two CTAs spans three rounds: CTA 0 publishes slice 4 in round 2,
+  // after its round-1 wait on the unit, which needs slice 4.
+  CHECK_FALSE(fused_queue_can_run(1, 5, 2));
+  CHECK_FALSE(run_fused_protocol(1, 5, 2));
+  CHECK(fused_queue_can_run(1, 2, 2));
+  CHECK_FALSE(fused_queue_can_run(0x40000000, 4, 8));  // slice numbers past an int
+}
+
 }  // namespace
 }  // namespace sageattn::detail

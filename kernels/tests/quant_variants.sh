@@ -5,7 +5,10 @@
 # Each argument is name:extra nvcc flags; a name "old" with no flags builds the committed
 # sources in $OLD_SRC (a copy of kernels/, e.g. from `git archive HEAD kernels`) instead.
 # Env: SEQS (default 1024,4096,32768), OUT (default build/gpu-results), TEST=1 to run the quick
-# accuracy suite on the first variant, GAPS="5 10 20" to time each SAGEATTN_QUANT_GAP, NCU="name:path:seq:d ..." to profile variants with ncu.
+# accuracy suite on the first variant (with each FUSED mode), GAPS="5 10 20" to time each
+# SAGEATTN_QUANT_GAP, FUSED="default 0 1" to time each SAGEATTN_QUANT_FUSED mode (the plain
+# queue only, the fused queue wherever it can run), PATHS for bench_quant.py's --paths,
+# NCU="name:path:seq:d ..." to profile variants with ncu.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-build/gpu-results}
@@ -35,16 +38,21 @@ for variant in "$@"; do
   grep -E "spill" "build/variants/$name.build.log" | grep quantize | sed "s/^/$name: /" | head -4
 done
 if [[ -n ${TEST:-} ]]; then
-  SAGEATTN_CAPI=${libs[0]#*=} timeout 300 python3 kernels/tests/test_kernels.py --quick \
-    >"$out/test.log" 2>&1
-  echo "test ${libs[0]%%=*}: $(grep -E 'passed' "$out/test.log" | tail -1)"
-  grep FAIL "$out/test.log" | head -5
+  for mode in ${FUSED:-default}; do
+    SAGEATTN_QUANT_FUSED=${mode/default/} SAGEATTN_CAPI=${libs[0]#*=} timeout 300 \
+      python3 kernels/tests/test_kernels.py --quick >"$out/test-$mode.log" 2>&1
+    echo "test ${libs[0]%%=*} (fused mode $mode): $(grep -E 'passed' "$out/test-$mode.log" | tail -1)"
+    grep FAIL "$out/test-$mode.log" | head -5
+  done
 fi
-for gap in ${GAPS:-default}; do
-  [[ $gap != default ]] && echo "== SAGEATTN_QUANT_GAP=$gap"
-  SAGEATTN_QUANT_GAP=${gap/default/} python3 kernels/tests/bench_quant.py \
-    --libs "$(IFS=,; echo "${libs[*]}")" --seqs "${SEQS:-1024,4096,32768}" \
-    --json "$out/quant-$gap.json" 2>&1 | tee "$out/quant-$gap.log"
+for mode in ${FUSED:-default}; do
+  for gap in ${GAPS:-default}; do
+    echo "== SAGEATTN_QUANT_FUSED=$mode SAGEATTN_QUANT_GAP=$gap"
+    SAGEATTN_QUANT_FUSED=${mode/default/} SAGEATTN_QUANT_GAP=${gap/default/} \
+      python3 kernels/tests/bench_quant.py --libs "$(IFS=,; echo "${libs[*]}")" \
+      --seqs "${SEQS:-1024,4096,32768}" --paths "${PATHS:-fp16,fp8}" \
+      --json "$out/quant-$mode-$gap.json" 2>&1 | tee "$out/quant-$mode-$gap.log"
+  done
 done
 for spec in ${NCU:-}; do
   IFS=: read -r name path seq d <<<"$spec"
