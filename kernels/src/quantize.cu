@@ -10,7 +10,7 @@
 //   CTAs in a cooperative launch, each working on three slices at once (one quantized, one
 //   whose statistics are added, one in flight). K and V come from DRAM once.
 // - The plain queue (quantize_kernel) otherwise (units longer than the resident CTAs can hold,
-//   a refused cooperative launch, GPUs with more DRAM bandwidth: kFusedMaxDramGBps): each
+//   a refused cooperative launch, FP8 V on GPUs with more DRAM bandwidth: plan_jobs): each
 //   (batch, KV head) "unit" has statistics jobs and quantizing jobs, and a unit's statistics
 //   jobs are queued a fixed distance ahead of its quantizing jobs (quantize_queue.h): far
 //   enough that the statistics are done when they start (twice as many jobs as the GPU runs at
@@ -780,10 +780,7 @@ FusedMode fused_mode() {
   return mode;
 }
 
-// The fused queue trades the plain queue's second read of K and V from DRAM for waits at each
-// unit's barrier. Measured: on an H100 (3.35 TB/s peak) fused was 5-15% faster at 1-2k tokens
-// per head, on an H200 (4.9 TB/s) 6-14% slower (kernels/NOTES.md, q6 and q7): above this peak
-// bandwidth the second read costs less than the waits.
+// Above this peak DRAM bandwidth the fused queue takes K alone (no FP8 V): see plan_jobs.
 constexpr int kFusedMaxDramGBps = 4000;
 
 // The distance between a unit's statistics and its quantizing jobs, in jobs, as a multiple of
@@ -814,11 +811,12 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   // The fused queue needs a unit's slices in at most two consecutive rounds of its grid
   // (fused_quantize_kernel): no more slices per unit than CTAs resident at once. Where it can
   // run it was faster than the plain queue at every length, head dim and path measured on an
-  // H100 (kernels/NOTES.md q9); above kFusedMaxDramGBps the plain queue's second read costs
-  // less (q7, measured before q9's pipelining).
+  // H100 (3.35 TB/s). On an H200 (4.9 TB/s) it was faster for K alone (the 16-bit P·V paths),
+  // but not with V (FP8 paths): 2-3% slower at d=128 1-2k, 7-22% at d=64; there the plain
+  // queue's second read of V costs less than the fused queue's waits (kernels/NOTES.md q7, q9).
   const FusedMode mode = fused_mode();
-  const bool fused_pays =
-      mode == FusedMode::wherever_possible || (r.dram_gbps > 0 && r.dram_gbps < kFusedMaxDramGBps);
+  const bool fused_pays = mode == FusedMode::wherever_possible ||
+                          (r.dram_gbps > 0 && (r.dram_gbps < kFusedMaxDramGBps || !plan.fp8));
   const int slices_per_unit = plan.kv_jobs * (plan.fp8 ? 2 : 1);
   plan.fused = needs_statistics && mode != FusedMode::never && r.cooperative &&
                fused_queue_can_run(plan.units, slices_per_unit, r.fused) && fused_pays;
