@@ -35,6 +35,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#include <tuple>
 #include <utility>
 
 #include "device_primitives.cuh"
@@ -105,7 +106,7 @@ struct JobPlan {
   int units;       // batch x KV heads
   int stat_jobs;   // per unit: 0 when neither K's mean nor V's maxima are needed
   int kv_jobs;     // per unit, for K, and as many again for V on the FP8 paths
-  int quant_jobs;  // per unit: K's and V's
+  int quant_jobs;  // per unit: K's and V's (the fused queue: its slices)
   QueueShape queue;
   int total_jobs;
   int stat_publishes;  // per unit: the statistics are complete when this many jobs published
@@ -513,17 +514,13 @@ constexpr int kFusedSlots = 3;
 constexpr int kFusedSmemBytes = kFusedSlots * kStageBytes + kScratchWords * 4;
 
 // A fused slice (quantize_queue.h numbers them): its unit, K or V, and which job of
-// kJobRows<D> rows. Per unit: its K slices, then its V slices (FP8 paths).
-__device__ inline int fused_slices_per_unit(const JobPlan& p) {
-  return p.kv_jobs * (p.fp8 ? 2 : 1);
-}
-
+// kJobRows<D> rows. Per unit: its K slices, then its V slices (FP8 paths): quant_jobs in all.
 struct SliceJob {
   int b, hk, unit, job;
   bool is_v;
   __device__ SliceJob(const JobPlan& p, int round) {
-    const FusedSlice f = fused_slice(fused_slices_per_unit(p), static_cast<int>(gridDim.x),
-                                     static_cast<int>(blockIdx.x), round);
+    const FusedSlice f =
+        fused_slice(p.quant_jobs, static_cast<int>(gridDim.x), static_cast<int>(blockIdx.x), round);
     unit = f.unit;
     is_v = f.job >= p.kv_jobs;
     job = is_v ? f.job - p.kv_jobs : f.job;
@@ -606,12 +603,11 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int kStageWords = kLoadsPerThread * kThreads;  // uint4 per stage
   float* scratch = reinterpret_cast<float*>(dynamic_smem + kFusedSlots * kStageWords);
   auto stage = [&](int round) { return Stage{dynamic_smem + round % kFusedSlots * kStageWords}; };
-  const int slices = p.units * fused_slices_per_unit(p);
+  // Slice r·G + c of the call's total_jobs (quantize_queue.h: fused_slice).
   auto exists = [&](int round) {
-    return round * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x) < slices;
+    return round * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x) < p.total_jobs;
   };
-  auto issue = [&](int round) {
-    const SliceJob s(p, round);
+  auto issue = [&](const SliceJob& s, int round) {
     if (s.is_v) {
       issue_v<T, D>(p, s.b, s.hk, s.job, stage(round));
     } else {
@@ -619,36 +615,41 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     device::cp_async_commit();
   };
-  if (exists(0)) issue(0);
+  // Each slice is decoded once, when its copies are issued, and passed on from round to round.
+  SliceJob current(p, 0), previous = current;
+  if (exists(0)) issue(current, 0);
   for (int round = 0;; ++round) {
     const bool has_this = exists(round);
     const bool has_previous = (round > 0);
     if (!has_this && !has_previous) break;
+    const SliceJob next(p, round + 1);
     if (has_this) {
       if (exists(round + 1)) {
-        issue(round + 1);
+        issue(next, round + 1);
         device::cp_async_wait_own<1>();
       } else {
         device::cp_async_wait_own<0>();
       }
-      slice_statistics<T, D>(p, SliceJob(p, round), stage(round), scratch);
+      slice_statistics<T, D>(p, current, stage(round), scratch);
     }
     if (has_previous) {
-      const SliceJob s(p, round - 1);
-      wait_for_statistics(p, s.unit);
-      if (s.is_v) {
-        quantize_v<T, D>(p, s.b, s.hk, s.job, stage(round - 1),
+      wait_for_statistics(p, previous.unit);
+      if (previous.is_v) {
+        quantize_v<T, D>(p, previous.b, previous.hk, previous.job, stage(round - 1),
                          reinterpret_cast<std::uint32_t*>(scratch));
       } else {
-        RowsTarget k = k_target(p, s.hk);
-        k.k_sum = p.smooth_k ? p.w.k_sum + unit_offset(s.b, p.heads_kv, s.hk) * D : nullptr;
-        quantize_rows<T, D>(k, p, s.b, s.job, stage(round - 1), scratch);
+        RowsTarget k = k_target(p, previous.hk);
+        k.k_sum =
+            p.smooth_k ? p.w.k_sum + unit_offset(previous.b, p.heads_kv, previous.hk) * D : nullptr;
+        quantize_rows<T, D>(k, p, previous.b, previous.job, stage(round - 1), scratch);
       }
     }
     // The next round's copies go to the slot just quantized, and its statistics reuse the
     // scratch (V's tile).
     __syncthreads();
     if (!has_this) break;
+    previous = current;
+    current = next;
   }
 }
 
@@ -739,13 +740,13 @@ cudaError_t residency(Residency* r) {
     memory_khz = bus_bits = 0;
   }
   // More than the 48 KB of shared memory a kernel gets without asking.
-  for (const auto& [kernel, bytes] : {std::pair{quantize_kernel<T, D>, kSmemBytes},
-                                      std::pair{fused_quantize_kernel<T, D>, kFusedSmemBytes}}) {
+  for (const auto& [kernel, bytes, count] :
+       {std::tuple{quantize_kernel<T, D>, kSmemBytes, &plain},
+        std::tuple{fused_quantize_kernel<T, D>, kFusedSmemBytes, &fused}}) {
     if (cudaError_t e =
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)) {
       return e;
     }
-    int* count = kernel == quantize_kernel<T, D> ? &plain : &fused;
     if (cudaError_t e =
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, kThreads, bytes)) {
       return e;
@@ -817,18 +818,16 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   const FusedMode mode = fused_mode();
   const bool fused_pays = mode == FusedMode::wherever_possible ||
                           (r.dram_gbps > 0 && (r.dram_gbps < kFusedMaxDramGBps || !plan.fp8));
-  const int slices_per_unit = plan.kv_jobs * (plan.fp8 ? 2 : 1);
+  // K's jobs and V's: the plain queue's quantizing jobs, the fused queue's slices.
+  plan.quant_jobs = plan.kv_jobs * (plan.fp8 ? 2 : 1);
   plan.fused = needs_statistics && mode != FusedMode::never && r.cooperative &&
-               fused_queue_can_run(plan.units, slices_per_unit, r.fused) && fused_pays;
-  if (plan.fused) {
+               fused_queue_can_run(plan.units, plan.quant_jobs, r.fused) && fused_pays;
+  if (plan.fused) {  // no tickets, so no queue shape: fused_quantize_kernel deals the slices
     plan.stat_jobs = 0;
-    plan.stat_publishes = slices_per_unit;
-    plan.quant_jobs = slices_per_unit;
-    plan.queue = make_queue_shape(plan.units, 0, plan.quant_jobs, 0);
+    plan.stat_publishes = plan.quant_jobs;
   } else {
     plan.stat_jobs = needs_statistics ? (p.kv_len + kStatJobRows<D> - 1) / kStatJobRows<D> : 0;
     plan.stat_publishes = plan.stat_jobs;
-    plan.quant_jobs = plan.kv_jobs * (plan.fp8 ? 2 : 1);
     const long long gap = static_cast<long long>(r.plain) * gap_tenths() / 10;
     plan.queue = make_queue_shape(plan.units, plan.stat_jobs, plan.quant_jobs,
                                   static_cast<int>(std::min<long long>(gap, 1 << 30)));
