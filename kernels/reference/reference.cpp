@@ -49,7 +49,7 @@ std::vector<double> quantize_int8(const std::vector<double>& x, int len, int dim
     for (int r = g0; r < std::min(g0 + group, len); ++r) {
       for (int d = 0; d < dim; ++d) {
         const std::size_t i = static_cast<std::size_t>(r) * dim + d;
-        q[i] = amax > 0 ? std::nearbyint(x[i] * (127.0 / amax)) : 0.0;
+        q[i] = round_int8(x[i], amax);
       }
     }
   }
@@ -57,6 +57,12 @@ std::vector<double> quantize_int8(const std::vector<double>& x, int len, int dim
 }
 
 }  // namespace
+
+double round_int8(double x, double amax) {
+  if (!(amax > 0)) return 0.0;  // an all-zero group stays zero
+  const float inverse = 127.0f / static_cast<float>(amax);
+  return std::nearbyint(static_cast<double>(static_cast<float>(x) * inverse));
+}
 
 double round_e4m3(double x) {
   return round_float(x, 3, -6, 448.0);

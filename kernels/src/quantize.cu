@@ -25,8 +25,8 @@
 //   trip is hidden.
 //
 // Both bring rows with cp.async into a per-thread slice of shared memory (8 loads of 16 bytes
-// in flight per thread, 32 KB per CTA and stage), not registers: registers would hold 4 CTAs
-// per SM to 2.
+// in flight per thread, 16 or 32 KB per CTA and stage), not registers: registers would hold 4
+// CTAs per SM to 2.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -45,21 +45,39 @@
 namespace sageattn::detail {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kLoadsPerThread = 8;   // 16-byte loads each thread has in flight in a job
-constexpr int kScaleRows = 16;       // the finest scale granularity (per_warp)
-constexpr int kScratchWords = 4096;  // 16 KB of shared memory per job (beside the stage)
-#ifndef SAGEATTN_QUANT_MIN_BLOCKS
-#define SAGEATTN_QUANT_MIN_BLOCKS 4
+// Threads per CTA, per head dim: 4 warps at d=64, 8 at d=128. The fused queue then runs 4 CTAs
+// per SM at d=64 (2 at d=128), which measured faster for d=64 at every length; at d=128 the
+// smaller CTAs were as fast up to 4k tokens per head and slower beyond (kernels/NOTES.md, q10).
+#ifndef SAGEATTN_QUANT_THREADS_D64
+#define SAGEATTN_QUANT_THREADS_D64 128
 #endif
-// CTAs per SM the plain queue's registers must allow: at 4 (64 registers) a few dozen bytes spill
-// to L1, measured faster than 2 CTAs per SM without spills (kernels/NOTES.md).
-constexpr int kMinBlocks = SAGEATTN_QUANT_MIN_BLOCKS;
-constexpr int kStageBytes = kLoadsPerThread * kThreads * 16;
-constexpr int kSmemBytes = kStageBytes + kScratchWords * 4;
+#ifndef SAGEATTN_QUANT_THREADS_D128
+#define SAGEATTN_QUANT_THREADS_D128 256
+#endif
+template <int D>
+constexpr int kThreads = D == 64 ? SAGEATTN_QUANT_THREADS_D64 : SAGEATTN_QUANT_THREADS_D128;
+static_assert((kThreads<64> == 128 || kThreads<64> == 256) &&
+                  (kThreads<128> == 128 || kThreads<128> == 256),
+              "jobs of 4 or 8 warps");
+constexpr int kLoadsPerThread = 8;  // 16-byte loads each thread has in flight in a job
+constexpr int kScaleRows = 16;      // the finest scale granularity (per_warp)
+template <int D>
+constexpr int kScratchWords = 16 * kThreads<D>;  // 64 bytes per thread beside the stage
+// CTAs per SM the plain queue's registers must allow: 64 registers per thread (4 CTAs of 256
+// threads); then a few dozen bytes spill to L1, measured faster than 2 CTAs per SM without
+// spills (kernels/NOTES.md, q3).
+#ifndef SAGEATTN_QUANT_MIN_BLOCKS_256
+#define SAGEATTN_QUANT_MIN_BLOCKS_256 4
+#endif
+template <int D>
+constexpr int kMinBlocks = SAGEATTN_QUANT_MIN_BLOCKS_256 * 256 / kThreads<D>;
+template <int D>
+constexpr int kStageBytes = kLoadsPerThread* kThreads<D> * 16;
+template <int D>
+constexpr int kSmemBytes = kStageBytes<D> + kScratchWords<D> * 4;
 
-// Rows of D channels: D/8 threads per row (16 bytes each), so a job of 8 warps x 8 loads
-// covers kJobRows<D> rows: 128 at D=128, 256 at D=64.
+// Rows of D channels: D/8 threads per row (16 bytes each), so a job of kThreads<D>/32 warps x 8
+// loads covers kJobRows<D> rows: 128 at D=128 (8 warps), 128 at D=64 (4 warps).
 template <int D>
 constexpr int kThreadsPerRow = D / 8;
 template <int D>
@@ -67,7 +85,7 @@ constexpr int kRowsPerLoad = 32 / kThreadsPerRow<D>;  // rows one warp-wide load
 template <int D>
 constexpr int kWarpRows = kLoadsPerThread* kRowsPerLoad<D>;
 template <int D>
-constexpr int kJobRows = kThreads / 32 * kWarpRows<D>;
+constexpr int kJobRows = kThreads<D> / 32 * kWarpRows<D>;
 template <int D>
 constexpr int kStatJobRows = 2 * kJobRows<D>;  // rows of K and V per statistics job
 
@@ -90,9 +108,10 @@ __device__ __forceinline__ float element(const uint4& raw, int i) {
 
 // Where a thread's loads land: slot l of thread t is stage[l * kThreads + t] (16 bytes), so a
 // warp's copies and reads are consecutive. Only the thread that issued a copy reads it.
+template <int D>
 struct Stage {
   uint4* base;
-  __device__ uint4& at(int l) const { return base[l * kThreads + threadIdx.x]; }
+  __device__ uint4& at(int l) const { return base[l * kThreads<D> + threadIdx.x]; }
   __device__ void copy(int l, const void* src, bool valid, const void* any_valid) const {
     device::cp_async_16(&at(l), valid ? src : any_valid, valid);
   }
@@ -126,12 +145,12 @@ __device__ __forceinline__ std::int64_t unit_offset(int b, int heads, int h) {
 // 2 over V go through half of the stage each, the next round's copies in flight while a round
 // is summed. The threads' partial results meet in shared memory.
 template <typename T, int D>
-__device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const Stage& stage,
+__device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const Stage<D>& stage,
                                float* scratch) {
-  constexpr int kRowsInFlight = kThreads / kThreadsPerRow<D>;
+  constexpr int kRowsInFlight = kThreads<D> / kThreadsPerRow<D>;
   constexpr int kRoundRows = 2 * kRowsInFlight;
   constexpr int kRounds = kStatJobRows<D> / kRoundRows;
-  static_assert(2 * kRowsInFlight * D <= kScratchWords && kLoadsPerThread == 8);
+  static_assert(2 * kRowsInFlight * D <= kScratchWords<D> && kLoadsPerThread == 8);
   const int col = (threadIdx.x % kThreadsPerRow<D>)*8, sub = threadIdx.x / kThreadsPerRow<D>;
   const int begin = job * kStatJobRows<D>, end = min(p.kv_len, begin + kStatJobRows<D>);
   const int rounds = (end - begin + kRoundRows - 1) / kRoundRows;
@@ -187,7 +206,7 @@ __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const S
   store8(maxima + sub * D + col, amax);
   __syncthreads();
   const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
-  for (int c = threadIdx.x; c < 2 * D; c += kThreads) {
+  for (int c = threadIdx.x; c < 2 * D; c += kThreads<D>) {
     const bool is_sum = c < D;
     const int ch = c % D;
     if (is_sum ? !p.smooth_k : !p.fp8) continue;
@@ -216,13 +235,31 @@ __device__ void publish_statistics(const JobPlan& p, int unit) {
   }
 }
 
-// Before a job that reads the statistics: one thread waits for the unit's count (acquire),
-// the barrier passes that on to the others, which then read the statistics from L2.
-__device__ void wait_for_statistics(const JobPlan& p, int unit) {
-  if (threadIdx.x == 0) {
-    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
-    while (done.load(cuda::memory_order_acquire) < static_cast<std::uint32_t>(p.stat_publishes))
-      __nanosleep(32);
+// Where a K job finds its unit's column sums (D floats) once wait_for_statistics has staged
+// them: the end of the scratch, which K's group maxima (at its start) do not reach.
+template <int D>
+__device__ __forceinline__ float* staged_statistics(float* scratch) {
+  return scratch + kScratchWords<D> - D;
+}
+
+// Before a job that reads the statistics: one thread waits for the unit's count (acquire), then
+// its warp copies the unit's K column sums `src` (nullptr: none needed) from L2 into `staged`,
+// and the barrier passes both on to the CTA. (Every thread loading its own 8 channels from L2
+// instead made a hot spot: 2048 loads of the same 512 bytes per CTA, from all of a unit's CTAs at
+// once, a quarter of the fused queue's stall samples; kernels/NOTES.md, q10.)
+template <int D>
+__device__ void wait_for_statistics(const JobPlan& p, int unit, const float* src, float* staged) {
+  if (threadIdx.x < 32) {
+    if (threadIdx.x == 0) {
+      cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
+      while (done.load(cuda::memory_order_acquire) < static_cast<std::uint32_t>(p.stat_publishes))
+        __nanosleep(32);
+    }
+    __syncwarp();  // orders the warp's loads below after thread 0's acquire
+    if (src && threadIdx.x < D / 4) {
+      reinterpret_cast<float4*>(staged)[threadIdx.x] =
+          __ldcg(reinterpret_cast<const float4*>(src) + threadIdx.x);
+    }
   }
   __syncthreads();
 }
@@ -235,7 +272,9 @@ struct RowsTarget {
   int h, heads, len, len_pad, rows_per_scale;
   std::int8_t* out;
   float* scales;
-  const float* k_sum;  // K's column sums of this unit (quantize x - mean(K)), or nullptr
+  // K's column sums of this unit, staged in shared memory by wait_for_statistics (quantize
+  // x - mean(K)), or nullptr
+  const float* k_sum;
 };
 
 // kJobRows<D> rows to INT8, scale = max|x| / 127 per 16 rows (per_warp) or 64 (per_block),
@@ -260,7 +299,7 @@ struct RowsThread {
 
 // A rows job's copies into the stage (not committed: the caller closes the group).
 template <typename T, int D>
-__device__ void issue_rows(const RowsTarget& t, int b, int job, const Stage& stage) {
+__device__ void issue_rows(const RowsTarget& t, int b, int job, const Stage<D>& stage) {
   const RowsThread<D> th(job, t.len_pad);
   const T* src = row_ptr<T>(t.in, b, t.h, th.row0) + th.col;
   const std::int64_t step = t.in.ss * kRowsPerLoad<D>;
@@ -272,7 +311,7 @@ __device__ void issue_rows(const RowsTarget& t, int b, int job, const Stage& sta
 // The rest of a rows job, once this thread's copies have landed.
 template <typename T, int D>
 __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int job,
-                              const Stage& stage, float* scratch) {
+                              const Stage<D>& stage, float* scratch) {
   constexpr int kLoadsPerGroup = kScaleRows / kRowsPerLoad<D>;
   constexpr int kGroupsPerWarp = kWarpRows<D> / kScaleRows;
   const RowsThread<D> th(job, t.len_pad);
@@ -282,7 +321,7 @@ __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int 
   float mean[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i)
-    mean[i] = t.k_sum ? __ldcg(t.k_sum + col + i) * p.inv_kv_len : 0.f;
+    mean[i] = t.k_sum ? t.k_sum[col + i] * p.inv_kv_len : 0.f;
   // Padding rows stay zero: the mean is subtracted from real rows only.
   auto value = [&](const uint4& raw, int l, int i) {
     const float x = element<T>(raw, i);
@@ -333,15 +372,6 @@ __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int 
   }
 }
 
-template <typename T, int D>
-__device__ void rows_job(const RowsTarget& t, const JobPlan& p, int b, int job, const Stage& stage,
-                         float* scratch) {
-  issue_rows<T, D>(t, b, job, stage);
-  device::cp_async_commit();
-  device::cp_async_wait_own<0>();
-  quantize_rows<T, D>(t, p, b, job, stage, scratch);
-}
-
 // --- V to FP8 ---------------------------------------------------------------------------------
 
 // The 4 keys whose e4m3 values sit at positions 4·quad .. 4·quad+3 of a tile. Within each
@@ -359,7 +389,8 @@ __device__ __forceinline__ int quad_first_key(int quad) {
 template <int D>
 __device__ __forceinline__ int tile_word(int c, int word) {
   constexpr int kRowWords = kJobRows<D> / 4;
-  return c * kRowWords + ((word / 4) ^ (c / 8 % 8)) * 4 + word % 4;
+  constexpr int kSwizzle = kRowWords / 4 < 8 ? kRowWords / 4 : 8;  // 16-byte chunks it permutes
+  return c * kRowWords + ((word / 4) ^ (c / 8 % kSwizzle)) * 4 + word % 4;
 }
 
 // V to FP8 e4m3 with its per-channel scale 448 / max|v|, transposed to [D][keys] with the keys
@@ -374,14 +405,14 @@ struct VTasks {
   static constexpr int kGroups = D / 8;  // channel groups of 8
   static constexpr int kGroupsHigh = kGroups / 8;
   static constexpr int kTasks = kGroups * kJobRows<D> / 4;
-  static constexpr int kPerThread = kTasks / kThreads;
-  static_assert(kPerThread * 4 == kLoadsPerThread && D * kJobRows<D> / 4 <= kScratchWords);
+  static constexpr int kPerThread = kTasks / kThreads<D>;
+  static_assert(kPerThread * 4 == kLoadsPerThread && D * kJobRows<D> / 4 <= kScratchWords<D>);
   int group[kPerThread], quad[kPerThread];
   __device__ VTasks() {
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
       // Lane bits: 8 channel groups x 4 quads per warp (see tile_word).
-      const int task = threadIdx.x + j * kThreads, rest = task >> 5;
+      const int task = threadIdx.x + j * kThreads<D>, rest = task >> 5;
       group[j] = (rest % kGroupsHigh) * 8 + (task & 7);
       quad[j] = (rest / kGroupsHigh) * 4 + ((task >> 3) & 3);
     }
@@ -395,7 +426,7 @@ __device__ __forceinline__ int v_job_keys(const JobPlan& p, int job) {
 
 // A V job's copies into the stage (not committed): task j's 4 keys in slots 4j..4j+3.
 template <typename T, int D>
-__device__ void issue_v(const JobPlan& p, int b, int hk, int job, const Stage& stage) {
+__device__ void issue_v(const JobPlan& p, int b, int hk, int job, const Stage<D>& stage) {
   const VTasks<D> tasks;
   const int key0 = job * kJobRows<D>, keys = v_job_keys<D>(p, job);
 #pragma unroll
@@ -414,7 +445,7 @@ __device__ void issue_v(const JobPlan& p, int b, int hk, int job, const Stage& s
 // The rest of a V job, once this thread's copies have landed: 8 words of 4 e4m3 bytes each
 // written to the tile, then the tile's rows go out as 16-byte stores.
 template <typename T, int D>
-__device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage& stage,
+__device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage<D>& stage,
                            std::uint32_t* tile) {
   const VTasks<D> tasks;
   const int key0 = job * kJobRows<D>, keys = v_job_keys<D>(p, job);
@@ -422,6 +453,8 @@ __device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage
   const float* amax = p.w.v_amax + unit * D;
   // The task's 8 channel maxima as two 16-byte L2 loads, all issued before the first use (one
   // at a time, each waited for before its conversions, they were the V jobs' top stall, q9).
+  // (Staged through shared memory as K's sums are, they measured 1-5% slower at d=64: the tile
+  // then has to wait for every thread's reads, q10.)
   float4 m4[VTasks<D>::kPerThread][2];
 #pragma unroll
   for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
@@ -449,21 +482,12 @@ __device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage
   __syncthreads();
   constexpr int kChunks = kJobRows<D> / 16;  // 16-byte chunks per tile row
   std::uint8_t* out = p.w.v + unit * D * p.w.kv_pad + key0;
-  for (int i = threadIdx.x; i < D * kChunks; i += kThreads) {
+  for (int i = threadIdx.x; i < D * kChunks; i += kThreads<D>) {
     const int c = i / kChunks, chunk = i % kChunks;
     if (chunk * 16 >= keys) continue;
     *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(c) * p.w.kv_pad + chunk * 16) =
         *reinterpret_cast<const uint4*>(tile + tile_word<D>(c, chunk * 4));
   }
-}
-
-template <typename T, int D>
-__device__ void v_job(const JobPlan& p, int b, int hk, int job, const Stage& stage,
-                      std::uint32_t* tile) {
-  issue_v<T, D>(p, b, hk, job, stage);
-  device::cp_async_commit();
-  device::cp_async_wait_own<0>();
-  quantize_v<T, D>(p, b, hk, job, stage, tile);
 }
 
 // The next job's ticket (one atomic per job). Relaxed: a ticket only says which job to do; the
@@ -511,7 +535,8 @@ __device__ inline RowsTarget k_target(const JobPlan& p, int hk) {
 // for round i - 1, and to reach round i it only waited for rounds <= i - 2, published earlier.
 // That needs every CTA resident at once: a cooperative launch.
 constexpr int kFusedSlots = 3;
-constexpr int kFusedSmemBytes = kFusedSlots * kStageBytes + kScratchWords * 4;
+template <int D>
+constexpr int kFusedSmemBytes = kFusedSlots* kStageBytes<D> + kScratchWords<D> * 4;
 
 // A fused slice (quantize_queue.h numbers them): its unit, K or V, and which job of
 // kJobRows<D> rows. Per unit: its K slices, then its V slices (FP8 paths): quant_jobs in all.
@@ -533,13 +558,13 @@ struct SliceJob {
 // channel maxima), met in shared memory, then one atomic per channel, and the slice counted as
 // published. Rows and keys past kv_len were zero-filled and add nothing to either statistic.
 template <typename T, int D>
-__device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stage& stage,
+__device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stage<D>& stage,
                                  float* scratch) {
-  constexpr int kSubs = kThreads / kThreadsPerRow<D>;  // threads per channel group of K
+  constexpr int kSubs = kThreads<D> / kThreadsPerRow<D>;  // threads per channel group of K
   const std::int64_t at = unit_offset(s.b, p.heads_kv, s.hk) * D;
   if (!s.is_v && p.smooth_k) {
     float* sums = scratch;  // [kSubs][D]
-    static_assert(kSubs * D <= kScratchWords);
+    static_assert(kSubs * D <= kScratchWords<D>);
     const int col = (threadIdx.x % kThreadsPerRow<D>)*8;
     float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
 #pragma unroll
@@ -565,13 +590,13 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
     // `partial`, which threads < D reduce (shared-memory atomics here were 15% of the stall
     // samples, q9).
     constexpr int kPartials = VTasks<D>::kTasks / 32 / VTasks<D>::kGroupsHigh;
-    static_assert(kPartials * D <= kScratchWords);
+    static_assert(kPartials * D <= kScratchWords<D>);
     float* partial = scratch;  // [kPartials][D]
     const VTasks<D> tasks;
     const int lane = threadIdx.x % 32;
 #pragma unroll
     for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
-      const int row = (threadIdx.x + j * kThreads) / 32 / VTasks<D>::kGroupsHigh;
+      const int row = (threadIdx.x + j * kThreads<D>) / 32 / VTasks<D>::kGroupsHigh;
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         float m = 0.f;
@@ -597,12 +622,14 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
     fused_quantize_kernel(const __grid_constant__ JobPlan p) {
-  extern __shared__ uint4 dynamic_smem[];                  // kFusedSlots stages, then the scratch
-  constexpr int kStageWords = kLoadsPerThread * kThreads;  // uint4 per stage
+  extern __shared__ uint4 dynamic_smem[];  // kFusedSlots stages, then the scratch
+  constexpr int kStageWords = kLoadsPerThread * kThreads<D>;  // uint4 per stage
   float* scratch = reinterpret_cast<float*>(dynamic_smem + kFusedSlots * kStageWords);
-  auto stage = [&](int round) { return Stage{dynamic_smem + round % kFusedSlots * kStageWords}; };
+  auto stage = [&](int round) {
+    return Stage<D>{dynamic_smem + round % kFusedSlots * kStageWords};
+  };
   // Slice r·G + c of the call's total_jobs (quantize_queue.h: fused_slice).
   auto exists = [&](int round) {
     return round * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x) < p.total_jobs;
@@ -633,14 +660,16 @@ __global__ void __launch_bounds__(kThreads, 2)
       slice_statistics<T, D>(p, current, stage(round), scratch);
     }
     if (has_previous) {
-      wait_for_statistics(p, previous.unit);
+      const std::int64_t at = unit_offset(previous.b, p.heads_kv, previous.hk) * D;
+      float* staged = staged_statistics<D>(scratch);
+      wait_for_statistics<D>(p, previous.unit,
+                             !previous.is_v && p.smooth_k ? p.w.k_sum + at : nullptr, staged);
       if (previous.is_v) {
         quantize_v<T, D>(p, previous.b, previous.hk, previous.job, stage(round - 1),
                          reinterpret_cast<std::uint32_t*>(scratch));
       } else {
         RowsTarget k = k_target(p, previous.hk);
-        k.k_sum =
-            p.smooth_k ? p.w.k_sum + unit_offset(previous.b, p.heads_kv, previous.hk) * D : nullptr;
+        k.k_sum = p.smooth_k ? staged : nullptr;
         quantize_rows<T, D>(k, p, previous.b, previous.job, stage(round - 1), scratch);
       }
     }
@@ -656,7 +685,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 // --- the plain queue --------------------------------------------------------------------------
 
 template <typename T, int D>
-__device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage& stage,
+__device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& stage,
                         std::uint32_t* scratch) {
   const int unit = ref.unit;
   const int b = unit / p.heads_kv, hk = unit % p.heads_kv;
@@ -667,27 +696,40 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage& stage,
     publish_statistics(p, unit);
     return;
   }
-  RowsTarget k = k_target(p, hk);
-  k.k_sum = p.smooth_k ? p.w.k_sum + unit_offset(b, p.heads_kv, hk) * D : nullptr;
   job -= p.stat_jobs;  // per unit: its statistics, then its K and V jobs
-  if (p.stat_jobs > 0) wait_for_statistics(p, unit);
-  if (job < p.kv_jobs) {
-    rows_job<T, D>(k, p, b, job, stage, scratch_f);
+  const bool is_v = job >= p.kv_jobs;
+  RowsTarget k = k_target(p, hk);
+  // The copies first: they need no statistics, so their latency overlaps the wait.
+  if (is_v) {
+    issue_v<T, D>(p, b, hk, job - p.kv_jobs, stage);
   } else {
-    v_job<T, D>(p, b, hk, job - p.kv_jobs, stage, scratch);
+    issue_rows<T, D>(k, b, job, stage);
+  }
+  device::cp_async_commit();
+  const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
+  float* staged = staged_statistics<D>(scratch_f);
+  if (p.stat_jobs > 0) {
+    wait_for_statistics<D>(p, unit, !is_v && p.smooth_k ? p.w.k_sum + at : nullptr, staged);
+  }
+  device::cp_async_wait_own<0>();
+  if (is_v) {
+    quantize_v<T, D>(p, b, hk, job - p.kv_jobs, stage, scratch);
+  } else {
+    k.k_sum = p.smooth_k ? staged : nullptr;
+    quantize_rows<T, D>(k, p, b, job, stage, scratch_f);
   }
 }
 
 // The plain queue: its shared memory allows 4 CTAs per SM and it gets the registers of
 // kMinBlocks (kernels/NOTES.md, q3).
 template <typename T, int D>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
+__global__ void __launch_bounds__(kThreads<D>, kMinBlocks<D>)
     quantize_kernel(const __grid_constant__ JobPlan p) {
   __shared__ int next_ticket;
   extern __shared__ uint4 dynamic_smem[];  // the stage, then the scratch: kSmemBytes
-  const Stage stage{dynamic_smem};
+  const Stage<D> stage{dynamic_smem};
   std::uint32_t* scratch =
-      reinterpret_cast<std::uint32_t*>(dynamic_smem + kLoadsPerThread * kThreads);
+      reinterpret_cast<std::uint32_t*>(dynamic_smem + kLoadsPerThread * kThreads<D>);
   if (threadIdx.x == 0) next_ticket = take_ticket(p);
   __syncthreads();
   for (int ticket = next_ticket; ticket < p.total_jobs;) {
@@ -741,14 +783,14 @@ cudaError_t residency(Residency* r) {
   }
   // More than the 48 KB of shared memory a kernel gets without asking.
   for (const auto& [kernel, bytes, count] :
-       {std::tuple{quantize_kernel<T, D>, kSmemBytes, &plain},
-        std::tuple{fused_quantize_kernel<T, D>, kFusedSmemBytes, &fused}}) {
+       {std::tuple{quantize_kernel<T, D>, kSmemBytes<D>, &plain},
+        std::tuple{fused_quantize_kernel<T, D>, kFusedSmemBytes<D>, &fused}}) {
     if (cudaError_t e =
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)) {
       return e;
     }
     if (cudaError_t e =
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, kThreads, bytes)) {
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, kThreads<D>, bytes)) {
       return e;
     }
   }
@@ -851,9 +893,9 @@ cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
     // Cooperative: every CTA of the grid resident at once, which the slices' barrier needs.
     const unsigned ctas = static_cast<unsigned>(std::min(plan.total_jobs, r.fused));
     void* args[] = {&plan};
-    const cudaError_t e =
-        cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(fused_quantize_kernel<T, D>),
-                                    dim3(ctas), dim3(kThreads), args, kFusedSmemBytes, stream);
+    const cudaError_t e = cudaLaunchCooperativeKernel(
+        reinterpret_cast<const void*>(fused_quantize_kernel<T, D>), dim3(ctas), dim3(kThreads<D>),
+        args, kFusedSmemBytes<D>, stream);
     if (e == cudaSuccess) return e;
     // Refused (as under some sharing setups): the plain queue needs no co-residency.
     (void)cudaGetLastError();
@@ -862,7 +904,7 @@ cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
     if (count_jobs() > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   }
   const unsigned ctas = static_cast<unsigned>(std::min(plan.total_jobs, r.plain));
-  quantize_kernel<T, D><<<ctas, kThreads, kSmemBytes, stream>>>(plan);
+  quantize_kernel<T, D><<<ctas, kThreads<D>, kSmemBytes<D>, stream>>>(plan);
   return cudaGetLastError();
 }
 

@@ -2,8 +2,9 @@
 # Builds the kernel library once per variant of the quantization's knobs and times them all in
 # one run of bench_quant.py (with the copy rate), on the GPU machine.
 #   bash kernels/tests/quant_variants.sh "base:" "mb4:-DSAGEATTN_QUANT_MIN_BLOCKS=4" ...
-# Each argument is name:extra nvcc flags; a name "old" with no flags builds the committed
-# sources in $OLD_SRC (a copy of kernels/, e.g. from `git archive HEAD kernels`) instead.
+# Each argument is name:extra nvcc flags; a name "old" builds the committed sources in $OLD_SRC
+# (a copy of kernels/, e.g. from `git archive HEAD kernels`) instead, and "name@dir:flags" the
+# copy of kernels/ in dir.
 # Env: SEQS (default 1024,4096,32768), OUT (default build/gpu-results), TEST=1 to run the quick
 # accuracy suite on the first variant (with each FUSED mode), GAPS="5 10 20" to time each
 # SAGEATTN_QUANT_GAP, FUSED="default 0 1" to time each SAGEATTN_QUANT_FUSED mode (the plain
@@ -20,6 +21,10 @@ for variant in "$@"; do
   flags=${variant#*:}
   src=kernels/tests/standalone
   [[ $name == old ]] && src=${OLD_SRC:?OLD_SRC names the old sources}/tests/standalone
+  if [[ $name == *@* ]]; then  # name@dir: the sources in dir (another copy of kernels/)
+    src=${name#*@}/tests/standalone
+    name=${name%%@*}
+  fi
   cmake -G Ninja -S "$src" -B "build/variants/$name" -DCMAKE_BUILD_TYPE=Release \
     -DSAGEATTN_ARCH_LIST=9.0a -DSAGEATTN_BUILD_CAPI=ON -DCMAKE_CUDA_FLAGS="$flags" \
     >"build/variants/$name.configure.log" 2>&1 || { cat "build/variants/$name.configure.log"; exit 1; }
@@ -28,12 +33,14 @@ done
 start=$(date +%s)
 for variant in "$@"; do
   name=${variant%%:*}
+  name=${name%%@*}
   cmake --build "build/variants/$name" -j $(( 16 / $# + 1 )) >"build/variants/$name.build.log" 2>&1 &
 done
 wait
 echo "build: $(( $(date +%s) - start )) s"
 for variant in "$@"; do
   name=${variant%%:*}
+  name=${name%%@*}
   [[ -f build/variants/$name/kernels/libsageattn_capi.so ]] || { tail -30 "build/variants/$name.build.log"; exit 1; }
   grep -E "spill" "build/variants/$name.build.log" | grep quantize | sed "s/^/$name: /" | head -4
 done
