@@ -106,7 +106,7 @@ __device__ __forceinline__ float element(const uint4& raw, int i) {
   return static_cast<float>(reinterpret_cast<const T*>(&raw)[i]);
 }
 
-// Where a thread's loads land: slot l of thread t is stage[l * kThreads + t] (16 bytes), so a
+// Where a thread's loads land: slot l of thread t is stage[l * kThreads<D> + t] (16 bytes), so a
 // warp's copies and reads are consecutive. Only the thread that issued a copy reads it.
 template <int D>
 struct Stage {
@@ -242,13 +242,19 @@ __device__ __forceinline__ float* staged_statistics(float* scratch) {
   return scratch + kScratchWords<D> - D;
 }
 
-// Before a job that reads the statistics: one thread waits for the unit's count (acquire), then
-// its warp copies the unit's K column sums `src` (nullptr: none needed) from L2 into `staged`,
-// and the barrier passes both on to the CTA. (Every thread loading its own 8 channels from L2
-// instead made a hot spot: 2048 loads of the same 512 bytes per CTA, from all of a unit's CTAs at
-// once, a quarter of the fused queue's stall samples; kernels/NOTES.md, q10.)
+// Before a job of unit (b, hk) that reads the statistics: one thread waits for the unit's count
+// (acquire); for a K job with smoothing its warp then copies the unit's column sums from L2 into
+// the scratch (staged_statistics), and the barrier passes both on to the CTA. Returns the staged
+// sums, or nullptr where the job needs none (V jobs read their maxima themselves). (Every thread
+// loading its own 8 sums from L2 instead made a hot spot: 2048 loads of the same 512 bytes per
+// CTA, from all of a unit's CTAs at once, a quarter of the fused queue's stall samples;
+// kernels/NOTES.md, q10.)
 template <int D>
-__device__ void wait_for_statistics(const JobPlan& p, int unit, const float* src, float* staged) {
+__device__ const float* wait_for_statistics(const JobPlan& p, int b, int hk, bool is_v,
+                                            float* scratch) {
+  const std::int64_t unit = unit_offset(b, p.heads_kv, hk);
+  const float* src = !is_v && p.smooth_k ? p.w.k_sum + unit * D : nullptr;
+  float* staged = staged_statistics<D>(scratch);
   if (threadIdx.x < 32) {
     if (threadIdx.x == 0) {
       cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
@@ -262,6 +268,7 @@ __device__ void wait_for_statistics(const JobPlan& p, int unit, const float* src
     }
   }
   __syncthreads();
+  return src ? staged : nullptr;
 }
 
 // --- K to INT8 ------------------------------------------------------------------------------
@@ -660,16 +667,14 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
       slice_statistics<T, D>(p, current, stage(round), scratch);
     }
     if (has_previous) {
-      const std::int64_t at = unit_offset(previous.b, p.heads_kv, previous.hk) * D;
-      float* staged = staged_statistics<D>(scratch);
-      wait_for_statistics<D>(p, previous.unit,
-                             !previous.is_v && p.smooth_k ? p.w.k_sum + at : nullptr, staged);
+      const float* k_sum =
+          wait_for_statistics<D>(p, previous.b, previous.hk, previous.is_v, scratch);
       if (previous.is_v) {
         quantize_v<T, D>(p, previous.b, previous.hk, previous.job, stage(round - 1),
                          reinterpret_cast<std::uint32_t*>(scratch));
       } else {
         RowsTarget k = k_target(p, previous.hk);
-        k.k_sum = p.smooth_k ? staged : nullptr;
+        k.k_sum = k_sum;
         quantize_rows<T, D>(k, p, previous.b, previous.job, stage(round - 1), scratch);
       }
     }
@@ -706,16 +711,11 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& sta
     issue_rows<T, D>(k, b, job, stage);
   }
   device::cp_async_commit();
-  const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
-  float* staged = staged_statistics<D>(scratch_f);
-  if (p.stat_jobs > 0) {
-    wait_for_statistics<D>(p, unit, !is_v && p.smooth_k ? p.w.k_sum + at : nullptr, staged);
-  }
+  if (p.stat_jobs > 0) k.k_sum = wait_for_statistics<D>(p, b, hk, is_v, scratch_f);
   device::cp_async_wait_own<0>();
   if (is_v) {
     quantize_v<T, D>(p, b, hk, job - p.kv_jobs, stage, scratch);
   } else {
-    k.k_sum = p.smooth_k ? staged : nullptr;
     quantize_rows<T, D>(k, p, b, job, stage, scratch_f);
   }
 }
