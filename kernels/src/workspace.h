@@ -29,7 +29,7 @@ static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) ==
 
 // How many consumer warpgroups the Hopper kernel runs for a call, and so its key block (the
 // online softmax's block, which the host reference must match for the same rounding of P).
-// Knobs per head dim: 2, 3, or 0 for the rule below (kernels/NOTES.md, s30 and s33).
+// Knobs per head dim: see sm90_consumer_warpgroups (kernels/NOTES.md, s30, s33 and s38).
 #ifndef SAGEATTN_SM90_CONSUMERS_D64
 #define SAGEATTN_SM90_CONSUMERS_D64 0
 #endif
@@ -41,18 +41,30 @@ static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) ==
 // d=64, s30, and 7% at d=128, s33; 4k causal 2-6% and 5-10% faster with 3).
 inline constexpr int kThreeConsumersMinCausalRows = 2048;
 
+// Calls at d=64 with 16-bit P·V and at most this many query rows run four consumer
+// warpgroups (256-row tiles, 64-key blocks): H100, fp16_sm90 TOPS four / three (two for
+// causal 1k): 1k 424 / 379, causal 1k 268 / 241, 4k 502 / 503, causal 4k 411 / 392, but 16k
+// 527 / 546 (kernels/NOTES.md, s38). At 1k, 192-row tiles compute 1,152 rows for 1,024.
+inline constexpr int kFourConsumersMaxRows = 4096;
+
 // 3 at d=64 (both P·V types) and, 16-bit P·V only, at d=128, where O, S and P fit the 160
 // registers of three only with 64-key blocks. The e4m3 path's second-level accumulator fits
 // there only when computed in two parts of channels, and that was 10-15% slower (s34, s35).
+// 4 at d=64 with 16-bit P·V on short calls (112 registers each: the e4m3 path's O' does not fit).
+// Knobs per head dim: 2, 3, 4 (d=64, 16-bit P·V; else 3), or 0 for the rule.
 inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
   const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
   if (knob == 2 || (head_dim == 128 && uses_fp8_v(path))) return 2;
+  const bool four_fit = head_dim == 64 && !uses_fp8_v(path);
+  if (knob == 4) return four_fit ? 4 : 3;
   if (knob == 3) return 3;
+  if (four_fit && qo_len <= kFourConsumersMaxRows) return 4;
   return !causal || qo_len >= kThreeConsumersMinCausalRows ? 3 : 2;
 }
-// Keys per block of the Hopper kernel's main loop (its S tile's width).
+// Keys per block of the Hopper kernel's main loop (its S tile's width): 64 where the registers
+// of three (d=128) or four (d=64) consumer warpgroups hold no wider S tile.
 constexpr int sm90_key_block(int head_dim, int consumers) {
-  return head_dim == 128 && consumers == 3 ? 64 : 128;
+  return (head_dim == 128 && consumers == 3) || consumers == 4 ? 64 : 128;
 }
 
 inline int round_up(int x, int m) {

@@ -10,14 +10,19 @@
 namespace sageattn::detail {
 namespace {
 
-TEST_CASE("the Hopper kernel runs three consumer warpgroups where they fit and pay",
+TEST_CASE("the Hopper kernel runs three or four consumer warpgroups where they fit and pay",
           "[workspace]") {
-  for (PvPath path : {PvPath::fp8_sm90, PvPath::fp16_sm90}) {
-    CHECK(sm90_consumer_warpgroups(64, path, false, 1) == 3);
-    CHECK(sm90_consumer_warpgroups(64, path, false, 32768) == 3);
-    // Short causal calls keep two: 192-row tiles lose more to the diagonal than they gain.
-    CHECK(sm90_consumer_warpgroups(64, path, true, kThreeConsumersMinCausalRows - 1) == 2);
-    CHECK(sm90_consumer_warpgroups(64, path, true, kThreeConsumersMinCausalRows) == 3);
+  CHECK(sm90_consumer_warpgroups(64, PvPath::fp8_sm90, false, 1) == 3);
+  CHECK(sm90_consumer_warpgroups(64, PvPath::fp8_sm90, false, 32768) == 3);
+  // Short causal calls keep two: 192-row tiles lose more to the diagonal than they gain.
+  CHECK(sm90_consumer_warpgroups(64, PvPath::fp8_sm90, true, kThreeConsumersMinCausalRows - 1) ==
+        2);
+  CHECK(sm90_consumer_warpgroups(64, PvPath::fp8_sm90, true, kThreeConsumersMinCausalRows) == 3);
+  // d=64 with 16-bit P·V: four on short calls, causal or not, three beyond.
+  for (bool causal : {false, true}) {
+    CHECK(sm90_consumer_warpgroups(64, PvPath::fp16_sm90, causal, 1) == 4);
+    CHECK(sm90_consumer_warpgroups(64, PvPath::fp16_sm90, causal, kFourConsumersMaxRows) == 4);
+    CHECK(sm90_consumer_warpgroups(64, PvPath::fp16_sm90, causal, kFourConsumersMaxRows + 1) == 3);
   }
   CHECK(sm90_consumer_warpgroups(128, PvPath::fp16_sm90, false, 17) == 3);
   CHECK(sm90_consumer_warpgroups(128, PvPath::fp16_sm90, true, 1000) == 2);
@@ -27,7 +32,9 @@ TEST_CASE("the Hopper kernel runs three consumer warpgroups where they fit and p
   CHECK(sm90_consumer_warpgroups(128, PvPath::fp8_sm90, false, 32768) == 2);
 }
 
-TEST_CASE("the key block is 64 only for three consumer warpgroups at d=128", "[workspace]") {
+TEST_CASE("the key block is 64 only for three consumer warpgroups at d=128 and four at d=64",
+          "[workspace]") {
+  CHECK(sm90_key_block(64, 4) == 64);
   CHECK(sm90_key_block(128, 3) == 64);
   CHECK(sm90_key_block(128, 2) == 128);
   CHECK(sm90_key_block(64, 3) == 128);

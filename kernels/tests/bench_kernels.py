@@ -7,7 +7,7 @@ after warm-up. Prints a table, writes JSON (--json).
   attn      the attention kernel alone (inputs quantized beforehand)
   e2e       quantization + attention, what sageattn() costs
 
-Usage: bench_kernels.py [--json OUT] [--paths fp16,fp8,fp8_sm90] [--seqs 1024,...]
+Usage: bench_kernels.py [--json OUT] [--paths fp16,fp8,fp8_sm90] [--seqs 1024,...] [--dims 128,64]
 """
 import argparse
 import json
@@ -42,7 +42,9 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--paths", help="comma-separated P·V paths (default: all this GPU runs)")
     parser.add_argument("--seqs", default="1024,2048,4096,8192,16384,32768")
+    parser.add_argument("--dims", default="128,64", help="head dims to time (128: 32 heads, 64: 64)")
     args = parser.parse_args()
+    dims = [int(d) for d in args.dims.split(",")]
     lib = sc.load()
     paths = args.paths.split(",") if args.paths else sc.available_paths(lib)
     rows = []
@@ -51,7 +53,7 @@ def main():
           " ".join(f"{n:>13}" for n in ["flash", "cudnn"] +
                    [f"{p}-{w}" for p in paths for w in ("attn", "e2e")]) +
           " | attn/cudnn")
-    for d, heads in ((128, 32), (64, 64)):
+    for d, heads in ((d, 32 if d == 128 else 64) for d in dims):
         for causal in (False, True):
             for seq in map(int, args.seqs.split(",")):
                 b = max(1, 32768 // seq)

@@ -5,9 +5,10 @@
 # Each argument is name:extra nvcc flags (its -D knobs reach the host reference's C++ too); a
 # name "old" builds the sources in $OLD_SRC (a copy of kernels/, e.g. from
 # `git archive HEAD kernels`) instead, to time a change against them, and
-# "name@dir:flags" builds the copy of kernels/ in dir. Env: SEQS (default 1024,4096,16384), TEST_ARGS
-# (default --quick), OUT (results; default build/gpu-results), PATHS (the P·V paths to check and
-# time, default fp8_sm90; e.g. fp16,fp8 for the mma.sync kernels), ROUNDS (default 1: with N > 1
+# "name@dir:flags" builds the copy of kernels/ in dir. Env: SEQS (default 1024,4096,16384), DIMS
+# (head dims timed, default 128,64), TEST_ARGS (default --quick), OUT (results; default
+# build/gpu-results), PATHS (the P·V paths to check and time, default fp8_sm90; e.g. fp16,fp8
+# for the mma.sync kernels), ROUNDS (default 1: with N > 1
 # every variant is built and checked first, then timed N times round-robin, and
 # variants_summary.py prints each one's median over the rounds: clocks drift over a call by more
 # than most changes gain, and round-robin spreads the drift over all variants alike).
@@ -55,7 +56,7 @@ for round in $(seq 1 "$rounds"); do
     name=${entry%%=*}
     suffix=$([[ $rounds -gt 1 ]] && echo "-r$round")
     SAGEATTN_CAPI=${entry#*=} PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/bench_kernels.py \
-      --paths "$paths" --seqs "$seqs" --json "$out/$name-bench$suffix.json" \
+      --paths "$paths" --seqs "$seqs" --dims "${DIMS:-128,64}" --json "$out/$name-bench$suffix.json" \
       >"$out/$name-bench$suffix.log" 2>&1
     echo "$name bench$suffix (d causal seq batch | flash cudnn, attn and e2e of each path | best attn/cudnn):"
     grep -E "^ *(64|128) " "$out/$name-bench$suffix.log"

@@ -3,13 +3,13 @@
 // warp-specialised.
 //
 // A CTA owns kBlockM = 64 · kConsumers query rows of one (batch, head) and has 1 + kConsumers
-// warpgroups (kConsumers = 2, or 3 where the registers allow it: workspace.h's
+// warpgroups (kConsumers = 2, or 3 or 4 where the registers allow it: workspace.h's
 // sm90_consumer_warpgroups):
 //   producer  (warpgroup 0, 24 registers): one thread issues TMA copies of K and V tiles of
-//             kBlockN keys (128; 64 at d=128 with three consumers) into a ring of kStages
-//             shared-memory stages, each stage waiting until every consumer released it
+//             kBlockN keys (128; 64 with three consumers at d=128 or four at d=64) into a ring of
+//             kStages shared-memory stages, each stage waiting until every consumer released it
 //             (mbarriers `empty`);
-//   consumers (240 registers with 2, 160 with 3): 64 query rows each, which they first
+//   consumers (240 registers with 2, 160 with 3, 112 with 4): 64 query rows each, which they first
 //             quantize themselves from the caller's 16-bit Q into the Q tile (quantize_q.cuh);
 //             then per key block
 //             S = Q·Kᵀ     wgmma m64n(kBlockN)k32 s8 (Q and K both from shared memory), int32
@@ -74,6 +74,10 @@
 #ifndef SAGEATTN_SM90_FMA_EXP2_D64_C3
 #define SAGEATTN_SM90_FMA_EXP2_D64_C3 0
 #endif
+// ... at d=64 with four (64-key blocks: 8 column groups)
+#ifndef SAGEATTN_SM90_FMA_EXP2_D64_C4
+#define SAGEATTN_SM90_FMA_EXP2_D64_C4 0
+#endif
 
 // ... at d=128 with three consumer warpgroups (16-bit P·V, 64-key blocks: 8 column groups)
 #ifndef SAGEATTN_SM90_FMA_EXP2_D128_C3
@@ -88,6 +92,7 @@
 // CTA owns 192 query rows, each consumer thread gets 160 registers, and a 16-bit turn retires its
 // P·V before it issues Q·Kᵀ (as the e4m3 one does for its merge), so that P's fragments and the
 // next S can share registers. At d=128 they fit only with 64-key blocks (S 32 registers, not 64).
+// With 4 (d=64, 16-bit P·V only): 256-row tiles, 112 registers, 64-key blocks.
 
 // 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
 // stamps the SM clock at six points of every turn of the third launch into device memory; a
@@ -180,25 +185,32 @@ struct Sm90Config {
   static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
                 "P·V in e4m3, fp16 or bf16");
   static constexpr int kConsumers = kConsumerWarpgroups;  // of 64 rows each
-  static_assert(kConsumers == 2 || (kConsumers == 3 && (D == 64 || !kPv8)),
-                "2, or 3 at d=64 and with 16-bit P·V at d=128");
+  static_assert(kConsumers == 2 || (kConsumers == 3 && (D == 64 || !kPv8)) ||
+                    (kConsumers == 4 && D == 64 && !kPv8),
+                "2, or 3 at d=64 and with 16-bit P·V at d=128, or 4 at d=64 with 16-bit P·V");
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kBlockN = sm90_key_block(D, kConsumers);
   static constexpr int kThreads = 128 * (1 + kConsumers);
-  // 16-bit with 3 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
+  // 16-bit with 3 or 4 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
   // kernels/NOTES.md, s33.)
-  static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers == 3;
+  static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3;
   static constexpr int kStages = kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64 : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   static constexpr int kFmaExp2Groups =
       D == 128 ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
+      : kConsumers == 4 ? SAGEATTN_SM90_FMA_EXP2_D64_C4
       : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
                         : SAGEATTN_SM90_FMA_EXP2_D64;
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
-  static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <= 65536,
-                "the register file holds 64K registers");
+  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : kConsumers == 3 ? 160 : 112;
+  // The consumers' claim beyond the launch's allocation (64K over the threads, in steps of 8)
+  // must fit in what the producer releases: setmaxnreg.inc waits for the registers the CTA's
+  // setmaxnreg.dec gave back (four consumers claiming 120 each, 3,072 more than that, hung).
+  static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+  static_assert(kConsumers * (kConsumerRegisters - kLaunchRegisters) <=
+                    kLaunchRegisters - kProducerRegisters,
+                "the consumers' registers come from the producer's");
   // The 16-bit path's row-max headroom (workspace.h): O is rescaled only when a row's max moved
   // by more than it. The e4m3 path scales P to 448 and needs the exact max.
   static constexpr float kMaxHeadroom = kPv8 ? 0.f : kMmaMaxHeadroom;
@@ -912,16 +924,19 @@ cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t s
   return cudaGetLastError();
 }
 
-// Two or three consumer warpgroups, by workspace.h's rule (which the host reference follows).
+// Two, three or four consumer warpgroups, by workspace.h's rule (which the host reference
+// follows).
 template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
   constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
   constexpr int kKnob = D == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
   if constexpr ((D == 64 || !kPv8) && kKnob != 2) {  // else the kernel of three is not built
     const PvPath path = kPv8 ? PvPath::fp8_sm90 : PvPath::fp16_sm90;
-    if (sm90_consumer_warpgroups(D, path, a.causal, a.qo_len) == 3) {
-      return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);
+    const int consumers = sm90_consumer_warpgroups(D, path, a.causal, a.qo_len);
+    if constexpr (D == 64 && !kPv8 && (kKnob == 0 || kKnob == 4)) {
+      if (consumers == 4) return launch_sm90_kernel<D, PvT, 4>(a, batch, stream);
     }
+    if (consumers == 3) return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);
   }
   return launch_sm90_kernel<D, PvT, 2>(a, batch, stream);
 }
