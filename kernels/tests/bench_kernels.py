@@ -44,7 +44,10 @@ def main():
     parser.add_argument("--seqs", default="1024,2048,4096,8192,16384,32768")
     parser.add_argument("--dims", default="128,64", help="head dims to time (128: 32 heads, 64: 64)")
     args = parser.parse_args()
+    heads_of = {128: 32, 64: 64}  # b·s = 32k tokens; 32 heads at d=128, 64 at d=64
     dims = [int(d) for d in args.dims.split(",")]
+    if any(d not in heads_of for d in dims):
+        parser.error(f"--dims: head dims {sorted(heads_of)} only, not {args.dims}")
     lib = sc.load()
     paths = args.paths.split(",") if args.paths else sc.available_paths(lib)
     rows = []
@@ -53,7 +56,7 @@ def main():
           " ".join(f"{n:>13}" for n in ["flash", "cudnn"] +
                    [f"{p}-{w}" for p in paths for w in ("attn", "e2e")]) +
           " | attn/cudnn")
-    for d, heads in ((d, 32 if d == 128 else 64) for d in dims):
+    for d, heads in ((d, heads_of[d]) for d in dims):
         for causal in (False, True):
             for seq in map(int, args.seqs.split(",")):
                 b = max(1, 32768 // seq)
