@@ -128,14 +128,26 @@ struct JobPlan {
   int quant_jobs;  // per unit: K's and V's (the fused queue: its slices)
   QueueShape queue;
   int total_jobs;
-  int stat_publishes;  // per unit: the statistics are complete when this many jobs published
+  int stat_publishes;  // per counter: the statistics are complete when this many jobs published
   bool fused;          // the fused queue (fused_quantize_kernel), else the plain one
+  // Counters of published statistics per unit: 2 in the fused queue on the FP8 paths (K's
+  // slices, V's slices), else 1 (the plain queue's statistics jobs compute both).
+  int barrier_groups;
   bool smooth_k, fp8;
   float inv_kv_len;
 };
 
 __device__ __forceinline__ std::int64_t unit_offset(int b, int heads, int h) {
   return static_cast<std::int64_t>(b) * heads + h;
+}
+
+// The counter of published statistics that a job of (unit, K or V) waits on (workspace.h). The
+// plain queue's statistics jobs compute K's and V's together: one counter per unit. The fused
+// queue's K and V slices add to their own statistic only, so each waits for its own: a K slice
+// need not wait for the unit's V (q11).
+__device__ __forceinline__ std::uint32_t* statistics_counter(const JobPlan& p, std::int64_t unit,
+                                                             bool is_v) {
+  return p.w.job_counters + 1 + unit * p.barrier_groups + (is_v ? p.barrier_groups - 1 : 0);
 }
 
 // --- statistics -----------------------------------------------------------------------------
@@ -227,10 +239,11 @@ __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const S
 // release, which makes them visible with the count (release is cumulative: the pattern of the
 // cooperative groups' grid barrier). A fence in every thread instead cost each warp a wait
 // for its own outstanding stores (ncu: 7-13% of the fused queue's stall samples, q9).
-__device__ void publish_statistics(const JobPlan& p, int unit) {
+__device__ void publish_statistics(const JobPlan& p, int unit, bool is_v) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
+    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(
+        *statistics_counter(p, unit, is_v));
     done.fetch_add(1u, cuda::memory_order_release);
   }
 }
@@ -257,7 +270,8 @@ __device__ const float* wait_for_statistics(const JobPlan& p, int b, int hk, boo
   float* staged = staged_statistics<D>(scratch);
   if (threadIdx.x < 32) {
     if (threadIdx.x == 0) {
-      cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(p.w.job_counters[1 + unit]);
+      cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device> done(
+          *statistics_counter(p, unit, is_v));
       while (done.load(cuda::memory_order_acquire) < static_cast<std::uint32_t>(p.stat_publishes))
         __nanosleep(32);
     }
@@ -530,32 +544,36 @@ __device__ inline RowsTarget k_target(const JobPlan& p, int hk) {
 //
 // Iteration i of a CTA: (1) issue the copies of round i + 1's slice; (2) once round i's have
 // landed, add that slice's part of the statistics and publish it; (3) wait until round i - 1's
-// slice has its unit's statistics, and quantize it. The wait at a unit's barrier therefore comes
+// slice has its statistic (K's mean, or V's maxima: a K slice waits for the unit's K slices
+// only, a V slice for its V slices), and quantize it. The wait at that barrier therefore comes
 // after this CTA's own next slice is published and while the one after is in flight (q6's
 // version loaded, published, waited and quantized one slice at a time: every CTA idled at each
 // barrier with no loads in flight). K and V in separate slices keep a slot at one stage, so that
-// two CTAs share an SM on the FP8 paths too (q9).
+// two CTAs share an SM on the FP8 paths too (q9); separate barriers for K and V halve the CTAs
+// that meet at each, and let units twice as long take this queue (q11).
 //
-// Why it cannot deadlock: when a unit has no more slices than the grid has CTAs (the host's
-// condition), its slices lie in at most two consecutive rounds, so the statistics that round
-// i - 1's wait needs are published in rounds <= i; every CTA publishes round i before it waits
-// for round i - 1, and to reach round i it only waited for rounds <= i - 2, published earlier.
-// That needs every CTA resident at once: a cooperative launch.
+// Why it cannot deadlock: call a unit's K slices, or its V slices, a barrier group. When a group
+// has no more slices than the grid has CTAs (the host's condition), its slices lie in at most
+// two consecutive rounds, so the statistics that round i - 1's wait needs are published in
+// rounds <= i; every CTA publishes round i before it waits for round i - 1, and to reach round
+// i it only waited for rounds <= i - 2, published earlier. That needs every CTA resident at
+// once: a cooperative launch.
 constexpr int kFusedSlots = 3;
 template <int D>
 constexpr int kFusedSmemBytes = kFusedSlots* kStageBytes<D> + kScratchWords<D> * 4;
 
-// A fused slice (quantize_queue.h numbers them): its unit, K or V, and which job of
-// kJobRows<D> rows. Per unit: its K slices, then its V slices (FP8 paths): quant_jobs in all.
+// A fused slice (quantize_queue.h numbers them, per barrier group of kv_jobs slices): its unit,
+// K or V, and which job of kJobRows<D> rows. Per unit: its K slices, then its V slices (FP8
+// paths): quant_jobs in all.
 struct SliceJob {
   int b, hk, unit, job;
   bool is_v;
   __device__ SliceJob(const JobPlan& p, int round) {
-    const FusedSlice f =
-        fused_slice(p.quant_jobs, static_cast<int>(gridDim.x), static_cast<int>(blockIdx.x), round);
+    const FusedJob f = fused_job(p.kv_jobs, p.barrier_groups, static_cast<int>(gridDim.x),
+                                 static_cast<int>(blockIdx.x), round);
     unit = f.unit;
-    is_v = f.job >= p.kv_jobs;
-    job = is_v ? f.job - p.kv_jobs : f.job;
+    is_v = f.is_v;
+    job = f.job;
     b = unit / p.heads_kv;
     hk = unit % p.heads_kv;
   }
@@ -625,7 +643,7 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
       atomicMax(reinterpret_cast<int*>(p.w.v_amax + at + threadIdx.x), __float_as_int(m));
     }
   }
-  publish_statistics(p, s.unit);
+  if (s.is_v || p.smooth_k) publish_statistics(p, s.unit, s.is_v);
 }
 
 template <typename T, int D>
@@ -667,8 +685,11 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
       slice_statistics<T, D>(p, current, stage(round), scratch);
     }
     if (has_previous) {
+      // K slices without smoothing need no statistic: no barrier (and none was published).
       const float* k_sum =
-          wait_for_statistics<D>(p, previous.b, previous.hk, previous.is_v, scratch);
+          previous.is_v || p.smooth_k
+              ? wait_for_statistics<D>(p, previous.b, previous.hk, previous.is_v, scratch)
+              : nullptr;
       if (previous.is_v) {
         quantize_v<T, D>(p, previous.b, previous.hk, previous.job, stage(round - 1),
                          reinterpret_cast<std::uint32_t*>(scratch));
@@ -698,7 +719,7 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& sta
   int job = ref.job;
   if (job < p.stat_jobs) {
     statistics_job<T, D>(p, b, hk, job, stage, scratch_f);
-    publish_statistics(p, unit);
+    publish_statistics(p, unit, /*is_v=*/false);  // the plain queue: one counter per unit
     return;
   }
   job -= p.stat_jobs;  // per unit: its statistics, then its K and V jobs
@@ -851,8 +872,9 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   plan.fp8 = uses_fp8_v(p.pv_path);
   plan.kv_jobs = (w.kv_pad + kJobRows<D> - 1) / kJobRows<D>;
   const bool needs_statistics = plan.smooth_k || plan.fp8;
-  // The fused queue needs a unit's slices in at most two consecutive rounds of its grid
-  // (fused_quantize_kernel): no more slices per unit than CTAs resident at once. Where it can
+  // The fused queue needs each barrier group's slices (a unit's K, or its V) in at most two
+  // consecutive rounds of its grid (fused_quantize_kernel): no more slices per group than CTAs
+  // resident at once. Where it can
   // run it was faster than the plain queue at every length, head dim and path measured on an
   // H100 (3.35 TB/s). On an H200 (4.9 TB/s) it was faster for K alone (the 16-bit P·V paths),
   // but not with V (FP8 paths): 2-3% slower at d=128 1-2k, 7-22% at d=64; there the plain
@@ -862,11 +884,15 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
                           (r.dram_gbps > 0 && (r.dram_gbps < kFusedMaxDramGBps || !plan.fp8));
   // K's jobs and V's: the plain queue's quantizing jobs, the fused queue's slices.
   plan.quant_jobs = plan.kv_jobs * (plan.fp8 ? 2 : 1);
+  const int fused_groups = plan.fp8 ? 2 : 1;  // barrier groups per unit: K's slices, V's
+  const int groups = static_cast<int>(
+      std::min<long long>(static_cast<long long>(plan.units) * fused_groups, 0x7fffffffLL));
   plan.fused = needs_statistics && mode != FusedMode::never && r.cooperative &&
-               fused_queue_can_run(plan.units, plan.quant_jobs, r.fused) && fused_pays;
+               fused_queue_can_run(groups, plan.kv_jobs, r.fused) && fused_pays;
+  plan.barrier_groups = plan.fused ? fused_groups : 1;
   if (plan.fused) {  // no tickets, so no queue shape: fused_quantize_kernel deals the slices
     plan.stat_jobs = 0;
-    plan.stat_publishes = plan.quant_jobs;
+    plan.stat_publishes = plan.kv_jobs;  // per barrier group
   } else {
     plan.stat_jobs = needs_statistics ? (p.kv_len + kStatJobRows<D> - 1) / kStatJobRows<D> : 0;
     plan.stat_publishes = plan.stat_jobs;

@@ -59,6 +59,21 @@ SAGEATTN_HOST_DEVICE inline FusedSlice fused_slice(int slices_per_unit, int ctas
   return {n / slices_per_unit, n % slices_per_unit};
 }
 
+// The fused queue deals barrier groups, not units: a unit's K slices are one group (they wait
+// for K's mean) and, on the FP8 paths, its V slices the next (V's maxima). Slice r·ctas + cta of
+// `groups` (1 or 2) groups per unit, kv_jobs slices each.
+struct FusedJob {
+  int unit, job;  // job < kv_jobs
+  bool is_v;
+};
+
+SAGEATTN_HOST_DEVICE inline FusedJob fused_job(int kv_jobs, int groups, int ctas, int cta,
+                                               int round) {
+  const FusedSlice f = fused_slice(kv_jobs, ctas, cta, round);
+  if (groups == 1) return {f.unit, f.job, false};
+  return {f.unit >> 1, f.job, (f.unit & 1) != 0};
+}
+
 inline bool fused_queue_can_run(int units, int slices_per_unit, int resident_ctas) {
   return units > 0 && slices_per_unit > 0 && slices_per_unit <= resident_ctas &&
          static_cast<long long>(units) * slices_per_unit + 2LL * resident_ctas < 0x7fffffffLL;

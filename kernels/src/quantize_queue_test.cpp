@@ -132,5 +132,27 @@ TEST_CASE("fused quantization queue: the host's condition is needed", "[quantize
   CHECK_FALSE(fused_queue_can_run(0x40000000, 4, 8));  // slice numbers past an int
 }
 
+TEST_CASE("fused quantization queue: K and V slices deal as separate barrier groups",
+          "[quantize]") {
+  // 3 units, 5 slices of K and 5 of V each, on 4 CTAs: every (unit, K or V, job) dealt once, a
+  // unit's K slices before its V slices, and each group's slices in consecutive numbers (what
+  // the deadlock argument needs of a group; the protocol test above covers the waits).
+  const int units = 3, kv_jobs = 5, groups = 2, ctas = 4;
+  std::vector<int> dealt(static_cast<std::size_t>(units) * groups * kv_jobs, 0);
+  for (int n = 0; n < units * groups * kv_jobs; ++n) {
+    const FusedJob f = fused_job(kv_jobs, groups, ctas, n % ctas, n / ctas);
+    REQUIRE(f.unit < units);
+    REQUIRE(f.job < kv_jobs);
+    CHECK(n == (f.unit * groups + (f.is_v ? 1 : 0)) * kv_jobs + f.job);
+    ++dealt[static_cast<std::size_t>(n)];
+  }
+  CHECK(std::all_of(dealt.begin(), dealt.end(), [](int d) { return d == 1; }));
+  // Without V (the 16-bit P·V paths) a group is a unit's K.
+  const FusedJob k_only = fused_job(kv_jobs, 1, ctas, 3, 2);  // slice 11: unit 2, job 1
+  CHECK(k_only.unit == 2);
+  CHECK(k_only.job == 1);
+  CHECK_FALSE(k_only.is_v);
+}
+
 }  // namespace
 }  // namespace sageattn::detail

@@ -81,8 +81,9 @@ struct Workspace {
   float* k_sum = nullptr;     // [B, Hkv, D]: column sums of K (its mean times kv_len)
   std::uint8_t* v = nullptr;  // fp8 paths: [B, Hkv, D, kv_pad], keys permuted in groups of 32
   float* v_amax = nullptr;    // fp8 path: [B, Hkv, D]: max |V| per channel
-  // The quantization's job queue (quantize.cu): [0] the next job's ticket, then per (batch,
-  // KV head) the number of its statistics jobs finished.
+  // The quantization's job queues (quantize.cu): [0] the next job's ticket, then per (batch,
+  // KV head) one or two counts of statistics published (the fused queue's FP8 paths count K's
+  // and V's apart; quantize.cu, statistics_counter).
   std::uint32_t* job_counters = nullptr;
   int q_pad = 0, kv_pad = 0, q_rows = 0, k_rows = 0;
   std::size_t stats_bytes = 0;  // k_sum, v_amax and job_counters: contiguous, zeroed per call
@@ -106,7 +107,7 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   };
   w.k_sum = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.v_amax = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
-  w.job_counters = reinterpret_cast<std::uint32_t*>(take((1 + bk) * sizeof(std::uint32_t)));
+  w.job_counters = reinterpret_cast<std::uint32_t*>(take((1 + 2 * bk) * sizeof(std::uint32_t)));
   w.stats_bytes = at;
   w.k = reinterpret_cast<std::int8_t*>(take(bk * w.kv_pad * d));
   w.k_scale = reinterpret_cast<float*>(take(bk * (w.kv_pad / w.k_rows) * sizeof(float)));
