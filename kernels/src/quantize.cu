@@ -130,9 +130,6 @@ struct JobPlan {
   int total_jobs;
   int stat_publishes;  // per counter: the statistics are complete when this many jobs published
   bool fused;          // the fused queue (fused_quantize_kernel), else the plain one
-  // Counters of published statistics per unit: 2 in the fused queue on the FP8 paths (K's
-  // slices, V's slices), else 1 (the plain queue's statistics jobs compute both).
-  int barrier_groups;
   bool smooth_k, fp8;
   float inv_kv_len;
 };
@@ -141,13 +138,25 @@ __device__ __forceinline__ std::int64_t unit_offset(int b, int heads, int h) {
   return static_cast<std::int64_t>(b) * heads + h;
 }
 
+// Counters of published statistics per unit: 2 in the fused queue on the FP8 paths (a barrier
+// group each for K's slices and V's), else 1 (the plain queue's statistics jobs compute both).
+__device__ __forceinline__ int barrier_groups(const JobPlan& p) {
+  return p.fused && p.fp8 ? 2 : 1;
+}
+
+// Whether a fused slice waits at a barrier: V's always (its maxima), K's only when smoothed.
+__device__ __forceinline__ bool slice_has_barrier(const JobPlan& p, bool is_v) {
+  return is_v || p.smooth_k;
+}
+
 // The counter of published statistics that a job of (unit, K or V) waits on (workspace.h). The
 // plain queue's statistics jobs compute K's and V's together: one counter per unit. The fused
 // queue's K and V slices add to their own statistic only, so each waits for its own: a K slice
 // need not wait for the unit's V (q11).
 __device__ __forceinline__ std::uint32_t* statistics_counter(const JobPlan& p, std::int64_t unit,
                                                              bool is_v) {
-  return p.w.job_counters + 1 + unit * p.barrier_groups + (is_v ? p.barrier_groups - 1 : 0);
+  const int groups = barrier_groups(p);
+  return p.w.job_counters + 1 + unit * groups + (is_v ? groups - 1 : 0);
 }
 
 // --- statistics -----------------------------------------------------------------------------
@@ -569,7 +578,7 @@ struct SliceJob {
   int b, hk, unit, job;
   bool is_v;
   __device__ SliceJob(const JobPlan& p, int round) {
-    const FusedJob f = fused_job(p.kv_jobs, p.barrier_groups, static_cast<int>(gridDim.x),
+    const FusedJob f = fused_job(p.kv_jobs, barrier_groups(p), static_cast<int>(gridDim.x),
                                  static_cast<int>(blockIdx.x), round);
     unit = f.unit;
     is_v = f.is_v;
@@ -643,7 +652,7 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
       atomicMax(reinterpret_cast<int*>(p.w.v_amax + at + threadIdx.x), __float_as_int(m));
     }
   }
-  if (s.is_v || p.smooth_k) publish_statistics(p, s.unit, s.is_v);
+  if (slice_has_barrier(p, s.is_v)) publish_statistics(p, s.unit, s.is_v);
 }
 
 template <typename T, int D>
@@ -687,7 +696,7 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
     if (has_previous) {
       // K slices without smoothing need no statistic: no barrier (and none was published).
       const float* k_sum =
-          previous.is_v || p.smooth_k
+          slice_has_barrier(p, previous.is_v)
               ? wait_for_statistics<D>(p, previous.b, previous.hk, previous.is_v, scratch)
               : nullptr;
       if (previous.is_v) {
@@ -884,13 +893,13 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   const bool fused_pays = mode == FusedMode::wherever_possible ||
                           (r.dram_gbps > 0 && (r.dram_gbps < kFusedMaxDramGBps || !plan.fp8));
   // K's jobs and V's: the plain queue's quantizing jobs, the fused queue's slices.
-  plan.quant_jobs = plan.kv_jobs * (plan.fp8 ? 2 : 1);
-  const int fused_groups = plan.fp8 ? 2 : 1;  // barrier groups per unit: K's slices, V's
+  // In the fused queue each kind (K, and V on the FP8 paths) of a unit is a barrier group.
+  const int kinds = plan.fp8 ? 2 : 1;
+  plan.quant_jobs = plan.kv_jobs * kinds;
   const int groups = static_cast<int>(
-      std::min<long long>(static_cast<long long>(plan.units) * fused_groups, 0x7fffffffLL));
+      std::min<long long>(static_cast<long long>(plan.units) * kinds, 0x7fffffffLL));
   plan.fused = needs_statistics && mode != FusedMode::never && r.cooperative &&
                fused_queue_can_run(groups, plan.kv_jobs, r.fused) && fused_pays;
-  plan.barrier_groups = plan.fused ? fused_groups : 1;
   if (plan.fused) {  // no tickets, so no queue shape: fused_quantize_kernel deals the slices
     plan.stat_jobs = 0;
     plan.stat_publishes = plan.kv_jobs;  // per barrier group
