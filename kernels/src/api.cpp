@@ -1,5 +1,6 @@
 // The host side of the kernel library: validation with messages a user can act on, the
 // workspace size, and dispatch to the quantization kernels and the attention instantiation.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cuda_bf16.h>
@@ -85,11 +86,37 @@ Status check_device(const Params& p) {
 }
 
 template <int D, PvPath PATH>
-cudaError_t launch_for(const detail::AttentionArgs& args, const Params& p, cudaStream_t s) {
+cudaError_t launch_for(const detail::AttentionArgs& args, int batch, const Params& p,
+                       cudaStream_t s) {
   if (PATH == PvPath::fp8 || p.dtype == DType::f16) {
-    return detail::launch_attention<D, PATH, half>(args, p.batch, s);
+    return detail::launch_attention<D, PATH, half>(args, batch, s);
   }
-  return detail::launch_attention<D, PATH, __nv_bfloat16>(args, p.batch, s);
+  return detail::launch_attention<D, PATH, __nv_bfloat16>(args, batch, s);
+}
+
+// The attention kernel of the call's path, head dim and type, over `batch` batches of `a`.
+cudaError_t launch_path(const detail::AttentionArgs& a, int batch, const Params& p,
+                        cudaStream_t stream) {
+  const bool d64 = p.head_dim == 64;
+  switch (p.pv_path) {
+    case PvPath::fp8_sm90:
+      return d64 ? detail::launch_attention_sm90<64, __nv_fp8_e4m3>(a, batch, stream)
+                 : detail::launch_attention_sm90<128, __nv_fp8_e4m3>(a, batch, stream);
+    case PvPath::fp16_sm90:
+      if (p.dtype == DType::f16) {
+        return d64 ? detail::launch_attention_sm90<64, half>(a, batch, stream)
+                   : detail::launch_attention_sm90<128, half>(a, batch, stream);
+      }
+      return d64 ? detail::launch_attention_sm90<64, __nv_bfloat16>(a, batch, stream)
+                 : detail::launch_attention_sm90<128, __nv_bfloat16>(a, batch, stream);
+    case PvPath::fp8:
+      return d64 ? launch_for<64, PvPath::fp8>(a, batch, p, stream)
+                 : launch_for<128, PvPath::fp8>(a, batch, p, stream);
+    case PvPath::fp16:
+      break;
+  }
+  return d64 ? launch_for<64, PvPath::fp16>(a, batch, p, stream)
+             : launch_for<128, PvPath::fp16>(a, batch, p, stream);
 }
 
 }  // namespace
@@ -111,6 +138,13 @@ Status validate(const Params& p) {
         std::to_string(p.batch) + ", heads " + std::to_string(p.heads_q) + "/" +
         std::to_string(p.heads_kv) + ", lengths " + std::to_string(p.qo_len) + "/" +
         std::to_string(p.kv_len) + ")");
+  }
+  if (p.heads_q > detail::kMaxGridHeads) {
+    return Status::error("sageattn: " + std::to_string(p.heads_q) +
+                         " query heads; one call takes at most " +
+                         std::to_string(detail::kMaxGridHeads) +
+                         " (the kernels' grid holds them in its y dimension): split the heads "
+                         "into several calls");
   }
   if (p.heads_q % p.heads_kv != 0) {
     return Status::error("sageattn: query heads (" + std::to_string(p.heads_q) +
@@ -174,7 +208,7 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   detail::AttentionArgs a{};
   a.k = w.k;
   a.k_scale = w.k_scale;
-  a.v_fp8 = w.v;
+  a.v_fp8 = uses_fp8_v(p.pv_path) ? w.v : nullptr;  // else its region is empty
   a.v_amax = w.v_amax;
   a.v = p.v.data;
   a.v_sb = p.v.stride_batch;
@@ -203,22 +237,11 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   a.k_sum = p.smooth_k && p.lse ? w.k_sum : nullptr;
   a.inv_kv_len = 1.f / static_cast<float>(p.kv_len);
   a.sm_scale = r.sm_scale;
-  cudaError_t e;
-  if (p.pv_path == PvPath::fp8_sm90) {
-    e = p.head_dim == 64 ? detail::launch_attention_sm90<64, __nv_fp8_e4m3>(a, p.batch, stream)
-                         : detail::launch_attention_sm90<128, __nv_fp8_e4m3>(a, p.batch, stream);
-  } else if (p.pv_path == PvPath::fp16_sm90 && p.dtype == DType::f16) {
-    e = p.head_dim == 64 ? detail::launch_attention_sm90<64, half>(a, p.batch, stream)
-                         : detail::launch_attention_sm90<128, half>(a, p.batch, stream);
-  } else if (p.pv_path == PvPath::fp16_sm90) {
-    e = p.head_dim == 64 ? detail::launch_attention_sm90<64, __nv_bfloat16>(a, p.batch, stream)
-                         : detail::launch_attention_sm90<128, __nv_bfloat16>(a, p.batch, stream);
-  } else if (p.pv_path == PvPath::fp8) {
-    e = p.head_dim == 64 ? launch_for<64, PvPath::fp8>(a, p, stream)
-                         : launch_for<128, PvPath::fp8>(a, p, stream);
-  } else {
-    e = p.head_dim == 64 ? launch_for<64, PvPath::fp16>(a, p, stream)
-                         : launch_for<128, PvPath::fp16>(a, p, stream);
+  // Batches beyond the grid's limit go in further launches, each over a slice of them.
+  cudaError_t e = cudaSuccess;
+  for (int first = 0; first < p.batch && e == cudaSuccess; first += detail::kMaxGridBatch) {
+    const int batches = std::min(detail::kMaxGridBatch, p.batch - first);
+    e = launch_path(detail::batch_slice(a, first, p.head_dim), batches, p, stream);
   }
   if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {
     return Status::error(

@@ -33,6 +33,33 @@ struct AttentionArgs {
   float inv_kv_len, sm_scale;
 };
 
+// CUDA limits a grid's y and z dimensions to 65,535; the attention kernels put the query heads
+// in y and the batch in z. A larger batch is launched in slices (batch_slice); more query heads
+// than that, validate() refuses.
+inline constexpr int kMaxGridBatch = 65535;
+inline constexpr int kMaxGridHeads = 65535;
+
+// The arguments for batches first_batch, first_batch + 1, ... of `a`: every pointer moved to
+// first_batch, so that a launch whose grid covers only those batches indexes them from zero.
+// (The caller's tensors and every workspace array are batch-major: [B, ...].)
+inline AttentionArgs batch_slice(const AttentionArgs& a, int first_batch, int head_dim) {
+  const std::int64_t b = first_batch;
+  const std::int64_t units = b * a.heads_kv;  // (batch, KV head) pairs before the slice
+  const auto move = [](auto* p, std::int64_t elements) { return p == nullptr ? p : p + elements; };
+  AttentionArgs s = a;
+  s.k = move(a.k, units * a.kv_pad * head_dim);
+  s.k_scale = move(a.k_scale, units * (a.kv_pad / a.k_rows));
+  s.v_fp8 = move(a.v_fp8, units * head_dim * a.kv_pad);
+  s.v_amax = move(a.v_amax, units * head_dim);
+  s.k_sum = move(a.k_sum, units * head_dim);
+  // The caller's tensors, 16-bit elements with their own batch strides.
+  s.v = move(static_cast<const std::uint16_t*>(a.v), b * a.v_sb);
+  s.q16 = move(static_cast<const std::uint16_t*>(a.q16), b * a.q_sb);
+  s.o = move(static_cast<std::uint16_t*>(a.o), b * a.o_sb);
+  s.lse = move(a.lse, b * a.heads_q * a.qo_len);  // [B, Hq, qo_len]
+  return s;
+}
+
 template <int D, PvPath PATH, typename VT>
 cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream);
 

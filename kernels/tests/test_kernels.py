@@ -238,6 +238,25 @@ def main():
         if not ok:
             failures.append(f"{name}: {detail}")
 
+    # More query heads than the grid's y dimension takes (65,535): refused with a message that
+    # names the limit, O untouched. (A batch past the z limit runs in slices: the GPU pytest
+    # python/tests/test_gpu_large.py checks it.)
+    for path in paths:
+        q, k, v = make_inputs(1, 65544, 8, 2, 3, 64, torch.float16, "HND", False, gen)
+        o = torch.full_like(q, float("nan"))
+        try:
+            sc.Call(lib, q, k, v, o, "HND", path=path).run()
+            refused = ""
+        except RuntimeError as e:
+            refused = str(e)
+        torch.cuda.synchronize()
+        ok = "65544 query heads; one call takes at most 65535" in refused and torch.isnan(o).all().item()
+        passed += ok
+        failed += not ok
+        if not ok:
+            failures.append(f"65544 query heads, {path}: error message {refused!r}, "
+                            f"O untouched={torch.isnan(o).all().item()}")
+
     print(f"{len(combos) * len(lengths) * 2} accuracy cases in {time.time() - start:.0f} s")
     for path, w in worst.items():
         print(f"  {path} path: worst cos {w['cos']:.5f}, worst rel L1 {w['rel']:.4f}, "

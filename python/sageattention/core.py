@@ -11,6 +11,10 @@ import torch.nn.functional as F
 from . import _ops
 
 SUPPORTED_HEAD_DIMS = (64, 128)
+# The kernels' grids hold the query heads in their y dimension, which CUDA limits to 65,535: the
+# library refuses more (larger batches it launches in slices itself), so _run calls it on
+# slices of the heads (torch's own SDPA fails there too).
+MAX_QUERY_HEADS = 65535
 _LAYOUTS = {"HND": 0, "NHD": 1}
 _PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2, "fp16_sm90": 3}
 _GRANULARITY = {"per_block": 0, "per_warp": 1}
@@ -172,12 +176,36 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
     q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
     if any(s % 8 for t in (q, k, v) for s in t.stride()[:3]):
         q, k, v = (t.contiguous() for t in (q, k, v))
-    o, lse = torch.ops.sageattention.attention(q, k, v, _LAYOUTS[tensor_layout], bool(is_causal), float(scale),
-                                               _PATHS[path], _GRANULARITY[q_gran], _GRANULARITY[k_gran],
-                                               bool(smooth_k), bool(return_lse))
+    def attention(q, k, v):
+        return torch.ops.sageattention.attention(q, k, v, _LAYOUTS[tensor_layout], bool(is_causal), float(scale),
+                                                 _PATHS[path], _GRANULARITY[q_gran], _GRANULARITY[k_gran],
+                                                 bool(smooth_k), bool(return_lse))
+
+    h = 1 if tensor_layout == "HND" else 2
+    if q.shape[h] <= MAX_QUERY_HEADS:
+        o, lse = attention(q, k, v)
+    else:
+        parts = [attention(q.narrow(h, first, n), k.narrow(h, kv_first, kv_n), v.narrow(h, kv_first, kv_n))
+                 for first, n, kv_first, kv_n in _head_slices(q.shape[h], k.shape[h])]
+        o = torch.cat([part[0] for part in parts], dim=h)
+        lse = torch.cat([part[1] for part in parts], dim=1) if return_lse else parts[0][1]
     if padded != head_dim:
         o = o[..., :head_dim]
     return (o, lse) if return_lse else o
+
+
+def _head_slices(heads_q, heads_kv):
+    """(first query head, count, first KV head, count) of calls of at most MAX_QUERY_HEADS query
+    heads each, every slice whole groups of one KV head's query heads, or part of one group."""
+    group = heads_q // heads_kv
+    first = 0
+    while first < heads_q:
+        if group <= MAX_QUERY_HEADS:
+            n = min(MAX_QUERY_HEADS // group * group, heads_q - first)
+        else:  # one KV head's group alone is too many: slices of it
+            n = min(MAX_QUERY_HEADS, group - first % group)
+        yield first, n, first // group, max(1, n // group)
+        first += n
 
 
 def _check_pv_accum(pv_accum_dtype, supported):

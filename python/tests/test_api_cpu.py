@@ -139,3 +139,19 @@ def test_fake_implementation_gives_shapes_for_torch_compile():
         k_nhd = torch.empty(2, 40, 2, 64, dtype=torch.bfloat16, device="cuda")
         o, lse = torch.ops.sageattention.attention(q_nhd, k_nhd, k_nhd, 1, False, 0.1, 1, 1, 0, True, False)
         assert o.shape == q_nhd.shape and lse.numel() == 0
+
+
+@pytest.mark.parametrize("heads_q, heads_kv", [(65544, 8), (65544, 65544), (70000, 1), (140000, 2),
+                                               (3 * 65535, 3), (65536, 2)])
+def test_head_slices_cover_every_head_with_its_kv_head(heads_q, heads_kv):
+    # More query heads than the kernels' grid takes go in slices: each at most MAX_QUERY_HEADS,
+    # and inside each the library's own GQA rule (query head i reads KV head i // (n // kv_n))
+    # must pick the KV head the whole call would have.
+    group = heads_q // heads_kv
+    covered = 0
+    for first, n, kv_first, kv_n in core._head_slices(heads_q, heads_kv):
+        assert first == covered and 0 < n <= core.MAX_QUERY_HEADS and n % kv_n == 0
+        for i in (0, n // 2, n - 1):
+            assert kv_first + i // (n // kv_n) == (first + i) // group
+        covered += n
+    assert covered == heads_q
