@@ -49,9 +49,9 @@ struct TensorView {
 
 struct Params {
   DType dtype = DType::f16;  // of q, k, v and o
-  int batch = 0;
-  int heads_q = 0;
-  int heads_kv = 0;  // heads_q must be a multiple (GQA/MQA)
+  int batch = 0;             // any (more than 65,535 run as several launches)
+  int heads_q = 0;           // at most 65,535 (a grid dimension of the kernels): split larger calls
+  int heads_kv = 0;          // heads_q must be a multiple (GQA/MQA)
   int qo_len = 0;
   int kv_len = 0;
   int head_dim = 0;  // 64 or 128 (smaller head dims are padded up by the caller)
