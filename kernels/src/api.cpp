@@ -205,38 +205,7 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   const Prepared r = prepare(p, workspace, workspace_size);
   if (!r.status.ok) return r.status;
   const detail::Workspace& w = r.workspace;
-  detail::AttentionArgs a{};
-  a.k = w.k;
-  a.k_scale = w.k_scale;
-  a.v_fp8 = uses_fp8_v(p.pv_path) ? w.v : nullptr;  // else its region is empty
-  a.v_amax = w.v_amax;
-  a.v = p.v.data;
-  a.v_sb = p.v.stride_batch;
-  a.v_sh = p.v.stride_head;
-  a.v_ss = p.v.stride_seq;
-  a.o = const_cast<void*>(p.o.data);
-  a.o_sb = p.o.stride_batch;
-  a.o_sh = p.o.stride_head;
-  a.o_ss = p.o.stride_seq;
-  a.o_bf16 = p.dtype == DType::bf16;
-  a.lse = p.lse;
-  a.heads_q = p.heads_q;
-  a.heads_kv = p.heads_kv;
-  a.qo_len = p.qo_len;
-  a.kv_len = p.kv_len;
-  a.q_pad = w.q_pad;
-  a.kv_pad = w.kv_pad;
-  a.q_rows = w.q_rows;
-  a.k_rows = w.k_rows;
-  a.causal = p.causal;
-  a.q16 = p.q.data;
-  a.q_sb = p.q.stride_batch;
-  a.q_sh = p.q.stride_head;
-  a.q_ss = p.q.stride_seq;
-  a.q_scale_mult = r.sm_scale * detail::kLog2e;  // the softmax works in exp2
-  a.k_sum = p.smooth_k && p.lse ? w.k_sum : nullptr;
-  a.inv_kv_len = 1.f / static_cast<float>(p.kv_len);
-  a.sm_scale = r.sm_scale;
+  const detail::AttentionArgs a = detail::attention_args(p, w, r.sm_scale);
   // Batches beyond the grid's limit go in further launches, each over a slice of them.
   cudaError_t e = cudaSuccess;
   for (int first = 0; first < p.batch && e == cudaSuccess; first += detail::kMaxGridBatch) {

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "sageattn/sageattn.h"
+#include "workspace.h"
 
 namespace sageattn::detail {
 
@@ -32,6 +33,44 @@ struct AttentionArgs {
   const float* k_sum;
   float inv_kv_len, sm_scale;
 };
+
+// The kernels' arguments for a call: its tensors, the workspace's arrays (laid out by
+// layout_workspace) and the resolved sm_scale.
+inline AttentionArgs attention_args(const Params& p, const Workspace& w, float sm_scale) {
+  AttentionArgs a{};
+  a.k = w.k;
+  a.k_scale = w.k_scale;
+  a.v_fp8 = uses_fp8_v(p.pv_path) ? w.v : nullptr;  // else its region is empty
+  a.v_amax = w.v_amax;
+  a.v = p.v.data;
+  a.v_sb = p.v.stride_batch;
+  a.v_sh = p.v.stride_head;
+  a.v_ss = p.v.stride_seq;
+  a.o = const_cast<void*>(p.o.data);
+  a.o_sb = p.o.stride_batch;
+  a.o_sh = p.o.stride_head;
+  a.o_ss = p.o.stride_seq;
+  a.o_bf16 = p.dtype == DType::bf16;
+  a.lse = p.lse;
+  a.heads_q = p.heads_q;
+  a.heads_kv = p.heads_kv;
+  a.qo_len = p.qo_len;
+  a.kv_len = p.kv_len;
+  a.q_pad = w.q_pad;
+  a.kv_pad = w.kv_pad;
+  a.q_rows = w.q_rows;
+  a.k_rows = w.k_rows;
+  a.causal = p.causal;
+  a.q16 = p.q.data;
+  a.q_sb = p.q.stride_batch;
+  a.q_sh = p.q.stride_head;
+  a.q_ss = p.q.stride_seq;
+  a.q_scale_mult = sm_scale * kLog2e;  // the softmax works in exp2
+  a.k_sum = p.smooth_k && p.lse ? w.k_sum : nullptr;
+  a.inv_kv_len = 1.f / static_cast<float>(p.kv_len);
+  a.sm_scale = sm_scale;
+  return a;
+}
 
 // CUDA limits a grid's y and z dimensions to 65,535; the attention kernels put the query heads
 // in y and the batch in z. A larger batch is launched in slices (batch_slice); more query heads

@@ -1,14 +1,13 @@
-// attention_launch.h's batch_slice, which lets a batch larger than the grid's z limit run in
-// several launches: every workspace array's slices must step through exactly its region of
-// layout_workspace (workspace.h), and the caller's tensors by their batch strides.
+// attention_launch.h: the kernels' arguments for a call (attention_args) and batch_slice, which
+// lets a batch larger than the grid's z limit run in several launches: every workspace array's
+// slices must step through exactly its region of layout_workspace (workspace.h), and the
+// caller's tensors by their batch strides.
 #include "attention_launch.h"
 
 #include <cstdint>
 #include <vector>
 
 #include <catch2/catch.hpp>
-
-#include "workspace.h"
 
 namespace sageattn::detail {
 namespace {
@@ -29,46 +28,37 @@ void check_walks_region(const char* name, const void* slice0, const void* slice_
   CHECK(bytes(end) - bytes(slice_end) < 256);
 }
 
+// A call of 5 batches, 6 query heads on 3 KV heads, 100 queries, 300 keys (no tensors yet).
+Params call_shape(PvPath path, int head_dim) {
+  Params p;
+  p.batch = 5;
+  p.heads_q = 6;
+  p.heads_kv = 3;
+  p.qo_len = 100;
+  p.kv_len = 300;
+  p.head_dim = head_dim;
+  p.pv_path = path;
+  p.q_granularity = Granularity::per_warp;
+  p.k_granularity = Granularity::per_block;
+  return p;
+}
+
 TEST_CASE("a batch slice moves every array to its first batch", "[launch]") {
   for (PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
     for (int d : {64, 128}) {
-      Params p;
-      p.batch = 5;
-      p.heads_q = 6;
-      p.heads_kv = 3;
-      p.qo_len = 100;
-      p.kv_len = 300;
-      p.head_dim = d;
-      p.pv_path = path;
-      p.q_granularity = Granularity::per_warp;
-      p.k_granularity = Granularity::per_block;
+      Params p = call_shape(path, d);
       std::vector<unsigned char> memory(layout_workspace(p, nullptr).total);
       const Workspace w = layout_workspace(p, memory.data());
       const bool fp8_v = uses_fp8_v(path);  // else V's region is empty and unused
-      AttentionArgs a{};
-      a.k = w.k;
-      a.k_scale = w.k_scale;
-      a.k_sum = w.k_sum;
-      a.v_fp8 = fp8_v ? w.v : nullptr;
-      a.v_amax = w.v_amax;
-      a.heads_q = p.heads_q;
-      a.heads_kv = p.heads_kv;
-      a.qo_len = p.qo_len;
-      a.kv_len = p.kv_len;
-      a.q_pad = w.q_pad;
-      a.kv_pad = w.kv_pad;
-      a.q_rows = w.q_rows;
-      a.k_rows = w.k_rows;
-      // The caller's tensors, NHD with padded rows: their own strides, not the shapes'.
+      // The caller's tensors: NHD views into wider buffers, batch strides of their own.
       std::vector<std::uint16_t> q(1), kv(1), o(1);
       std::vector<float> lse(1);
-      a.q16 = q.data();
-      a.q_sb = 7000;
-      a.v = kv.data();
-      a.v_sb = 9000;
-      a.o = o.data();
-      a.o_sb = 8000;
-      a.lse = lse.data();
+      p.q = {q.data(), 7000, d, 6 * d};
+      p.k = p.v = {kv.data(), 9000, d, 3 * d};
+      p.o = {o.data(), 8000, d, 6 * d};
+      p.lse = lse.data();
+      p.smooth_k = true;
+      const AttentionArgs a = attention_args(p, w, 0.125f);
       INFO("path " << static_cast<int>(path) << ", d " << d);
 
       const AttentionArgs first = batch_slice(a, 0, d);
@@ -99,16 +89,13 @@ TEST_CASE("a batch slice moves every array to its first batch", "[launch]") {
 }
 
 TEST_CASE("a slice of a call without an LSE or K's sums has none either", "[launch]") {
-  AttentionArgs a{};
-  a.heads_q = 2;
-  a.heads_kv = 1;
-  a.qo_len = 10;
-  a.kv_pad = 128;
-  a.k_rows = 64;
+  const Params p = call_shape(PvPath::fp16_sm90, 64);
+  std::vector<unsigned char> memory(layout_workspace(p, nullptr).total);
+  const AttentionArgs a = attention_args(p, layout_workspace(p, memory.data()), 0.125f);
   const AttentionArgs s = batch_slice(a, 3, 64);
   CHECK(s.lse == nullptr);
-  CHECK(s.k_sum == nullptr);
-  CHECK(s.v_fp8 == nullptr);
+  CHECK(s.k_sum == nullptr);  // only the LSE with smoothing reads K's sums
+  CHECK(s.v_fp8 == nullptr);  // 16-bit P·V: no FP8 V
 }
 
 }  // namespace

@@ -79,6 +79,17 @@ def metrics(out, ref):
     return cos, rel
 
 
+def refusal(call):
+    """Run a call to the end: its error message, or "" when it ran."""
+    try:
+        call.run()
+        refused = ""
+    except RuntimeError as e:
+        refused = str(e)
+    torch.cuda.synchronize()
+    return refused
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -217,12 +228,7 @@ def main():
         buffer = torch.full((2, 4, lq, d + pad), float("nan"), device="cuda", dtype=torch.float16)
         o = buffer[..., offset:offset + d]
         name = f"O as a view, d{d} {path}, row stride {d + pad}, offset {offset}"
-        try:
-            sc.Call(lib, q, k, v, o, "HND", path=path).run()
-            refused = ""
-        except RuntimeError as e:
-            refused = str(e)
-        torch.cuda.synchronize()
+        refused = refusal(sc.Call(lib, q, k, v, o, "HND", path=path))
         if offset == 0:
             ref, _ = reference(q, k, v, "HND", False)
             cos, rel = metrics(o, ref)
@@ -244,12 +250,7 @@ def main():
     for path in paths:
         q, k, v = make_inputs(1, 65544, 8, 2, 3, 64, torch.float16, "HND", False, gen)
         o = torch.full_like(q, float("nan"))
-        try:
-            sc.Call(lib, q, k, v, o, "HND", path=path).run()
-            refused = ""
-        except RuntimeError as e:
-            refused = str(e)
-        torch.cuda.synchronize()
+        refused = refusal(sc.Call(lib, q, k, v, o, "HND", path=path))
         ok = "65544 query heads; one call takes at most 65535" in refused and torch.isnan(o).all().item()
         passed += ok
         failed += not ok
