@@ -142,6 +142,17 @@ def _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dr
     return (o, lse) if return_lse else o
 
 
+def _rows_aligned(t):
+    """Whether the kernels can read t as it is: they load rows 16 bytes at a time, so the last dim
+    must be dense and every row must start 16-byte aligned (the other strides and the storage
+    offset multiples of 8 elements; storage from torch's allocator is aligned further). Under
+    torch.compile the offset is not looked at (Dynamo cannot trace storage_offset()): a misaligned
+    input there meets the library's error instead of a copy."""
+    if t.stride(-1) != 1 or any(s % 8 for s in t.stride()[:3]):
+        return False
+    return torch.compiler.is_compiling() or t.storage_offset() % 8 == 0
+
+
 def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, k_gran, smooth_k,
          strict, attn_mask=None, dropout_p=0.0):
     _validate(q, k, v, tensor_layout)
@@ -173,9 +184,7 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
     if padded != head_dim:  # smaller head dims are zero-padded: the dot products do not change
         q, k, v = (F.pad(t, (0, padded - head_dim)) for t in (q, k, v))
-    q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
-    if any(s % 8 for t in (q, k, v) for s in t.stride()[:3]):
-        q, k, v = (t.contiguous() for t in (q, k, v))
+    q, k, v = (t if _rows_aligned(t) else t.clone(memory_format=torch.contiguous_format) for t in (q, k, v))
     def attention(q, k, v):
         return torch.ops.sageattention.attention(q, k, v, _LAYOUTS[tensor_layout], bool(is_causal), float(scale),
                                                  _PATHS[path], _GRANULARITY[q_gran], _GRANULARITY[k_gran],

@@ -155,3 +155,12 @@ def test_head_slices_cover_every_head_with_its_kv_head(heads_q, heads_kv):
             assert kv_first + i // (n // kv_n) == (first + i) // group
         covered += n
     assert covered == heads_q
+
+
+def test_rows_aligned_says_when_the_kernels_need_a_copy():
+    base = torch.randn(2, 4, 10, 136)
+    assert core._rows_aligned(base[..., :128])               # row stride 136: a multiple of 8
+    assert not core._rows_aligned(base[..., 4:132])          # rows start 8 bytes in
+    assert not core._rows_aligned(torch.randn(2, 4, 10, 129)[..., :128])  # row stride 129
+    assert not core._rows_aligned(torch.randn(2, 4, 128, 10).transpose(-1, -2))  # last dim strided
+    assert core._rows_aligned(torch.randn(2 * 4 * 10 * 64 + 8)[8:].view(2, 4, 10, 64))

@@ -85,6 +85,17 @@ def test_lse_matches():
     assert (lse - torch.logsumexp(s, -1)).abs().max().item() < 0.08
 
 
+def test_views_whose_rows_are_not_16_byte_aligned_are_copied():
+    # Views starting 4 elements (8 bytes) into their storage: the kernels' 16-byte row loads
+    # cannot take them as they are, so sageattn reads copies.
+    q = torch.randn(2, 4, 100, 136, device="cuda", dtype=torch.float16)[..., 4:132]
+    k, v = (torch.randn(2 * 4 * 100 * 128 + 4, device="cuda", dtype=torch.float16)[4:].view(2, 4, 100, 128)
+            for _ in range(2))
+    assert all(t.data_ptr() % 16 for t in (q, k, v))
+    out = sageattn(q, k, v, is_causal=True)
+    check(out, reference(q, k, v, "HND", True), "auto")
+
+
 def test_large_head_dim_falls_back_with_a_warning():
     q, k, v = make(1, 2, 2, 64, 64, 256, torch.float16, "HND")
     with pytest.warns(UserWarning, match="head_dim 256"):
