@@ -14,7 +14,7 @@ import torch.nn.functional as F
 import sageattention
 from sageattention import sageattn
 
-from test_gpu import PATHS, REL_L1, check
+from test_gpu import PATHS, check
 
 pytestmark = pytest.mark.gpu
 ELEMENTS_32 = 2**31  # offsets from here on need 64-bit arithmetic
