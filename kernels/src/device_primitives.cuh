@@ -3,7 +3,6 @@
 // follows; nothing here knows attention.
 #pragma once
 
-#include <utility>
 #include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -163,29 +162,6 @@ __device__ __forceinline__ void store_accumulator_row(const unsigned (&w)[kTiles
 // keep the integers' order, so maxima can be taken on them directly.
 inline constexpr int kSmallIntBiasBits = 0x4B400000;
 inline constexpr float kSmallIntBias = 12582912.f;
-// Two registers set to kSmallIntBiasBits by one IMAD.WIDE.U32 (zero · kTag + the bias pair)
-// instead of two moves (SAGEATTN_SM90_BIAS_WIDE, kernels/NOTES.md s41). `zero` must be 0 at run
-// time and unknown to ptxas, and per thread (a uniform one makes ptxas compute the pair in
-// uniform registers and copy it with a move per register again); kTag, different for every
-// pair, keeps ptxas from computing one pair and copying it.
-template <unsigned kTag>
-__device__ __forceinline__ void set_bias_pair(int& lo, int& hi, unsigned zero) {
-  constexpr unsigned long long kPair =
-      (static_cast<unsigned long long>(kSmallIntBiasBits) << 32) | kSmallIntBiasBits;
-  asm("{\n.reg .b64 t;\nmad.wide.u32 t, %2, %3, %4;\nmov.b64 {%0, %1}, t;\n}"
-      : "=r"(lo), "=r"(hi)
-      : "r"(zero), "n"(kTag), "l"(kPair));
-}
-template <int N, std::size_t... kPair>
-__device__ __forceinline__ void set_bias_pairs(int (&s)[N], unsigned zero,
-                                               std::index_sequence<kPair...>) {
-  (set_bias_pair<kPair + 1>(s[2 * kPair], s[2 * kPair + 1], zero), ...);
-}
-// All of S's registers, a pair per instruction.
-template <int N>
-__device__ __forceinline__ void set_bias_wide(int (&s)[N], unsigned zero) {
-  set_bias_pairs(s, zero, std::make_index_sequence<N / 2>{});
-}
 __device__ __forceinline__ float biased_score(int bits) {
   return __int_as_float(bits);  // kSmallIntBias + s
 }

@@ -83,11 +83,6 @@
 #ifndef SAGEATTN_SM90_FMA_EXP2_D128_C3
 #define SAGEATTN_SM90_FMA_EXP2_D128_C3 0
 #endif
-// 1: S's bias (the 2^23 trick) set two registers per instruction, by a 64-bit multiply-add of
-// zero (IMAD.WIDE) instead of one move per register (kernels/NOTES.md, s41: 8-13% slower).
-#ifndef SAGEATTN_SM90_BIAS_WIDE
-#define SAGEATTN_SM90_BIAS_WIDE 0
-#endif
 // Stages of the K/V ring with 64-key blocks (half the bytes per stage of 128-key ones).
 #ifndef SAGEATTN_SM90_STAGES_N64
 #define SAGEATTN_SM90_STAGES_N64 4
@@ -597,7 +592,6 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     float rescale_pending[2] = {1.f, 1.f};  // e4m3: O's factor for the block whose P·V is in flight
     unsigned pa[Cfg::kPvSteps][4];          // P of the previous block as A fragments
     int s[kBlockN / 2];
-    [[maybe_unused]] float last_rescale = 1.f;  // SAGEATTN_SM90_BIAS_WIDE's source of a zero
 
     [[maybe_unused]] const bool stamper = threadIdx.x % 128 == 0;  // the warpgroup's thread 0
     SM90_CTA_STAMP(stamper && wg == 0, kCtaQ);
@@ -666,15 +660,9 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         // out as kSmallIntBias + s in float bits, so the softmax needs no integer add per score
         // (64 fewer ALU instructions per block; kernels/NOTES.md, s22). |s| ≤ 128²·D < 2^22: no
         // overflow, and the trick's range holds.
-#if SAGEATTN_SM90_BIAS_WIDE
-        // Zero (the sign bit of an exp2, ≥ 0), per thread and new in every block, which ptxas
-        // cannot know: see set_bias_pair.
-        device::set_bias_wide(s, __float_as_uint(last_rescale) >> 31);
-#else
 #pragma unroll
         for (int i = 0; i < kBlockN / 2; ++i)
           s[i] = device::kSmallIntBiasBits;
-#endif
         sm90::wgmma_fence();
         sm90::wgmma_s8_ss(s, q_desc, k_desc);
 #pragma unroll
@@ -761,7 +749,6 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
         bool moved = false;
         softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible, Cfg::kMaxHeadroom,
                                 moved);
-        last_rescale = rescale_new[0];
         if constexpr (Cfg::kPv8) {
           softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
           rescale_pending[0] = rescale_new[0];
