@@ -6,8 +6,8 @@
 #   bash kernels/tests/sass_local.sh attention_sm90_e4m3_d128 -DSAGEATTN_SM90_STAGES=2
 # Arguments: an instantiation (a file name under kernels/src/instantiations, without .cu), then
 # the flags of the variant. Env: ARCH (default 90a), TOP (opcodes shown, default 40).
-# cuobjdump and the nvdisasm it runs come from PATH, or else from NVIDIA's PyPI packages in a
-# virtual environment of their own, build/sass-tools (made on first use).
+# cuobjdump and the nvdisasm it runs come from PATH, or else from the tests' tool environment
+# (build/pytools, made by scripts/install-python-tools.sh, which this runs if need be).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tu=${1:?usage: sass_local.sh INSTANTIATION [FLAGS...] (e.g. attention_sm90_e4m3_d128)}
@@ -16,14 +16,8 @@ src=kernels/src/instantiations/$tu.cu
 [[ -f $src ]] || { echo "sass_local.sh: no $src; one of: $(cd kernels/src/instantiations && ls -- *.cu | sed 's/\.cu$//' | paste -sd' ')" >&2; exit 2; }
 nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 if ! command -v cuobjdump >/dev/null || ! command -v nvdisasm >/dev/null; then
-  tools=build/sass-tools
-  if ! ls $tools/lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm >/dev/null 2>&1; then
-    echo "sass_local.sh: installing cuobjdump and nvdisasm into $tools" >&2
-    python3 -m venv "$tools"
-    "$tools/bin/pip" install -q --disable-pip-version-check --no-cache-dir \
-      nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >&2
-  fi
-  PATH=$(dirname "$(ls $tools/lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm | head -1)"):$PATH
+  bash scripts/install-python-tools.sh >&2
+  PATH=$(dirname "$(ls build/pytools/lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm | head -1)"):$PATH
 fi
 cuobjdump=$(command -v cuobjdump)
 arch=${ARCH:-90a}
