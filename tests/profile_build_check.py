@@ -36,6 +36,17 @@ package:
   version: {{file: python/pyproject.toml, regex: '^version\\s*=\\s*"([^"]+)"'}}
   source_dir: python
   build_command: {build_command}
+  build_environment: {{SAGEATTENTION_TORCH_REQUIREMENT: "{{torch_requirement}}", SAGEATTENTION_TORCH_ABI: "{{abi}}"}}
+  kernels:
+    sources: [CMakeLists.txt, kernels/CMakeLists.txt, "kernels/cmake/**", "kernels/include/**", "kernels/src/**"]
+    exclude: ["**/*_test.cpp"]
+    cmake: {{SAGEBUILD_BUILD_TOOL: "OFF", SAGEATTN_INSTALL_KERNELS: "ON", SAGEATTN_CUDART: none, SAGEATTN_ARCH_LIST: "{{archs}}"}}
+    handoff: SAGEATTN_KERNELS_PREBUILT
+  binding:
+    sources: [CMakeLists.txt, python/CMakeLists.txt, "python/csrc/**"]
+    cmake: {{SAGEBUILD_BUILD_TOOL: "OFF", SAGEATTN_BUILD_BINDING: "ON"}}
+    library: sageattention/_kernels.so
+    handoff: SAGEATTN_BINDING_PREBUILT
 architectures: {{"8.0": ">=11.0"}}
 default_archs: ["8.0"]
 cuda:

@@ -1,7 +1,13 @@
-"""dynamic-metadata provider: pins the wheel's torch requirement to the torch it is built
-against, as torch==X.Y.* (docs/matrix.md says why the minor release). Used by pyproject.toml;
-runs in the build environment, so the build must see the intended torch (--no-build-isolation,
-or SAGEATTENTION_TORCH_VERSION to state it)."""
+"""dynamic-metadata provider: the wheel's torch requirement (docs/build.md, "Universal wheels").
+
+- A per-torch wheel (the binding on torch's C++ API) pins the torch it is built against, as
+  torch==X.Y.* (docs/matrix.md says why the minor release).
+- A stable-ABI wheel (SAGEATTENTION_TORCH_ABI=stable) loads in the torch it is built against and
+  every later one: torch>=X.Y, no upper bound.
+
+sagebuild states the requirement outright (SAGEATTENTION_TORCH_REQUIREMENT, from the matrix
+entry). Otherwise it follows from the torch of the build environment, so the build must see the
+intended torch (--no-build-isolation), or SAGEATTENTION_TORCH_VERSION must name it."""
 import os
 
 
@@ -14,9 +20,18 @@ def _torch_version():
     return torch.__version__.split("+")[0]
 
 
-def dynamic_metadata(settings, project):
+def torch_requirement():
+    stated = os.environ.get("SAGEATTENTION_TORCH_REQUIREMENT")
+    if stated:
+        return stated
     major, minor = _torch_version().split(".")[:2]
-    return {"dependencies": [f"torch=={major}.{minor}.*"]}
+    if os.environ.get("SAGEATTENTION_TORCH_ABI", "per-torch") == "stable":
+        return f"torch>={major}.{minor}"
+    return f"torch=={major}.{minor}.*"
+
+
+def dynamic_metadata(settings, project):
+    return {"dependencies": [torch_requirement()]}
 
 
 def get_requires_for_dynamic_metadata(settings):

@@ -25,7 +25,7 @@ struct DockerPlan {
   std::vector<std::string> argv;
 };
 
-DockerPlan plan(const std::vector<matrix::Entry>& entries, const ProfileBuildOptions& o) {
+DockerPlan plan(const std::vector<matrix::Entry>& entries, const BuildOptions& o) {
   DockerPlan p;
   p.bake_file = o.root / "build" / "sagebuild" / "docker-bake.json";
   p.out_dir = o.root / "build" / "sagebuild" / "docker-out";
@@ -54,7 +54,7 @@ std::string shown(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-void describe_docker(const std::vector<matrix::Entry>& entries, const ProfileBuildOptions& o,
+void describe_docker(const std::vector<matrix::Entry>& entries, const BuildOptions& o,
                      std::ostream& out) {
   const DockerPlan p = plan(entries, o);
   out << fmt::format("bake file    {} ({} targets)\n", p.bake_file.string(), entries.size());
@@ -67,7 +67,7 @@ void describe_docker(const std::vector<matrix::Entry>& entries, const ProfileBui
 
 std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
                                               const std::vector<matrix::Entry>& entries,
-                                              const ProfileBuildOptions& o, Progress& progress,
+                                              const BuildOptions& o, Progress& progress,
                                               std::ostream& out) {
   const auto start = Clock::now();
   const DockerPlan p = plan(entries, o);
@@ -111,10 +111,10 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
       if (f.path().extension() == ".whl") produced = f.path();
     }
     if (platform::stop_requested()) {
-      r.status = "interrupted";
+      r.outcome = EntryOutcome::interrupted;
       r.message = "interrupted (Ctrl-C) during docker buildx bake";
     } else if (produced.empty()) {
-      r.status = "build_failed";
+      r.outcome = EntryOutcome::build_failed;
       r.message = failure.empty() ? fmt::format("the {} target exported no wheel into {}", e.id,
                                                 (p.out_dir / e.id).string())
                                   : failure;
@@ -128,22 +128,23 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
           {"verify", std::chrono::duration<double>(Clock::now() - verify_start).count()});
       r.wheel = done.wheel;
       if (done.outcome == FinishedWheel::Outcome::moved) {
-        r.status = "built";
+        r.outcome = EntryOutcome::built;
         r.sha256 = done.sha256;
         r.size = done.size;
         r.checks = done.checks;
         r.message = fmt::format("{} ({:.1f} MB, {} checks passed)", done.wheel.filename().string(),
                                 static_cast<double>(done.size) / 1e6, done.checks);
       } else {
-        r.status = done.outcome == FinishedWheel::Outcome::verification_failed
-                       ? "verification_failed"
-                       : "build_failed";
+        r.outcome = done.outcome == FinishedWheel::Outcome::verification_failed
+                        ? EntryOutcome::verification_failed
+                        : EntryOutcome::build_failed;
         r.message = done.message + "\n" + done.findings;
       }
     }
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     write_result(o.root, e, r);
-    std::string line = r.ok() ? r.message : fmt::format("{}: {}", r.status, r.message);
+    std::string line =
+        r.ok() ? r.message : fmt::format("{}: {}", outcome_name(r.outcome), r.message);
     progress.finished(r.id, r.ok(), line);
   }
   progress.stop();

@@ -10,17 +10,21 @@
 #include <ostream>
 #include <vector>
 
-#include "backend/profile_build.h"
+#include "backend/build_options.h"
+#include "backend/build_results.h"
+#include "backend/progress.h"
+#include "matrix/expand.h"
+#include "matrix/model.h"
 
 namespace sagebuild::backend {
 
 std::vector<EntryResult> build_entries_docker(const matrix::Matrix& m,
                                               const std::vector<matrix::Entry>& entries,
-                                              const ProfileBuildOptions& options,
-                                              Progress& progress, std::ostream& out);
+                                              const BuildOptions& options, Progress& progress,
+                                              std::ostream& out);
 
 // --dry-run: the Bake file that would be written and the exact command.
-void describe_docker(const std::vector<matrix::Entry>& entries, const ProfileBuildOptions& options,
+void describe_docker(const std::vector<matrix::Entry>& entries, const BuildOptions& options,
                      std::ostream& out);
 
 }  // namespace sagebuild::backend

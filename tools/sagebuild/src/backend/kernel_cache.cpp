@@ -11,6 +11,7 @@
 #include "platform/file_lock.h"
 #include "platform/process.h"
 #include "util/fs.h"
+#include "util/glob.h"
 #include "util/sha256.h"
 #include "util/text.h"
 
@@ -20,7 +21,7 @@ namespace {
 namespace stdfs = std::filesystem;
 
 // Bump when the layout of an entry or the way it is built changes.
-constexpr int kCacheFormat = 1;
+constexpr int kCacheFormat = 2;
 
 std::string first_line_of(const std::vector<std::string>& argv) {
   auto r = platform::run_process(argv, {.timeout = std::chrono::minutes(1)});
@@ -35,8 +36,11 @@ std::string last_line_of(const std::vector<std::string>& argv) {
 }
 
 Expected<Ok> run_step(const std::vector<std::string>& argv, const KernelBuildOptions& options,
-                      const std::string& what) {
-  auto r = platform::run_process(argv, {.timeout = std::chrono::hours(2), .log_file = options.log});
+                      const std::string& what,
+                      const std::vector<std::pair<std::string, std::string>>& environment = {}) {
+  auto r = platform::run_process(
+      argv,
+      {.environment = environment, .timeout = std::chrono::hours(2), .log_file = options.log});
   if (!r) return Error{fmt::format("{}: {}", what, r.error().message)};
   if (r->cancelled) return Error{fmt::format("{}: interrupted", what)};
   if (!r->ok()) {
@@ -58,30 +62,33 @@ Expected<Ok> run_step(const std::vector<std::string>& argv, const KernelBuildOpt
 }
 
 // Configures the repository's CMake project into dir/build with `settings` (-D values, on top
-// of a Release build without the tool and tests), builds it, installs it into dir/prefix and
-// drops the objects. `what` names it in messages ("the kernels").
-Expected<Ok> cmake_install_into(const stdfs::path& root, const stdfs::path& dir,
-                                const std::vector<std::string>& settings,
-                                const KernelBuildOptions& options, const std::string& what) {
+// of a Release build without tests), builds it, installs it into dir/prefix and
+// drops the objects. `what` names it in messages ("the kernels"); `environment` is set for
+// every step.
+Expected<Ok> cmake_install_into(
+    const stdfs::path& root, const stdfs::path& dir, const std::vector<std::string>& settings,
+    const KernelBuildOptions& options, const std::string& what,
+    const std::vector<std::pair<std::string, std::string>>& environment = {}) {
   const stdfs::path build = dir / "build";
   std::vector<std::string> configure = {"cmake", "-S", root.string(), "-B", build.string()};
   if (platform::find_in_path("ninja")) configure.insert(configure.end(), {"-G", "Ninja"});
   for (const std::string& setting :
-       {std::string("CMAKE_BUILD_TYPE=Release"), std::string("SAGEBUILD_BUILD_TOOL=OFF"),
-        std::string("BUILD_TESTING=OFF"), "CMAKE_INSTALL_PREFIX=" + (dir / "prefix").string()}) {
+       {std::string("CMAKE_BUILD_TYPE=Release"), std::string("BUILD_TESTING=OFF"),
+        "CMAKE_INSTALL_PREFIX=" + (dir / "prefix").string()}) {
     configure.push_back("-D" + setting);
   }
   for (const std::string& setting : settings)
     configure.push_back("-D" + setting);
-  if (auto r = run_step(configure, options, "configuring " + what); !r) return r;
+  if (auto r = run_step(configure, options, "configuring " + what, environment); !r) return r;
   if (auto r = run_step({"cmake", "--build", build.string(), "--parallel",
                          std::to_string(std::max(1, options.parallel))},
-                        options, "compiling " + what);
+                        options, "compiling " + what, environment);
       !r) {
     return r;
   }
   // Installed, not copied from the build tree: an install has no build-tree RPATH.
-  if (auto r = run_step({"cmake", "--install", build.string()}, options, "installing " + what);
+  if (auto r = run_step({"cmake", "--install", build.string()}, options, "installing " + what,
+                        environment);
       !r) {
     return r;
   }
@@ -90,46 +97,40 @@ Expected<Ok> cmake_install_into(const stdfs::path& root, const stdfs::path& dir,
   return Ok{};
 }
 
+// The kernels' own settings: the part's (with {archs}), the toolkit, nvcc's threads, the user's.
+std::vector<std::string> kernel_settings(const KernelInputs& in) {
+  std::vector<std::string> settings =
+      part_settings(in.part, {{"archs", text::join(in.archs, ";")}});
+  settings.insert(settings.end(), in.user_settings.begin(), in.user_settings.end());
+  return settings;
+}
+
 Expected<Ok> build_into(const KernelInputs& in, const KernelBuildOptions& options,
                         const stdfs::path& dir) {
   std::vector<std::string> settings = {
-      "SAGEATTN_INSTALL_KERNELS=ON",
-      "SAGEATTN_CUDART=shared",
-      "SAGEATTN_ARCH_LIST=" + text::join(in.archs, ";"),
-      "CMAKE_CUDA_COMPILER=" + in.cuda.nvcc.string(),
-      "CUDAToolkit_ROOT=" + in.cuda.root.string(),
+      "CMAKE_CUDA_COMPILER=" + in.cuda.nvcc.string(), "CUDAToolkit_ROOT=" + in.cuda.root.string(),
       "CMAKE_CUDA_FLAGS=--threads=" + std::to_string(std::max(1, options.nvcc_threads))};
-  settings.insert(settings.end(), in.defines.begin(), in.defines.end());
+  const std::vector<std::string> own = kernel_settings(in);
+  settings.insert(settings.end(), own.begin(), own.end());
   return cmake_install_into(in.root, dir, settings, options, "the kernels");
 }
 
-}  // namespace
-
-std::vector<stdfs::path> kernel_sources(const stdfs::path& root) {
-  std::vector<stdfs::path> files = {"CMakeLists.txt", "kernels/CMakeLists.txt"};
-  std::error_code ec;
-  for (const char* dir : {"kernels/include", "kernels/src", "kernels/cmake"}) {
-    for (auto it = stdfs::recursive_directory_iterator(root / dir, ec);
-         !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_regular_file(ec)) files.push_back(stdfs::relative(it->path(), root, ec));
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-namespace {
-
-// {relative path: sha256} of each file, in the given order.
+// {relative path: sha256} of each file, in the given order; an empty list is an error, since a
+// part whose sources match nothing is a mistake in matrix.yaml, not something to cache.
 Expected<nlohmann::ordered_json> file_digests(const stdfs::path& root,
-                                              const std::vector<stdfs::path>& files) {
+                                              const std::vector<std::string>& files,
+                                              const std::string& what) {
+  if (files.empty()) {
+    return Error{
+        fmt::format("{}'s sources (matrix.yaml) match no file under {}", what, root.string())};
+  }
   nlohmann::ordered_json digests = nlohmann::ordered_json::object();
-  for (const stdfs::path& rel : files) {
+  for (const std::string& rel : files) {
     auto digest = sha256_file(root / rel);
     if (!digest) {
-      return Error{fmt::format("cannot read {}: {}", rel.string(), digest.error().message)};
+      return Error{fmt::format("cannot read {}: {}", rel, digest.error().message)};
     }
-    digests[rel.generic_string()] = to_hex(digest->digest);
+    digests[rel] = to_hex(digest->digest);
   }
   return digests;
 }
@@ -164,8 +165,33 @@ Expected<bool> cached_entry(const stdfs::path& entry, const std::string& kind,
 
 }  // namespace
 
+std::vector<std::string> part_sources(const stdfs::path& root, const matrix::NativePart& part) {
+  return glob::find_files(root, part.sources, part.exclude);
+}
+
+std::vector<std::string> user_settings_from_environment(const std::string& pattern) {
+  std::vector<std::string> settings;
+  if (pattern.empty()) return settings;
+  if (const char* v = std::getenv("SKBUILD_CMAKE_DEFINE"); v && *v) {
+    for (const std::string& d : text::split(v, ';')) {
+      const std::string name = d.substr(0, d.find_first_of(":="));
+      if (!name.empty() && glob::matches(pattern, name)) settings.push_back(d);
+    }
+  }
+  return settings;
+}
+
+std::vector<std::string> part_settings(
+    const matrix::NativePart& part,
+    const std::vector<std::pair<std::string, std::string>>& values) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : part.cmake)
+    out.push_back(name + "=" + text::fill_placeholders(value, values));
+  return out;
+}
+
 Expected<KernelKey> kernel_key(const KernelInputs& in) {
-  auto sources = file_digests(in.root, kernel_sources(in.root));
+  auto sources = file_digests(in.root, part_sources(in.root, in.part), "package.kernels");
   if (!sources) return sources.error();
   const char* cxx = std::getenv("CXX");
   nlohmann::ordered_json inputs = {
@@ -176,7 +202,7 @@ Expected<KernelKey> kernel_key(const KernelInputs& in) {
       {"cuda_host_compiler", first_line_of({"g++", "--version"})},
       {"cmake", first_line_of({"cmake", "--version"})},
       {"archs", in.archs},
-      {"defines", in.defines},
+      {"settings", kernel_settings(in)},
       {"sources", *sources}};
   const std::string json = inputs.dump(2);
   return KernelKey{key_name(fmt::format("cuda{}", in.cuda.release.str()), json), json + "\n"};
@@ -203,41 +229,38 @@ Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const KernelK
 Expected<BindingLibrary> binding_library(const BindingInputs& in,
                                          const KernelBuildOptions& options) {
   // What the binding is compiled from: its sources and CMake, the kernels it links, the torch
-  // it compiles against (one release's headers are the same for every Python). The compilers
-  // and CMake are in the kernel key already.
-  std::vector<stdfs::path> files = {"CMakeLists.txt", "python/CMakeLists.txt"};
-  std::error_code ec;
-  for (auto it = stdfs::recursive_directory_iterator(in.root / "python" / "csrc", ec);
-       !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec)) files.push_back(stdfs::relative(it->path(), in.root, ec));
-  }
-  auto sources = file_digests(in.root, files);
+  // it compiles against (one release's headers are the same for every Python) and the ABI. The
+  // compilers and CMake are in the kernel key already.
+  auto sources = file_digests(in.root, part_sources(in.root, in.part), "package.binding");
   if (!sources) return sources.error();
-  nlohmann::ordered_json inputs = {{"format", kCacheFormat},
-                                   {"kernels", in.kernels_key},
-                                   {"torch", in.torch_version},
-                                   {"defines", in.defines},
+  nlohmann::ordered_json environment = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : in.environment)
+    environment[name] = value;
+  nlohmann::ordered_json inputs = {{"format", kCacheFormat},    {"kernels", in.kernels_key},
+                                   {"torch", in.torch_version}, {"abi", matrix::abi_name(in.abi)},
+                                   {"settings", in.settings},   {"environment", environment},
                                    {"sources", *sources}};
   const std::string json = inputs.dump(2) + "\n";
   const std::string torch = in.torch_version.substr(0, in.torch_version.find('+'));
-  const std::string name = key_name("torch" + torch, json);
+  const std::string name =
+      key_name((in.abi == matrix::Abi::stable ? "stable-torch" : "torch") + torch, json);
   const stdfs::path entry = options.cache / "bindings" / name;
   auto hit = cached_entry(
       entry, "binding", name, json,
       [&](const stdfs::path& staging) -> Expected<Ok> {
-        std::vector<std::string> settings = {"SAGEATTN_BUILD_BINDING=ON", "SAGEATTN_CUDART=shared",
-                                             "SAGEATTN_KERNELS_PREBUILT=" + in.kernels.string(),
+        std::vector<std::string> settings = {in.kernels_handoff + "=" + in.kernels.string(),
                                              "CUDAToolkit_ROOT=" + in.cuda_root.string(),
                                              "Python3_EXECUTABLE=" + in.python.string()};
-        settings.insert(settings.end(), in.defines.begin(), in.defines.end());
+        settings.insert(settings.end(), in.settings.begin(), in.settings.end());
         if (const std::string launcher = compiler_launcher(); !launcher.empty()) {
           settings.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + launcher);  // a faster miss
         }
-        return cmake_install_into(in.root, staging, settings, options, "the binding");
+        return cmake_install_into(in.root, staging, settings, options, "the binding",
+                                  in.environment);
       },
       options);
   if (!hit) return hit.error();
-  return BindingLibrary{entry / "prefix" / "sageattention" / "_kernels.so", name, *hit};
+  return BindingLibrary{entry / "prefix" / in.part.library, name, *hit};
 }
 
 }  // namespace sagebuild::backend

@@ -1,6 +1,7 @@
-// The kernel cache: kernels/ compiled once per (kernel sources, CUDA release and nvcc build, host
-// compiler, arch list, CMake settings) into an install tree that every wheel build sharing those
-// inputs links (SAGEATTN_KERNELS_PREBUILT), instead of recompiling the kernels per wheel.
+// The kernel cache: the package's kernels (matrix.yaml package.kernels) compiled once per
+// (their declared sources, CUDA release and nvcc build, host compiler, arch list, CMake
+// settings) into an install tree that every wheel build sharing those inputs links (through the
+// declared handoff variable), instead of recompiling the kernels per wheel.
 //
 //   <cache>/kernels/cuda13.0-<key>/prefix/   lib/libsageattn.a, include/, lib/cmake/sageattn/
 //   <cache>/kernels/cuda13.0-<key>/key.json  the inputs the key was made from
@@ -15,17 +16,27 @@
 #include <string>
 #include <vector>
 
+#include "matrix/model.h"
 #include "toolchain/cuda.h"
 #include "util/expected.h"
 
 namespace sagebuild::backend {
 
 struct KernelInputs {
-  std::filesystem::path root;  // the repository (kernels/ and the top-level CMakeLists.txt)
+  std::filesystem::path root;  // the repository: the CMake project and the declared sources
+  matrix::NativePart part;     // package.kernels
   toolchain::CudaToolkitPath cuda;
-  std::vector<std::string> archs;    // TORCH_CUDA_ARCH_LIST spelling
-  std::vector<std::string> defines;  // extra -D settings (SAGEATTN_* from SKBUILD_CMAKE_DEFINE)
+  std::vector<std::string> archs;  // TORCH_CUDA_ARCH_LIST spelling
+  // The user's SKBUILD_CMAKE_DEFINE settings that part.user_settings names: NAME=VALUE.
+  std::vector<std::string> user_settings;
 };
+
+// NAME=VALUE settings of SKBUILD_CMAKE_DEFINE (';'-separated) whose name matches `glob`.
+std::vector<std::string> user_settings_from_environment(const std::string& glob);
+
+// A part's CMake settings with {archs}, {abi} and {torch} filled in, as NAME=VALUE.
+std::vector<std::string> part_settings(
+    const matrix::NativePart& part, const std::vector<std::pair<std::string, std::string>>& values);
 
 // The inputs as JSON (what key.json holds) and their digest. Fails when a source is unreadable.
 struct KernelKey {
@@ -53,23 +64,28 @@ struct KernelLibrary {
 Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const KernelKey& key,
                                        const KernelBuildOptions& options);
 
-// The binding cache: python/csrc compiled once per (binding sources, kernel library (whose key
-// covers the compilers), torch release) into
-// <cache>/bindings/torch2.11.0-<key>/prefix/sageattention/_kernels.so. The binding has no Python
-// headers in it (torch.ops.load_library loads it), so every Python of one torch release shares it
-// and their wheels only package it (SAGEATTN_BINDING_PREBUILT).
+// The binding cache: the package's torch binding (package.binding) compiled once per (binding
+// sources, kernel library (whose key covers the compilers), torch release, ABI) into
+// <cache>/bindings/<torch2.11.0|stable-torch2.10.0>-<key>/prefix/<library>. The binding has no
+// Python headers in it (torch.ops.load_library loads it), so every Python of one torch release
+// shares it (and every torch from the target on, for the stable ABI): their wheels only package
+// it (through the declared handoff variable).
 struct BindingInputs {
   std::filesystem::path root;
-  std::filesystem::path python;     // an interpreter of the environment (finds torch)
-  std::string torch_version;        // as installed: "2.11.0+cu130"
-  std::filesystem::path kernels;    // KernelLibrary::prefix
-  std::string kernels_key;          // KernelLibrary::key
-  std::filesystem::path cuda_root;  // the toolkit (headers for the binding)
-  std::vector<std::string> defines;
+  matrix::NativePart part;       // package.binding
+  std::string kernels_handoff;   // package.kernels.handoff: how the binding finds them
+  std::filesystem::path python;  // an interpreter of the environment (finds torch)
+  std::string torch_version;     // as installed: "2.11.0+cu130"
+  matrix::Abi abi = matrix::Abi::per_torch;
+  std::filesystem::path kernels;      // KernelLibrary::prefix
+  std::string kernels_key;            // KernelLibrary::key
+  std::filesystem::path cuda_root;    // the toolkit (headers for the binding)
+  std::vector<std::string> settings;  // the part's CMake settings, filled in, and the user's
+  std::vector<std::pair<std::string, std::string>> environment;  // package.build_environment
 };
 
 struct BindingLibrary {
-  std::filesystem::path library;  // give to -DSAGEATTN_BINDING_PREBUILT
+  std::filesystem::path library;  // give to the binding's handoff variable
   std::string key;
   bool cache_hit = false;
 };
@@ -77,7 +93,9 @@ struct BindingLibrary {
 Expected<BindingLibrary> binding_library(const BindingInputs& inputs,
                                          const KernelBuildOptions& options);
 
-// The sources that decide the kernel library, relative to the repository root, sorted.
-std::vector<std::filesystem::path> kernel_sources(const std::filesystem::path& root);
+// The files that decide a part (its sources less its exclusions), relative to the repository
+// root, '/'-separated, sorted.
+std::vector<std::string> part_sources(const std::filesystem::path& root,
+                                      const matrix::NativePart& part);
 
 }  // namespace sagebuild::backend

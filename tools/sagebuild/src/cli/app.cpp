@@ -14,11 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/bake.h"
+#include "backend/build_options.h"
+#include "backend/current_environment.h"
 #include "backend/docker_build.h"
-#include "backend/import_test.h"
+#include "backend/entry_build.h"
+#include "backend/install_check.h"
 #include "backend/msvc.h"
-#include "backend/native_build.h"
-#include "backend/profile_build.h"
 #include "cli/entry_json.h"
 #include "cli/exit_codes.h"
 #include "cli/progress_display.h"
@@ -59,13 +60,19 @@ struct CommandError {
 constexpr std::size_t kGithubMaxMatrixJobs = 256;
 
 // --timeout/--retries/... of the commands that talk to servers.
-// sagebuild build --profile/--entry: what the flags say, before the matrix is read.
-struct ProfileBuildFlags {
+// sagebuild build: what the flags say, before the matrix is read.
+struct BuildFlags {
   std::string profile;
   std::vector<std::string> entries;
+  std::string env;  // "current" for --env current
   std::string platform = "linux";
-  std::vector<std::string> cuda_paths;  // "X.Y=DIR"
-  backend::ProfileBuildOptions options;
+  std::string backend = "native";
+  std::vector<std::string> cuda_paths;       // "X.Y=DIR"
+  std::filesystem::path python = "python3";  // --env current: the interpreter
+  std::string arch_list;                     // --env current: --arch-list
+  bool require_clean = false;
+  bool check_reproducible = false;
+  backend::BuildOptions options;
 };
 
 struct NetworkFlags {
@@ -395,45 +402,83 @@ class Commands {
     return kSuccess;
   }
 
-  int build(backend::CurrentBuildOptions options, const std::string& env,
-            const ProfileBuildFlags& flags, bool require_clean, bool check_reproducible) {
-    if (env.empty() && flags.profile.empty() && flags.entries.empty()) {
+  int build(BuildFlags flags) {
+    if (flags.env.empty() && flags.profile.empty() && flags.entries.empty()) {
       throw CommandError{kUsageError,
                          "say what to build: --profile NAME, --entry ID, or --env current"};
     }
-    if (!env.empty() && (!flags.profile.empty() || !flags.entries.empty())) {
+    if (!flags.env.empty() && (!flags.profile.empty() || !flags.entries.empty())) {
       throw CommandError{kUsageError,
                          "--env current builds this environment's wheel; it does not take "
                          "--profile or --entry"};
     }
-    if (env.empty()) {
-      if (check_reproducible) {
-        throw CommandError{kUsageError, "--check-reproducible works with --env current"};
-      }
-      return build_profile(flags, require_clean);
+    if (flags.env.empty() && flags.check_reproducible) {
+      throw CommandError{kUsageError, "--check-reproducible works with --env current"};
     }
     const LoadedMatrix m = load();
-    BuildSource source = build_source(m, require_clean);
+    std::vector<matrix::Entry> selected;
+    if (flags.env.empty()) {
+      selected = select_entries(m, flags);
+      if (flags.options.dry_run && std::all_of(selected.begin(), selected.end(),
+                                               [](const auto& e) { return e.os == "windows"; })) {
+        std::vector<backend::MsvcEntryPlan> plans;
+        for (const auto& e : selected)
+          plans.push_back({e.id, e.wheel, e.cuda, m.matrix.package.build_command});
+        backend::describe_msvc(plans, out_);
+        return kSuccess;
+      }
+      check_buildable_here(selected, flags.options.backend);
+    }
+
+    BuildSource source = build_source(m, flags.require_clean);
+    backend::BuildOptions options = flags.options;
     options.root = m.root;
     options.package_version = source.version;
     options.git = std::move(source.git);
     options.source_date_epoch = source.source_date_epoch;
-    auto result = backend::build_current(m.matrix, options, out_);
-    if (!result) throw CommandError{kBuildFailure, result.error().message};
-    switch (result->outcome) {
-      case backend::BuildOutcome::built:
-        return check_reproducible ? check_reproducibility(m, options, result->wheel) : kSuccess;
-      case backend::BuildOutcome::verification_failed:
-        throw CommandError{kVerificationFailure, result->message};
-      case backend::BuildOutcome::build_failed:
-        break;
+    if (auto normalized = backend::normalize_build_options(options, flags.cuda_paths);
+        !normalized) {
+      throw CommandError{kUsageError, normalized.error().message};
     }
-    throw CommandError{kBuildFailure, result->message};
+    if (!flags.env.empty()) {
+      auto current = backend::probe_current_environment(m.matrix, flags.python, flags.arch_list,
+                                                        options.package_version);
+      if (!current) throw CommandError{kBuildFailure, current.error().message};
+      if (!current->warning.empty()) out_ << "sagebuild: warning: " << current->warning << "\n";
+      backend::use_current_environment(*current, options);
+      if (flags.check_reproducible) {
+        // Both builds compile everything themselves: a cached part would be compared with
+        // itself.
+        options.kernel_cache = false;
+        options.force = true;
+      }
+      selected = {current->entry};
+    }
+    out_ << fmt::format("sagebuild: {} entr{} of {}, version {}, cache {}{}\n", selected.size(),
+                        selected.size() == 1 ? "y" : "ies",
+                        !flags.env.empty()      ? "this environment"
+                        : flags.profile.empty() ? "the matrix"
+                                                : "profile " + flags.profile,
+                        options.package_version, options.cache.string(),
+                        options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
+    if (options.dry_run) {
+      if (options.backend == backend::Backend::docker) {
+        backend::describe_docker(selected, options, out_);
+      } else {
+        backend::describe_entries(m.matrix, selected, options, out_);
+      }
+      return kSuccess;
+    }
+    const auto results =
+        run_builds(m, selected, options, flags.env.empty() ? Reason::in_table : Reason::in_error);
+    if (flags.check_reproducible)
+      return check_reproducibility(m, selected.front(), options, results.front());
+    return kSuccess;
   }
 
-  int build_profile(const ProfileBuildFlags& flags, bool require_clean) {
-    const LoadedMatrix m = load();
-    // The entries: a profile's (all, or those named), or entries named anywhere in the matrix.
+  // The entries a build names: a profile's (all, or those named), or entries named anywhere in
+  // the matrix.
+  std::vector<matrix::Entry> select_entries(const LoadedMatrix& m, const BuildFlags& flags) {
     std::vector<matrix::Entry> selected;
     std::vector<matrix::Entry> pool;
     std::vector<std::string> profiles = {flags.profile};
@@ -470,16 +515,12 @@ class Commands {
       }
     }
     if (selected.empty()) throw CommandError{kUsageError, "nothing to build"};
-    if (flags.options.dry_run && std::all_of(selected.begin(), selected.end(),
-                                             [](const auto& e) { return e.os == "windows"; })) {
-      std::vector<backend::MsvcEntryPlan> plans;
-      for (const auto& e : selected)
-        plans.push_back({e.id, e.wheel, e.cuda, m.matrix.package.build_command});
-      backend::describe_msvc(plans, out_);
-      return kSuccess;
-    }
+    return selected;
+  }
+
+  void check_buildable_here(const std::vector<matrix::Entry>& selected, backend::Backend how) {
     for (const auto& e : selected) {
-      if (flags.options.backend == "docker" && e.docker_platform.empty()) {
+      if (how == backend::Backend::docker && e.docker_platform.empty()) {
         throw CommandError{kUsageError,
                            fmt::format("{}: platform '{}' has no 'docker:' platform in "
                                        "matrix.yaml, so the Docker backend cannot build it",
@@ -493,53 +534,24 @@ class Commands {
                         e.id, e.os, e.os)};
       }
     }
+  }
 
-    BuildSource source = build_source(m, require_clean);
-    backend::ProfileBuildOptions options = flags.options;
-    options.root = m.root;
-    options.package_version = source.version;
-    options.git = std::move(source.git);
-    options.source_date_epoch = source.source_date_epoch;
-    if (options.cache.empty()) options.cache = fs::default_cache_dir();
-    options.cache = stdfs::absolute(options.cache);
-    // Builds run in the matrix's directory: paths given relative to here must not move.
-    for (auto& python : options.torch.existing) {
-      if (python.has_parent_path()) python = stdfs::absolute(python);
-    }
-    if (!options.torch.find_links.empty() && stdfs::exists(options.torch.find_links)) {
-      options.torch.find_links = stdfs::absolute(options.torch.find_links).string();
-    }
-    for (const std::string& spec : flags.cuda_paths) {
-      const auto eq = spec.find('=');
-      auto version = Version::parse(spec.substr(0, eq));
-      if (eq == std::string::npos || !version || version->size() != 2) {
-        throw CommandError{
-            kUsageError,
-            fmt::format("--cuda-path '{}': expected X.Y=DIR, e.g. 12.8=/opt/cuda-12.8", spec)};
-      }
-      options.cuda_paths.push_back({*version, stdfs::absolute(spec.substr(eq + 1))});
-    }
-    out_ << fmt::format("sagebuild: {} entr{} of {}, version {}, cache {}{}\n", selected.size(),
-                        selected.size() == 1 ? "y" : "ies",
-                        flags.profile.empty() ? "the matrix" : "profile " + flags.profile,
-                        options.package_version, options.cache.string(),
-                        options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
-    if (options.dry_run) {
-      if (options.backend == "docker") {
-        backend::describe_docker(selected, options, out_);
-      } else {
-        backend::describe_entries(m.matrix, selected, options, out_);
-      }
-      return kSuccess;
-    }
+  // Where a failed entry's reason goes besides its progress line: the results table (a profile
+  // build: the error only counts), or the error itself (--env current, a single build).
+  enum class Reason { in_table, in_error };
 
+  // Builds the entries, prints the results table, and turns failures into the exit code.
+  std::vector<backend::EntryResult> run_builds(const LoadedMatrix& m,
+                                               const std::vector<matrix::Entry>& selected,
+                                               const backend::BuildOptions& options,
+                                               Reason reason) {
     const platform::InterruptGuard interrupts;
     const ProgressStyle style = running_in_github_actions() ? ProgressStyle::github
                                 : stdout_is_terminal()      ? ProgressStyle::live
                                                             : ProgressStyle::plain;
     auto progress = make_progress(style, out_);
     const auto results =
-        options.backend == "docker"
+        options.backend == backend::Backend::docker
             ? backend::build_entries_docker(m.matrix, selected, options, *progress, out_)
             : backend::build_entries(m.matrix, selected, options, *progress, out_);
     out_ << "\n" << backend::format_results(results);
@@ -547,11 +559,12 @@ class Commands {
     for (const auto& r : results) {
       if (r.ok())
         ++built;
-      else if (r.status == "verification_failed")
+      else if (r.outcome == backend::EntryOutcome::verification_failed)
         ++verification;
       else
         ++failed;
     }
+    const stdfs::path dist = options.dist.is_absolute() ? options.dist : m.root / options.dist;
     if (platform::stop_requested()) {
       throw CommandError{kInterrupted,
                          fmt::format("interrupted: {} of {} entr{} finished; nothing unfinished "
@@ -560,43 +573,42 @@ class Commands {
                                      options.dist.string())};
     }
     if (failed + verification > 0) {
-      throw CommandError{
-          failed ? kBuildFailure : kVerificationFailure,
-          fmt::format("{} of {} entr{} failed; logs under build/logs/", failed + verification,
-                      results.size(), results.size() == 1 ? "y" : "ies")};
+      const std::string why = reason == Reason::in_error && results.size() == 1
+                                  ? results.front().message
+                                  : fmt::format("{} of {} entries failed; logs under build/logs/",
+                                                failed + verification, results.size());
+      throw CommandError{failed ? kBuildFailure : kVerificationFailure, why};
     }
-    out_ << fmt::format(
-        "sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s",
-        (options.dist.is_absolute() ? options.dist : m.root / options.dist).string());
-    return kSuccess;
+    out_ << fmt::format("sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s",
+                        dist.string());
+    return results;
   }
 
-  // Builds the same wheel again in another directory and compares it byte for byte with the
-  // first; the second wheel never reaches dist/.
-  int check_reproducibility(const LoadedMatrix& m, backend::CurrentBuildOptions options,
-                            const stdfs::path& first) {
+  // Builds the same entry again in another directory and compares its wheel byte for byte with
+  // the first; the second wheel never reaches dist/.
+  int check_reproducibility(const LoadedMatrix& m, const matrix::Entry& entry,
+                            backend::BuildOptions options, const backend::EntryResult& first) {
     out_ << "sagebuild: --check-reproducible: building it a second time\n";
     options.reproducibility_run = true;
     options.dist = m.root / "build" / "sagebuild" / "reproducibility";
-    auto again = backend::build_current(m.matrix, options, out_);
-    if (!again) throw CommandError{kBuildFailure, again.error().message};
-    if (again->outcome != backend::BuildOutcome::built) {
-      throw CommandError{kBuildFailure, "the second build failed: " + again->message};
-    }
-    auto compared = wheel::compare_wheels(first, again->wheel);
+    std::error_code ec;
+    stdfs::remove_all(options.dist, ec);
+    const auto again = run_builds(m, {entry}, options, Reason::in_error);
+    auto compared = wheel::compare_wheels(first.wheel, again.front().wheel);
     if (!compared) throw CommandError{kBuildFailure, compared.error().message};
     if (compared->identical) {
       out_ << fmt::format("sagebuild: reproducible: the second build of {} is byte-identical\n",
-                          first.filename().string());
+                          first.wheel.filename().string());
       return kSuccess;
     }
     std::string lines;
     for (const auto& d : compared->differences) {
       lines += fmt::format("\n  {}{}", d.entry.empty() ? "" : d.entry + ": ", d.detail);
     }
-    throw CommandError{kVerificationFailure,
-                       fmt::format("not reproducible: two builds of {} differ (second: {}):{}",
-                                   first.filename().string(), again->wheel.string(), lines)};
+    throw CommandError{
+        kVerificationFailure,
+        fmt::format("not reproducible: two builds of {} differ (second: {}):{}",
+                    first.wheel.filename().string(), again.front().wheel.string(), lines)};
   }
 
   int release(github::ReleaseRequest request, const std::vector<std::string>& files,
@@ -978,7 +990,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   verify_cmd->add_option("--expect-entry", expect_entry, "the wheel must be this matrix entry");
   verify_cmd->add_flag("--json", json, "print a JSON report");
   bool import_test = false;
-  backend::ImportTestOptions import_options;
+  backend::InstallCheckOptions import_options;
   verify_cmd->add_flag("--import-test", import_test,
                        "install each wheel into a fresh venv of its Python with its torch, and "
                        "import it (I001)");
@@ -989,15 +1001,13 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                          "reader threads (default: all cores)");
   verify_cmd->add_flag("--list-checks", list, "list the checks and exit");
 
-  backend::CurrentBuildOptions build_options;
-  std::string build_env;
-  ProfileBuildFlags build_flags;
+  BuildFlags build_flags;
   CLI::App* build_cmd = app.add_subcommand(
       "build",
       "Build matrix entries (--profile, --entry) or this environment (--env current) into "
       "verified wheels in dist/");
   build_cmd
-      ->add_option("--env", build_env,
+      ->add_option("--env", build_flags.env,
                    "current: the active interpreter, its torch and the CUDA found")
       ->check(CLI::IsMember({"current"}));
   build_cmd->add_option("--profile", build_flags.profile, "build this profile's entries");
@@ -1009,7 +1019,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   build_cmd
-      ->add_option("--backend", build_flags.options.backend,
+      ->add_option("--backend", build_flags.backend,
                    "native (here) or docker (docker buildx bake of docker/Dockerfile.linux)")
       ->check(CLI::IsMember({"native", "docker"}))
       ->capture_default_str();
@@ -1033,18 +1043,17 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   build_cmd->add_option("--cuda-path", build_flags.cuda_paths,
                         "X.Y=DIR: the CUDA X.Y toolkit is in DIR; repeatable");
   build_cmd
-      ->add_option("--python", build_options.python,
+      ->add_option("--python", build_flags.python,
                    "--env current: interpreter whose torch to build against")
       ->capture_default_str();
-  build_cmd->add_option("--dist", build_options.dist, "where verified wheels go")
+  build_cmd->add_option("--dist", build_flags.options.dist, "where verified wheels go")
       ->capture_default_str();
   build_cmd->add_option(
-      "--arch-list", build_options.arch_list,
+      "--arch-list", build_flags.arch_list,
       "--env current: CUDA architectures (TORCH_CUDA_ARCH_LIST form; default: the entry's)");
-  bool require_clean = false, check_reproducible = false;
-  build_cmd->add_flag("--require-clean", require_clean,
+  build_cmd->add_flag("--require-clean", build_flags.require_clean,
                       "refuse to build from a working tree with uncommitted changes");
-  build_cmd->add_flag("--check-reproducible", check_reproducible,
+  build_cmd->add_flag("--check-reproducible", build_flags.check_reproducible,
                       "build twice and require byte-identical wheels");
 
   std::string version_format = "text";
@@ -1128,8 +1137,9 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   if (index_cmd->parsed()) return commands.index(index_inputs, index_site);
   if (summary_cmd->parsed()) return commands.summary(summary_files);
   if (build_cmd->parsed()) {
-    build_flags.options.dist = build_options.dist;
-    return commands.build(build_options, build_env, build_flags, require_clean, check_reproducible);
+    build_flags.options.backend =
+        build_flags.backend == "docker" ? backend::Backend::docker : backend::Backend::native;
+    return commands.build(std::move(build_flags));
   }
   if (version_cmd->parsed()) return commands.version(version_format, check_tag);
   if (release_cmd->parsed()) {
@@ -1148,7 +1158,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
     if (import_test || !import_options.python.empty()) {
       verify_options.import_tester = [import_options](const std::filesystem::path& wheel,
                                                       const wheel::ImportRequest& request) {
-        return backend::run_import_test(wheel, request, import_options);
+        return backend::run_install_check(wheel, request, import_options);
       };
     }
     return commands.verify_wheel(wheels, verify_options, expect_profile, expect_entry, json);

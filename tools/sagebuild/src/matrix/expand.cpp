@@ -24,10 +24,11 @@ struct Combination {
   const TorchRelease* torch;
   const CudaToolkit* cuda;
   Version python;
+  Abi abi = Abi::per_torch;
 };
 
 auto sort_key(const Combination& c) {
-  return std::tie(c.platform_index, c.torch->version, c.cuda->version, c.python);
+  return std::tie(c.platform_index, c.abi, c.torch->version, c.cuda->version, c.python);
 }
 
 bool same_combination(const Combination& a, const Combination& b) {
@@ -44,17 +45,24 @@ std::string axis_value(const Combination& c, Axis axis) {
       return c.python.str();
     case Axis::platform:
       return c.platform->name;
+    case Axis::abi:
+      return abi_name(c.abi);
   }
   return {};
 }
 
 std::string describe(const Combination& c) {
+  if (c.abi == Abi::stable) {
+    return fmt::format("{} stable ABI from torch {} CUDA {}", c.platform->name,
+                       c.torch->version.str(), c.cuda->version.str());
+  }
   return fmt::format("{} torch {} CUDA {} Python {}", c.platform->name, c.torch->version.str(),
                      c.cuda->version.str(), c.python.str());
 }
 
 // The entry_id fields that would separate two combinations whose ids clash.
 std::string distinguishing_fields(const Combination& a, const Combination& b) {
+  if (a.abi != b.abi) return "{abi}";
   if (a.platform != b.platform) return "{platform}";
   if (a.torch != b.torch) return "{torch_patch}";
   if (a.cuda != b.cuda) return "{cuda_major}{cuda_minor}";
@@ -74,9 +82,10 @@ bool matches(const Selector& selector, const Combination& c) {
 fmt::dynamic_format_arg_store<fmt::format_context> id_fields(const std::string& platform,
                                                              const Version& torch,
                                                              const Version& cuda,
-                                                             const Version& python) {
+                                                             const Version& python, Abi abi) {
   fmt::dynamic_format_arg_store<fmt::format_context> args;
   args.push_back(fmt::arg("platform", platform));
+  args.push_back(fmt::arg("abi", abi_name(abi)));
   args.push_back(fmt::arg("torch", torch.str()));
   args.push_back(fmt::arg("torch_major", torch.major()));
   args.push_back(fmt::arg("torch_minor", torch.minor()));
@@ -91,7 +100,7 @@ fmt::dynamic_format_arg_store<fmt::format_context> id_fields(const std::string& 
 }
 
 const char* const kIdFieldList =
-    "platform, torch, torch_major, torch_minor, torch_patch, cuda, cuda_major, cuda_minor, "
+    "platform, abi, torch, torch_major, torch_minor, torch_patch, cuda, cuda_major, cuda_minor, "
     "python, python_major, python_minor";
 
 // Ids become Docker Bake target names and GitHub job names: letters, digits, '-' and '_'.
@@ -100,9 +109,17 @@ bool is_valid_id(const std::string& id) {
   return std::regex_match(id, kId);
 }
 
+const std::string& id_template(const Matrix& m, Abi abi) {
+  return abi == Abi::stable ? m.package.entry_id_stable_template : m.package.entry_id_template;
+}
+
+std::string render_id(const Matrix& m, const std::string& platform, const Version& torch,
+                      const Version& cuda, const Version& python, Abi abi) {
+  return fmt::vformat(id_template(m, abi), id_fields(platform, torch, cuda, python, abi));
+}
+
 std::string render_id(const Matrix& m, const Combination& c) {
-  return fmt::vformat(m.package.entry_id_template,
-                      id_fields(c.platform->name, c.torch->version, c.cuda->version, c.python));
+  return render_id(m, c.platform->name, c.torch->version, c.cuda->version, c.python, c.abi);
 }
 
 class CombinationSelector {
@@ -118,12 +135,34 @@ class CombinationSelector {
           }
         }
       }
+      add_stable_combinations(p);
     }
     std::sort(universe_.begin(), universe_.end(),
               [](const auto& a, const auto& b) { return sort_key(a) < sort_key(b); });
   }
 
   const std::vector<Combination>& universe() const { return universe_; }
+
+  // The stable-ABI combinations of platform p: one per CUDA that a torch release from the
+  // target on was published for; torch is the target, Python the newest it supports.
+  void add_stable_combinations(std::size_t p) {
+    if (!m_.stable_abi) return;
+    const TorchRelease* target = m_.find_torch(m_.stable_abi->target);
+    if (!target || target->python.empty()) return;  // reported by the loader
+    Version python = target->python.front().value;
+    for (const auto& v : target->python)
+      python = std::max(python, v.value);
+    std::set<Version> cudas;
+    for (const TorchRelease& torch : m_.torch) {
+      if (torch.version < target->version) continue;
+      for (const auto& cuda : torch.cuda) {
+        if (m_.find_cuda(cuda.value)) cudas.insert(cuda.value);
+      }
+    }
+    for (const Version& cuda : cudas) {
+      universe_.push_back({p, &m_.platforms[p], target, m_.find_cuda(cuda), python, Abi::stable});
+    }
+  }
 
   // The selection of a profile; problems of its own rules go to `diagnostics` when given.
   // A cycle in 'from' selects nothing here; validate_profiles reports it.
@@ -188,7 +227,7 @@ class CombinationSelector {
     // Group by every other axis; keep the newest value of `axis` in each group.
     auto group_key = [axis](const Combination& c) {
       std::vector<std::string> key;
-      for (Axis other : {Axis::platform, Axis::torch, Axis::cuda, Axis::python}) {
+      for (Axis other : {Axis::platform, Axis::torch, Axis::cuda, Axis::python, Axis::abi}) {
         if (other != axis) key.push_back(axis_value(c, other));
       }
       return key;
@@ -203,6 +242,8 @@ class CombinationSelector {
           return a.python > b.python;
         case Axis::platform:
           return a.platform_index > b.platform_index;
+        case Axis::abi:
+          return a.abi > b.abi;
       }
       return false;
     };
@@ -240,6 +281,16 @@ class CombinationSelector {
                                [&](const auto& p) { return glob::matches(p.value, value); });
     };
     std::vector<std::string> reasons;
+    if (const Selector::Field* abi = patterns_of(Axis::abi); abi && any_match(abi, "stable")) {
+      if (!m_.stable_abi) {
+        reasons.push_back("matrix.yaml declares no stable_abi");
+      } else {
+        reasons.push_back(fmt::format(
+            "stable-ABI entries are built against torch {} (stable_abi.target), for the CUDA "
+            "versions of torch {} and later",
+            m_.stable_abi->target.str(), m_.stable_abi->target.str()));
+      }
+    }
     for (const TorchRelease& torch : m_.torch) {
       if (!any_match(patterns_of(Axis::torch), torch.version.str())) continue;
       std::vector<std::string> cudas, pythons;
@@ -296,6 +347,10 @@ std::vector<std::string> known_values(const Matrix& m, Axis axis) {
       for (const auto& p : m.platforms)
         add(p.name);
       break;
+    case Axis::abi:
+      add(abi_name(Abi::per_torch));
+      add(abi_name(Abi::stable));
+      break;
   }
   return out;
 }
@@ -326,7 +381,9 @@ void check_rule_patterns(const Matrix& m, const Selector& rule, Diagnostics& out
       if (!any) {
         out.push_back({"", pattern.location,
                        fmt::format("no {} {} matches '{}'{}", axis_name(field.axis),
-                                   field.axis == Axis::platform ? "platform" : "version",
+                                   field.axis == Axis::platform ? "platform"
+                                   : field.axis == Axis::abi    ? "name"
+                                                                : "version",
                                    pattern.value, suggest_value(pattern.value, known)),
                        "known: " + text::join(known, ", ")});
       }
@@ -352,49 +409,62 @@ std::vector<std::string> find_cycle(const Matrix& m, const Profile& profile) {
   return walk(profile) ? path : std::vector<std::string>{};
 }
 
-Entry make_entry(const Matrix& m, const Combination& c, const Profile* profile,
-                 const std::string& package_version) {
-  Entry e;
-  e.id = render_id(m, c);
-  e.platform = c.platform->name;
-  e.platform_tag = c.platform->tag;
-  e.os = c.platform->os;
-  e.runner = c.platform->runner;
-  e.docker_platform = c.platform->docker_platform;
-  e.torch = c.torch->version;
-  e.cuda = c.cuda->version;
-  e.cuda_full = c.cuda->full_version;
-  e.python = c.python;
-  e.archs = resolve_archs(m, *c.cuda, profile);
-  e.build_tag = wheel::build_tag(e.torch, e.cuda);
-  e.wheel =
-      wheel::wheel_filename(m.package.name, package_version, e.build_tag, e.python, e.platform_tag);
-  e.torch_requirement = wheel::torch_requirement(e.torch);
-  return e;
+Entry entry_of(const Matrix& m, const Combination& c, const Profile* profile,
+               const std::string& package_version) {
+  return make_entry(m,
+                    {c.platform, c.torch->version, c.cuda->version, c.cuda->full_version, c.python,
+                     c.abi, resolve_archs(m, *c.cuda, profile)},
+                    package_version);
 }
 
 }  // namespace
+
+Entry make_entry(const Matrix& m, const EntrySpec& spec, const std::string& package_version) {
+  Entry e;
+  e.id = render_id(m, spec.platform->name, spec.torch, spec.cuda, spec.python, spec.abi);
+  e.platform = spec.platform->name;
+  e.platform_tag = spec.platform->tag;
+  e.os = spec.platform->os;
+  e.runner = spec.platform->runner;
+  e.docker_platform = spec.platform->docker_platform;
+  e.torch = spec.torch;
+  e.cuda = spec.cuda;
+  e.cuda_full = spec.cuda_full;
+  e.python = spec.python;
+  e.abi = spec.abi;
+  e.archs = spec.archs;
+  e.build_tag = wheel::build_tag(e.torch, e.cuda);
+  const wheel::WheelTags tags = spec.abi == Abi::stable
+                                    ? wheel::stable_abi_tags(e.platform_tag)
+                                    : wheel::cpython_tags(e.python, e.platform_tag);
+  e.wheel = wheel::wheel_filename(m.package.name, package_version, e.build_tag, tags);
+  e.torch_requirement = spec.abi == Abi::stable ? wheel::torch_requirement_from(e.torch)
+                                                : wheel::torch_requirement(e.torch);
+  return e;
+}
 
 std::string Entry::arch_list() const {
   return text::join(archs, ";");
 }
 
-std::optional<std::string> check_entry_id_template(std::string_view id_template) {
+std::optional<std::string> check_entry_id_template(std::string_view id_template,
+                                                   std::string_view key) {
   std::string sample;
   try {
-    sample = fmt::vformat(id_template, id_fields("linux", *Version::parse("2.8.0"),
-                                                 *Version::parse("12.9"), *Version::parse("3.12")));
+    sample = fmt::vformat(id_template,
+                          id_fields("linux", *Version::parse("2.8.0"), *Version::parse("12.9"),
+                                    *Version::parse("3.12"), Abi::per_torch));
   } catch (const fmt::format_error& e) {
     return fmt::format(
-        "package.entry_id is not a valid template ({}); it may use {{field}} with "
+        "{} is not a valid template ({}); it may use {{field}} with "
         "the fields {}",
-        e.what(), kIdFieldList);
+        key, e.what(), kIdFieldList);
   }
   if (!is_valid_id(sample)) {
     return fmt::format(
-        "package.entry_id gives ids like '{}'; ids may hold only letters, digits, "
+        "{} gives ids like '{}'; ids may hold only letters, digits, "
         "'-' and '_' (use torch_major/torch_minor rather than torch)",
-        sample);
+        key, sample);
   }
   return std::nullopt;
 }
@@ -477,7 +547,7 @@ Diagnostics validate_profiles(const Matrix& m) {
           }
         }
       }
-      if (check_entry_id_template(m.package.entry_id_template)) continue;  // reported already
+      if (check_entry_id_template(id_template(m, c.abi))) continue;  // reported already
       const std::string id = render_id(m, c);
       const std::vector<std::string> archs = resolve_archs(m, *c.cuda, &profile);
       auto [it, inserted] = ids.emplace(id, Owner{c, profile.name, archs});
@@ -491,7 +561,9 @@ Diagnostics validate_profiles(const Matrix& m) {
                        "package.entry_id"});
         it->second = Owner{c, profile.name, archs};
       } else if (!inserted && !same_combination(it->second.combination, c)) {
-        out.push_back({"", m.package.entry_id_location,
+        out.push_back({"",
+                       c.abi == Abi::stable ? m.package.entry_id_stable_location
+                                            : m.package.entry_id_location,
                        fmt::format("entry id '{}' names two different builds: {} (profile '{}') "
                                    "and {} (profile '{}')",
                                    id, describe(it->second.combination), it->second.profile,
@@ -543,7 +615,7 @@ Expected<std::vector<Entry>> expand_profile(const Matrix& m, std::string_view pr
   for (const Combination& c : selector.select(*profile, nullptr)) {
     if (all || c.platform->name == options.platform ||
         (is_os && c.platform->os == options.platform)) {
-      entries.push_back(make_entry(m, c, profile, options.package_version));
+      entries.push_back(entry_of(m, c, profile, options.package_version));
     }
   }
   if (entries.empty()) {

@@ -1,5 +1,9 @@
-// Profiles -> build entries. A profile selects from the valid combinations
-// (platform x torch release x a CUDA it was published for x a Python it was published for):
+// Profiles -> build entries. A profile selects from the valid combinations:
+//   per-torch  platform x torch release x a CUDA it was published for x a Python it was
+//              published for
+//   stable     platform x a CUDA that a torch release from stable_abi.target on was published
+//              for, with torch = the target and Python = the newest the target supports (the
+//              interpreter that builds the one wheel every Python shares)
 //
 //   from      start from the union of other profiles (default: every valid combination)
 //   include   keep the combinations that match any rule (rules are glob patterns per axis)
@@ -32,18 +36,36 @@ struct Entry {
   Version torch;
   Version cuda;
   std::string cuda_full;
-  Version python;
+  Version python;  // a stable-ABI entry's wheel serves every Python: this one builds it
+  Abi abi = Abi::per_torch;
   std::vector<std::string> archs;
   std::string build_tag;          // "280.129"
   std::string wheel;              // the expected wheel file name
   std::string torch_requirement;  // "torch==2.8.*"
 
   std::string arch_list() const;  // "8.0;8.6;9.0a": TORCH_CUDA_ARCH_LIST form
+  const char* abi_name() const { return matrix::abi_name(abi); }
 };
 
 // The fields package.entry_id may use, e.g. "{platform}-pytorch{torch_major}{torch_minor}".
-// Returns a description of the problem, or nothing when the template is usable.
-std::optional<std::string> check_entry_id_template(std::string_view id_template);
+// Returns a description of the problem, or nothing when the template is usable; `key` names
+// the template in it.
+std::optional<std::string> check_entry_id_template(std::string_view id_template,
+                                                   std::string_view key = "package.entry_id");
+
+// One entry: its id, wheel name, build tag and torch requirement follow from these. Profiles
+// make theirs through expand_profile; `sagebuild build --env current` makes one for the
+// environment it finds.
+struct EntrySpec {
+  const Platform* platform;
+  Version torch;
+  Version cuda;
+  std::string cuda_full;
+  Version python;
+  Abi abi = Abi::per_torch;
+  std::vector<std::string> archs;
+};
+Entry make_entry(const Matrix& matrix, const EntrySpec& spec, const std::string& package_version);
 
 // The architectures to build for `toolkit` under `profile` (which may be null).
 std::vector<std::string> resolve_archs(const Matrix& matrix, const CudaToolkit& toolkit,

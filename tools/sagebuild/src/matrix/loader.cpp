@@ -17,10 +17,13 @@ namespace {
 using Strings = std::vector<std::string>;
 
 const Strings kTopKeys = {"schema", "package",   "architectures", "default_archs", "cuda",
-                          "torch",  "platforms", "profiles",      "toolchains"};
+                          "torch",  "platforms", "profiles",      "toolchains",    "stable_abi"};
 const Strings kTopRequired = {"package", "cuda", "torch", "platforms", "profiles"};
-const Strings kPackageKeys = {"name",          "version",        "source_dir",
-                              "build_command", "build_requires", "entry_id"};
+const Strings kPackageKeys = {"name",           "version",  "source_dir",      "build_command",
+                              "build_requires", "entry_id", "entry_id_stable", "build_environment",
+                              "kernels",        "binding"};
+const Strings kNativePartKeys = {"sources", "exclude", "cmake",
+                                 "handoff", "library", "user_settings"};
 const Strings kVersionKeys = {"file", "regex", "tag_prefix", "untagged"};
 const Strings kVersionRequired = {"file", "regex"};
 const Strings kUntaggedNames = {"release", "dev", "dev-local"};
@@ -31,7 +34,12 @@ const Strings kPlatformKeys = {"tag", "os", "runner", "docker"};
 const Strings kPlatformRequired = {"tag", "os"};
 const Strings kProfileKeys = {"description", "from",   "include", "exclude",
                               "platforms",   "latest", "archs"};
-const Strings kAxisNames = {"torch", "cuda", "python", "platform"};
+const Strings kAxisNames = {"torch", "cuda", "python", "platform", "abi"};
+// The axes `latest` keeps the newest value of (an ABI has no "newest").
+const Strings kLatestAxisNames = {"torch", "cuda", "python", "platform"};
+// torch's stable C ABI for extensions, as the binding uses it (TORCH_TARGET_VERSION, the
+// versioned shim torch_library_impl / torch_call_dispatcher), starts with this release.
+constexpr const char* kFirstStableAbiTorch = "2.10.0";
 const Strings kOsNames = {"linux", "windows"};
 
 const char* kind_name(const YAML::Node& node) {
@@ -52,6 +60,7 @@ std::optional<Axis> parse_axis(std::string_view name) {
   if (name == "cuda") return Axis::cuda;
   if (name == "python") return Axis::python;
   if (name == "platform") return Axis::platform;
+  if (name == "abi") return Axis::abi;
   return std::nullopt;
 }
 
@@ -248,6 +257,7 @@ class Loader {
     if (const Field* f = top->get("platforms")) read_platforms(f->value, m);
     if (const Field* f = top->get("profiles")) read_profiles(f->value, m);
     if (const Field* f = top->get("toolchains")) read_toolchains(f->value, m);
+    if (const Field* f = top->get("stable_abi")) read_stable_abi(f->value, m);
   }
 
   Reader& reader() { return r_; }
@@ -332,18 +342,125 @@ class Loader {
           p.build_requires.push_back(item.value);
       }
     }
+    if (const Field* x = f->get("build_environment")) {
+      p.build_environment = read_settings(x->value, "package.build_environment");
+    }
+    if (const Field* x = f->get("kernels")) p.kernels = read_native_part(*x, "package.kernels");
+    if (const Field* x = f->get("binding")) p.binding = read_native_part(*x, "package.binding");
+    if (p.binding && !p.kernels) {
+      r_.error(p.binding->location,
+               "package.binding is linked against package.kernels, which is not declared");
+    }
     p.entry_id_template =
         "{platform}-pytorch{torch_major}{torch_minor}-cu{cuda_major}{cuda_minor}"
         "-python{python_major}{python_minor}";
     if (const Field* x = f->get("entry_id")) {
       p.entry_id_location = r_.where(x->value);
       if (auto v = r_.scalar(x->value, "package.entry_id")) {
-        if (auto problem = check_entry_id_template(*v)) {
+        if (auto problem = check_entry_id_template(*v, "package.entry_id")) {
           r_.error(r_.where(x->value), *problem);
         }
         p.entry_id_template = *v;
       }
     }
+    p.entry_id_stable_template =
+        "{platform}-stable-pytorch{torch_major}{torch_minor}-cu{cuda_major}{cuda_minor}";
+    if (const Field* x = f->get("entry_id_stable")) {
+      p.entry_id_stable_location = r_.where(x->value);
+      if (auto v = r_.scalar(x->value, "package.entry_id_stable")) {
+        if (auto problem = check_entry_id_template(*v, "package.entry_id_stable")) {
+          r_.error(r_.where(x->value), *problem);
+        }
+        p.entry_id_stable_template = *v;
+      }
+    }
+  }
+
+  // NAME: value pairs (CMake settings, environment variables), in the file's order.
+  std::vector<std::pair<std::string, std::string>> read_settings(const YAML::Node& node,
+                                                                 const std::string& what) {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto items = r_.named_items(node, what);
+    if (!items) return out;
+    static const std::regex kName("^[A-Za-z_][A-Za-z0-9_]*$");
+    for (const Field& item : items->items) {
+      if (!std::regex_match(item.key, kName)) {
+        r_.error(r_.where(item.key_node),
+                 fmt::format("'{}' is not a variable name (letters, digits and '_')", item.key));
+        continue;
+      }
+      if (auto v = r_.scalar(item.value, fmt::format("{}.{}", what, item.key))) {
+        out.emplace_back(item.key, *v);
+      }
+    }
+    return out;
+  }
+
+  NativePart read_native_part(const Field& field, const std::string& what) {
+    NativePart part;
+    part.location = r_.where(field.key_node);
+    const bool binding = what.ends_with("binding");
+    Strings required = {"sources", "handoff"};
+    if (binding) required.push_back("library");
+    auto f = r_.fields(field.value, what, kNativePartKeys, required);
+    if (!f) return part;
+    auto list = [&](const char* key) {
+      std::vector<std::string> out;
+      if (const Field* x = f->get(key)) {
+        for (const auto& item :
+             r_.scalars(x->value, what + "." + key).value_or(std::vector<Located<std::string>>{})) {
+          if (item.value.empty() || item.value.starts_with('/') ||
+              item.value.find("..") != std::string::npos) {
+            r_.error(item.location, fmt::format("'{}' is not a path pattern inside the "
+                                                "repository (relative, without '..')",
+                                                item.value));
+          }
+          out.push_back(item.value);
+        }
+      }
+      return out;
+    };
+    part.sources = list("sources");
+    part.exclude = list("exclude");
+    if (const Field* x = f->get("cmake")) part.cmake = read_settings(x->value, what + ".cmake");
+    if (const Field* x = f->get("handoff")) {
+      part.handoff = r_.scalar(x->value, what + ".handoff").value_or("");
+    }
+    if (const Field* x = f->get("library")) {
+      if (!binding) {
+        r_.error(r_.where(x->key_node), "only package.binding names a library");
+      }
+      part.library = r_.scalar(x->value, what + ".library").value_or("");
+    }
+    if (const Field* x = f->get("user_settings")) {
+      part.user_settings = r_.scalar(x->value, what + ".user_settings").value_or("");
+    }
+    return part;
+  }
+
+  void read_stable_abi(const YAML::Node& node, Matrix& m) {
+    auto f = r_.fields(node, "stable_abi", {"target"}, {"target"});
+    if (!f) return;
+    const Field* x = f->get("target");
+    if (!x) return;
+    auto text = r_.scalar(x->value, "stable_abi.target");
+    if (!text) return;
+    auto version = r_.version(*text, r_.where(x->value), "torch version");
+    if (!version) return;
+    if (version->size() != 3) {
+      r_.error(r_.where(x->value),
+               fmt::format("stable_abi.target names a torch release ('2.10.0'), not '{}'", *text));
+      return;
+    }
+    if (*version < *Version::parse(kFirstStableAbiTorch)) {
+      r_.error(r_.where(x->value),
+               fmt::format("torch {} has no stable C ABI for extensions to target; it starts with "
+                           "torch {} (TORCH_TARGET_VERSION)",
+                           *text, kFirstStableAbiTorch),
+               "entries of older torch releases are built per-torch");
+      return;
+    }
+    m.stable_abi = StableAbi{*version, r_.where(x->value)};
   }
 
   void read_architectures(const YAML::Node& node, Matrix& m) {
@@ -580,11 +697,11 @@ class Loader {
         for (const auto& name :
              r_.scalars(x->value, "latest").value_or(std::vector<Located<std::string>>{})) {
           auto axis = parse_axis(name.value);
-          if (!axis) {
+          if (!axis || *axis == Axis::abi) {
             r_.error_keep_going(name.location,
                                 fmt::format("unknown axis '{}'{}; latest takes: {}", name.value,
-                                            text::did_you_mean(name.value, kAxisNames),
-                                            text::join(kAxisNames, ", ")));
+                                            text::did_you_mean(name.value, kLatestAxisNames),
+                                            text::join(kLatestAxisNames, ", ")));
             continue;
           }
           profile.latest.push_back(Located<Axis>{*axis, name.location});
@@ -609,6 +726,7 @@ class Validator {
   void run() {
     check_archs();
     check_torch();
+    check_stable_abi();
     check_platforms();
     check_profiles();
   }
@@ -701,6 +819,18 @@ class Validator {
                              it->second->version.str(), release.version.str(), digits));
       }
     }
+  }
+
+  void check_stable_abi() {
+    if (!m_.stable_abi || m_.find_torch(m_.stable_abi->target)) return;
+    std::vector<std::string> releases;
+    for (const TorchRelease& t : m_.torch)
+      releases.push_back(t.version.str());
+    r_.error(m_.stable_abi->location,
+             fmt::format("stable_abi.target {} is not a torch release under 'torch:'{}",
+                         m_.stable_abi->target.str(),
+                         text::did_you_mean(m_.stable_abi->target.str(), releases)),
+             "the stable-ABI binding is built in an environment with that torch");
   }
 
   void check_platforms() {

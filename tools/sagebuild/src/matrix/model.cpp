@@ -12,13 +12,26 @@ const char* axis_name(Axis axis) {
       return "python";
     case Axis::platform:
       return "platform";
+    case Axis::abi:
+      return "abi";
   }
   return "?";
+}
+
+const char* abi_name(Abi abi) {
+  return abi == Abi::stable ? "stable" : "per-torch";
 }
 
 const Profile* Matrix::find_profile(std::string_view name) const {
   for (const Profile& p : profiles) {
     if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+const TorchRelease* Matrix::find_torch(const Version& version) const {
+  for (const TorchRelease& t : torch) {
+    if (t.version == version) return &t;
   }
   return nullptr;
 }

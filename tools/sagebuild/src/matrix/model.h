@@ -33,16 +33,45 @@ struct VersionSource {
   SourceLocation location = {};
 };
 
+// A compiled part of the package that sagebuild builds once, in its cache, and hands to every
+// wheel build that can share it (package.kernels, package.binding): the repository's CMake
+// project configured with `cmake` settings and installed into a prefix.
+struct NativePart {
+  // The files that decide the part (globs relative to matrix.yaml's directory; "**" spans
+  // directories), less `exclude`: the cache key is made from their contents.
+  std::vector<std::string> sources;
+  std::vector<std::string> exclude;
+  // -D settings of its CMake configuration; values may use {archs} (the entry's architectures,
+  // ';'-separated), {abi} and {torch} (the binding's ABI and the torch it is built against).
+  std::vector<std::pair<std::string, std::string>> cmake;
+  // The CMake variable through which the wheel build takes what was built: the install prefix
+  // for the kernels, `library` inside it for the binding.
+  std::string handoff;
+  std::string library;  // binding only: the built library, relative to the install prefix
+  // SKBUILD_CMAKE_DEFINE settings of the user's that change this part (glob on the name, e.g.
+  // "SAGEATTN_*"): they join its configuration and its cache key.
+  std::string user_settings;
+  SourceLocation location;
+};
+
 struct PackageSpec {
   std::string name;
   VersionSource version;
   std::string source_dir;
   std::vector<std::string> build_command;  // {python}, {wheel_dir}, {source_dir} are substituted
+  // Environment variables of the build command (and of the binding's own build), with the
+  // placeholders {torch_requirement}, {abi}, {torch} and {archs} filled in per entry.
+  std::vector<std::pair<std::string, std::string>> build_environment;
+  // Built once and shared when declared; without them the build command compiles everything.
+  std::optional<NativePart> kernels;
+  std::optional<NativePart> binding;
   // What the build command needs in the entry's environment besides torch (pyproject.toml's
   // [build-system] requires: builds run without isolation so that they see the entry's torch).
   std::vector<std::string> build_requires;
   std::string entry_id_template;  // fmt named fields, see expand.h
   SourceLocation entry_id_location;
+  std::string entry_id_stable_template;  // the same for stable-ABI entries (no Python in them)
+  SourceLocation entry_id_stable_location;
 };
 
 // A CUDA architecture as TORCH_CUDA_ARCH_LIST spells it ("8.0", "9.0a", "12.0"), and the
@@ -77,6 +106,13 @@ struct TorchRelease {
   SourceLocation location;
 };
 
+// stable_abi: the torch release the stable-ABI binding is built against (TORCH_TARGET_VERSION):
+// its wheels load in that torch and every later one.
+struct StableAbi {
+  Version target;
+  SourceLocation location;
+};
+
 struct Platform {
   std::string name;             // "linux": used in ids and --platform
   std::string tag;              // PEP 425 platform tag: "linux_x86_64", "win_amd64"
@@ -86,8 +122,16 @@ struct Platform {
   SourceLocation location;
 };
 
-enum class Axis { torch, cuda, python, platform };
+enum class Axis { torch, cuda, python, platform, abi };
 const char* axis_name(Axis axis);
+
+// How the torch binding meets torch (docs/build.md, "Universal wheels"):
+//   per_torch  through one torch release's C++ API: a wheel per Python x torch x CUDA, pinned to
+//              that torch minor release
+//   stable     through torch's stable C ABI, built against stable_abi.target: one py3-none wheel
+//              per CUDA toolkit that loads in that torch and every later one
+enum class Abi { per_torch, stable };
+const char* abi_name(Abi abi);  // "per-torch", "stable": the values of the abi axis
 
 // One include/exclude rule: every named axis must match one of its glob patterns.
 struct Selector {
@@ -121,11 +165,13 @@ struct Matrix {
   std::vector<Platform> platforms;
   std::vector<Profile> profiles;
   Toolchains toolchains;
+  std::optional<StableAbi> stable_abi;  // none: every entry is per-torch
 
   const Profile* find_profile(std::string_view name) const;
   const CudaToolkit* find_cuda(const Version& version) const;
   const ArchSpec* find_arch(std::string_view name) const;  // accepts a "+PTX" suffix
   const Platform* find_platform(std::string_view name) const;
+  const TorchRelease* find_torch(const Version& version) const;
   std::vector<std::string> profile_names() const;
   std::vector<std::string> platform_names() const;
 };

@@ -1,5 +1,8 @@
 #include "util/glob.h"
 
+#include <algorithm>
+#include <set>
+
 namespace sagebuild::glob {
 namespace {
 
@@ -79,6 +82,86 @@ bool matches(std::string_view pattern, std::string_view text) {
     ++p;
   }
   return p == pattern.size();
+}
+
+namespace {
+
+std::vector<std::string_view> segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t slash = path.find('/', start);
+    const std::size_t end = slash == std::string_view::npos ? path.size() : slash;
+    out.push_back(path.substr(start, end - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return out;
+}
+
+bool has_wildcard(std::string_view s) {
+  return s.find_first_of("*?[") != std::string_view::npos;
+}
+
+}  // namespace
+
+bool matches_path(std::string_view pattern, std::string_view path) {
+  const auto ps = segments(pattern);
+  const auto ts = segments(path);
+  // reach[j]: the first i pattern segments can match the first j path segments. One row per
+  // pattern segment: O(pattern x path), no recursion.
+  std::vector<char> reach(ts.size() + 1, 0);
+  reach[0] = 1;
+  for (const std::string_view seg : ps) {
+    std::vector<char> next(ts.size() + 1, 0);
+    if (seg == "**") {
+      char any = 0;
+      for (std::size_t j = 0; j <= ts.size(); ++j) {
+        any = static_cast<char>(any || reach[j]);
+        next[j] = any;
+      }
+    } else {
+      for (std::size_t j = 0; j < ts.size(); ++j) {
+        if (reach[j] && matches(seg, ts[j])) next[j + 1] = 1;
+      }
+    }
+    reach = std::move(next);
+  }
+  return reach[ts.size()] != 0;
+}
+
+std::vector<std::string> find_files(const std::filesystem::path& root,
+                                    const std::vector<std::string>& patterns,
+                                    const std::vector<std::string>& exclude) {
+  std::set<std::string> found;
+  auto keep = [&](const std::string& rel) {
+    const bool wanted = std::any_of(patterns.begin(), patterns.end(),
+                                    [&](const std::string& p) { return matches_path(p, rel); });
+    const bool dropped = std::any_of(exclude.begin(), exclude.end(),
+                                     [&](const std::string& p) { return matches_path(p, rel); });
+    if (wanted && !dropped) found.insert(rel);
+  };
+  for (const std::string& pattern : patterns) {
+    // The literal directories before the first wildcard: where this pattern's files can be.
+    std::string base;
+    for (const std::string_view seg : segments(pattern)) {
+      if (has_wildcard(seg)) break;
+      base += (base.empty() ? "" : "/") + std::string(seg);
+    }
+    std::error_code ec;
+    const std::filesystem::path start = base.empty() ? root : root / base;
+    if (std::filesystem::is_regular_file(start, ec)) {
+      keep(base);
+      continue;
+    }
+    for (auto it = std::filesystem::recursive_directory_iterator(start, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file(ec)) {
+        keep(std::filesystem::relative(it->path(), root, ec).generic_string());
+      }
+    }
+  }
+  return {found.begin(), found.end()};
 }
 
 }  // namespace sagebuild::glob

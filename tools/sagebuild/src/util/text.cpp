@@ -100,4 +100,32 @@ std::string last_lines(std::string_view s, std::size_t count, std::string_view i
   return join(lines, "\n");
 }
 
+std::string fill_placeholders(std::string_view text,
+                              std::span<const std::pair<std::string, std::string>> values) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '{') {
+      const std::size_t close = text.find('}', i);
+      if (close != std::string_view::npos) {
+        const std::string_view name = text.substr(i + 1, close - i - 1);
+        bool replaced = false;
+        for (const auto& [key, value] : values) {
+          if (key == name) {
+            out += value;
+            replaced = true;
+            break;
+          }
+        }
+        if (replaced) {
+          i = close + 1;
+          continue;
+        }
+      }
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
 }  // namespace sagebuild::text

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sagebuild::text {
@@ -28,6 +29,11 @@ std::optional<std::string> closest_match(std::string_view word,
 
 // " (did you mean 'x'?)" or "" — appended to error messages.
 std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
+
+// `text` with each "{name}" of `values` replaced by its value (single pass, left to right: a
+// value that itself contains "{name}" is not expanded again). Unknown "{...}" stay as they are.
+std::string fill_placeholders(std::string_view text,
+                              std::span<const std::pair<std::string, std::string>> values);
 
 // ASCII-only lower case (names and tags in packaging metadata are ASCII; locale-free).
 std::string ascii_lower(std::string_view s);

@@ -39,5 +39,14 @@ TEST_CASE("the last lines of a log, indented", "[text]") {
   CHECK(last_lines(" \n", 3).empty());
 }
 
+TEST_CASE("placeholders are filled once, unknown ones kept", "[text]") {
+  const std::vector<std::pair<std::string, std::string>> values = {{"python", "/usr/bin/python3"},
+                                                                   {"dir", "{python}"}};
+  CHECK(fill_placeholders("{python} -m pip -w {dir}", values) ==
+        "/usr/bin/python3 -m pip -w {python}");
+  CHECK(fill_placeholders("{unknown} and {python", values) == "{unknown} and {python");
+  CHECK(fill_placeholders("", values).empty());
+}
+
 }  // namespace
 }  // namespace sagebuild::text

@@ -21,7 +21,23 @@ std::string escape_distribution_name(std::string_view name);
 // "cp312" for Python 3.12.
 std::string cpython_tag(const Version& python);
 
+// A wheel's compatibility tags (PEP 425): interpreter, ABI, platform.
+struct WheelTags {
+  std::string interpreter;  // "cp312", "py3"
+  std::string abi;          // "cp312", "none"
+  std::string platform;     // "manylinux_2_28_x86_64", "linux_x86_64", "win_amd64"
+  std::string str() const { return interpreter + "-" + abi + "-" + platform; }
+};
+
+// A per-torch wheel: its binary is for one CPython (cp312-cp312-<platform>).
+WheelTags cpython_tags(const Version& python, std::string_view platform_tag);
+// A stable-ABI wheel: no Python header and no libpython in its binary, so any Python 3 takes
+// it (py3-none-<platform>).
+WheelTags stable_abi_tags(std::string_view platform_tag);
+
 // "sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl"
+std::string wheel_filename(std::string_view distribution, std::string_view version,
+                           std::string_view build_tag, const WheelTags& tags);
 std::string wheel_filename(std::string_view distribution, std::string_view version,
                            std::string_view build_tag, const Version& python,
                            std::string_view platform_tag);
@@ -30,5 +46,11 @@ std::string wheel_filename(std::string_view distribution, std::string_view versi
 // keeps its C++ ABI within a minor series (patch releases are cherry-picked fixes) and breaks it
 // between minors; pinning the patch would refuse users of 2.8.1 a wheel that works for them.
 std::string torch_requirement(const Version& torch);
+
+// The requirement of a stable-ABI wheel built against `target`: "torch>=2.10". No upper bound
+// (docs/build.md, "Universal wheels"): the stable ABI is kept across releases, and a torch that
+// broke it would make sageattn fall back to SDPA with a warning, while a bound would make pip
+// refuse the install or downgrade torch.
+std::string torch_requirement_from(const Version& target);
 
 }  // namespace sagebuild::wheel

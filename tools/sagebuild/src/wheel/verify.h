@@ -47,7 +47,7 @@ struct KnownVersions {
 };
 
 // --import-test: what to install and import, and what came of it. The work is done by a
-// function the caller provides (backend/import_test.h), so this room runs no processes.
+// function the caller provides (backend/install_check.h), so this room runs no processes.
 struct ImportRequest {
   std::string python;             // "3.12"
   std::string torch_requirement;  // "torch==2.8.*", or "" when the wheel pins none

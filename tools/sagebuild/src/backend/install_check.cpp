@@ -1,4 +1,4 @@
-#include "backend/import_test.h"
+#include "backend/install_check.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -35,8 +35,8 @@ ImportOutcome failed(std::string why) {
 
 }  // namespace
 
-ImportOutcome run_import_test(const stdfs::path& wheel_path, const wheel::ImportRequest& request,
-                              const ImportTestOptions& options) {
+ImportOutcome run_install_check(const stdfs::path& wheel_path, const wheel::ImportRequest& request,
+                                const InstallCheckOptions& options) {
   stdfs::path base = options.python;
   const bool existing_environment = !base.empty();
   if (!existing_environment) {

@@ -1,7 +1,7 @@
-#include "backend/profile_build.h"
-
 #include <catch2/catch.hpp>
 
+#include "backend/build_options.h"
+#include "backend/build_results.h"
 #include "backend/kernel_cache.h"
 #include "util/fs.h"
 
@@ -36,7 +36,16 @@ TEST_CASE("the build budget bounds compile processes by cores and memory", "[bui
   CHECK(b.nvcc_threads == 1);
 }
 
-TEST_CASE("the kernel cache key follows the kernel sources, archs and toolkit", "[build]") {
+matrix::NativePart kernels_part() {
+  matrix::NativePart part;
+  part.sources = {"CMakeLists.txt", "kernels/CMakeLists.txt", "kernels/src/**"};
+  part.exclude = {"**/*_test.cpp"};
+  part.cmake = {{"KERNEL_ARCHS", "{archs}"}};
+  part.handoff = "KERNELS_PREBUILT";
+  return part;
+}
+
+TEST_CASE("the kernel cache key follows the declared sources, archs and toolkit", "[build]") {
   fs::TempDir dir("sagebuild-kernelkey");
   const stdfs::path root = dir.path();
   stdfs::create_directories(root / "kernels" / "src");
@@ -47,17 +56,19 @@ TEST_CASE("the kernel cache key follows the kernel sources, archs and toolkit", 
   (void)fs::write_file_atomic(root / "kernels" / "tests" / "t.py", "print(1)\n");
   toolchain::CudaToolkitPath cuda{"/nonexistent", "/nonexistent/bin/nvcc", *Version::parse("13.0"),
                                   "13.0.88", ""};
-  KernelInputs in{root, cuda, {"8.0", "9.0a"}, {}};
-  CHECK(kernel_sources(root) ==
-        std::vector<stdfs::path>{"CMakeLists.txt", "kernels/CMakeLists.txt", "kernels/src/a.cu"});
+  (void)fs::write_file_atomic(root / "kernels" / "src" / "a_test.cpp", "int main() {}\n");
+  KernelInputs in{root, kernels_part(), cuda, {"8.0", "9.0a"}, {}};
+  CHECK(part_sources(root, in.part) ==
+        std::vector<std::string>{"CMakeLists.txt", "kernels/CMakeLists.txt", "kernels/src/a.cu"});
   auto base = kernel_key(in);
   REQUIRE(base);
   CHECK(base->name.starts_with("cuda13.0-"));
   CHECK(base->name.size() == std::string("cuda13.0-").size() + 16);
   CHECK(kernel_key(in)->name == base->name);  // deterministic
 
-  // Tests and docs beside the kernels do not change it.
+  // Tests and docs beside the kernels do not change it, nor do excluded tests among them.
   (void)fs::write_file_atomic(root / "kernels" / "tests" / "t.py", "print(2)\n");
+  (void)fs::write_file_atomic(root / "kernels" / "src" / "a_test.cpp", "int main() { }\n");
   CHECK(kernel_key(in)->name == base->name);
   // A source, the archs, the defines and the toolkit do.
   (void)fs::write_file_atomic(root / "kernels" / "src" / "a.cu", "__global__ void a() { }\n");
@@ -67,22 +78,32 @@ TEST_CASE("the kernel cache key follows the kernel sources, archs and toolkit", 
   archs.archs = {"8.0"};
   CHECK(kernel_key(archs)->name != edited->name);
   KernelInputs defines = in;
-  defines.defines = {"SAGEATTN_LINEINFO=OFF"};
+  defines.user_settings = {"SAGEATTN_LINEINFO=OFF"};
   CHECK(kernel_key(defines)->name != edited->name);
+  KernelInputs settings = in;
+  settings.part.cmake.push_back({"KERNEL_FLAG", "ON"});
+  CHECK(kernel_key(settings)->name != edited->name);
   KernelInputs other_cuda = in;
   other_cuda.cuda.version = "13.0.89";
   CHECK(kernel_key(other_cuda)->name != edited->name);
   CHECK(edited->json.find("\"kernels/src/a.cu\"") != std::string::npos);
+  CHECK(edited->json.find("\"KERNEL_ARCHS=8.0;9.0a\"") != std::string::npos);
+  // Sources that match nothing are a mistake in matrix.yaml, said as such.
+  KernelInputs nothing = in;
+  nothing.part.sources = {"missing/**"};
+  REQUIRE_FALSE(kernel_key(nothing));
+  CHECK(kernel_key(nothing).error().message.find(
+            "package.kernels's sources (matrix.yaml) match no file") == 0);
 }
 
 TEST_CASE("the results table names each entry's outcome", "[build]") {
   std::vector<EntryResult> results(2);
   results[0].id = "linux-a";
-  results[0].status = "built";
+  results[0].outcome = EntryOutcome::built;
   results[0].wheel = "dist/a-1-cp312-cp312-linux_x86_64.whl";
   results[0].seconds = 12.5;
   results[1].id = "linux-b";
-  results[1].status = "build_failed";
+  results[1].outcome = EntryOutcome::build_failed;
   results[1].message = "no Python 3.9 here: looked in …\nsecond line";
   const std::string table = format_results(results);
   CHECK(table.find("linux-a") != std::string::npos);
@@ -90,6 +111,41 @@ TEST_CASE("the results table names each entry's outcome", "[build]") {
   CHECK(table.find("build_failed") != std::string::npos);
   CHECK(table.find("no Python 3.9 here") != std::string::npos);
   CHECK(table.find("second line") == std::string::npos);
+}
+
+TEST_CASE("outcomes have one spelling, read back as written", "[build]") {
+  for (const auto outcome :
+       {EntryOutcome::built, EntryOutcome::up_to_date, EntryOutcome::build_failed,
+        EntryOutcome::verification_failed, EntryOutcome::interrupted, EntryOutcome::not_started}) {
+    CHECK(parse_outcome(outcome_name(outcome)) == outcome);
+  }
+  CHECK_FALSE(parse_outcome("ok"));
+}
+
+TEST_CASE("the results record keeps the inputs a later run compares", "[build]") {
+  fs::TempDir dir("sagebuild-results");
+  matrix::Entry e;
+  e.id = "linux-x";
+  EntryResult r;
+  r.id = e.id;
+  r.outcome = EntryOutcome::built;
+  r.wheel = "dist/x-1-cp312-cp312-linux_x86_64.whl";
+  r.sha256 = "ab";
+  r.phases = {{"kernels", 2.5}};
+  BuildInputs inputs;
+  inputs.values = {{"commit", "c1"}, {"dirty", false}, {"torch", "2.11.0"}};
+  inputs.digest = "d1";
+  write_result(dir.path(), e, r, &inputs);
+  const auto recorded = read_recorded_build(dir.path(), e.id);
+  REQUIRE(recorded);
+  CHECK(recorded->result.outcome == EntryOutcome::built);
+  CHECK(recorded->result.wheel.filename() == "x-1-cp312-cp312-linux_x86_64.whl");
+  CHECK(recorded->inputs.digest == "d1");
+  // Only what changed is named; a record without inputs names nothing.
+  BuildInputs now = inputs;
+  now.values["torch"] = "2.12.0";
+  CHECK(changed_inputs(recorded->inputs, now) == std::vector<std::string>{"torch"});
+  CHECK(changed_inputs(BuildInputs{}, now).empty());
 }
 
 }  // namespace

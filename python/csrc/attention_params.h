@@ -1,0 +1,83 @@
+// The one translation of the operator's arguments into the kernels' sageattn::Params, shared by
+// both torch bindings (binding.cpp on torch's C++ API, binding_stable.cpp on its stable C ABI).
+// It is a template over the tensor type: at::Tensor and torch::stable::Tensor both answer
+// size(i), stride(i) and data_ptr(), and nothing here needs more.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "sageattn/sageattn.h"
+
+namespace sageattention {
+
+// The operator's integer encodings (sageattention/core.py's _LAYOUTS and _GRANULARITY).
+inline constexpr std::int64_t kLayoutHnd = 0;
+inline constexpr std::int64_t kPerBlock = 0;
+
+// [B, H, S, D] for HND, [B, S, H, D] for NHD; the kernels take (batch, head, seq) strides.
+template <typename Tensor>
+sageattn::TensorView tensor_view(const Tensor& t, bool hnd) {
+  return {t.data_ptr(), t.stride(0), hnd ? t.stride(1) : t.stride(2),
+          hnd ? t.stride(2) : t.stride(1)};
+}
+
+template <typename Tensor>
+std::int64_t query_heads(const Tensor& q, std::int64_t layout) {
+  return layout == kLayoutHnd ? q.size(1) : q.size(2);
+}
+
+template <typename Tensor>
+std::int64_t query_length(const Tensor& q, std::int64_t layout) {
+  return layout == kLayoutHnd ? q.size(2) : q.size(1);
+}
+
+// Everything but the output pointers (o, lse), which the caller allocates from these shapes.
+template <typename Tensor>
+sageattn::Params attention_params(const Tensor& q, const Tensor& k, const Tensor& v,
+                                  sageattn::DType dtype, std::int64_t layout, bool causal,
+                                  double sm_scale, std::int64_t pv_path, std::int64_t q_granularity,
+                                  std::int64_t k_granularity, bool smooth_k) {
+  const bool hnd = layout == kLayoutHnd;
+  sageattn::Params p;
+  p.dtype = dtype;
+  p.batch = static_cast<int>(q.size(0));
+  p.heads_q = static_cast<int>(query_heads(q, layout));
+  p.heads_kv = static_cast<int>(query_heads(k, layout));
+  p.qo_len = static_cast<int>(query_length(q, layout));
+  p.kv_len = static_cast<int>(query_length(k, layout));
+  p.head_dim = static_cast<int>(q.size(3));
+  p.q = tensor_view(q, hnd);
+  p.k = tensor_view(k, hnd);
+  p.v = tensor_view(v, hnd);
+  p.causal = causal;
+  p.sm_scale = static_cast<float>(sm_scale);
+  p.pv_path = static_cast<sageattn::PvPath>(pv_path);  // validate() refuses unknown numbers
+  p.q_granularity = q_granularity == kPerBlock ? sageattn::Granularity::per_block
+                                               : sageattn::Granularity::per_warp;
+  p.k_granularity = k_granularity == kPerBlock ? sageattn::Granularity::per_block
+                                               : sageattn::Granularity::per_warp;
+  p.smooth_k = smooth_k;
+  return p;
+}
+
+// The library's own choice of P·V path (its PvPath number), which sageattn's Python rule
+// (core.path_for_capability) must match: the CPU tests compare the two.
+inline std::int64_t default_pv_path_number(std::int64_t major, std::int64_t minor,
+                                           std::int64_t qo_len) {
+  const std::int64_t rows = std::min<std::int64_t>(qo_len, std::numeric_limits<int>::max());
+  return static_cast<std::int64_t>(sageattn::default_pv_path(
+      static_cast<int>(major), static_cast<int>(minor), static_cast<int>(rows)));
+}
+
+// The schema both bindings register: sageattention/_ops.py registers the fake (meta)
+// implementation for it, so torch.compile traces the op without a graph break.
+inline constexpr const char* kAttentionSchema =
+    "attention(Tensor q, Tensor k, Tensor v, int layout, bool causal, float sm_scale, int pv_path, "
+    "int q_granularity, int k_granularity, bool smooth_k, bool return_lse) -> (Tensor, Tensor)";
+inline constexpr const char* kHasSm90aSchema = "has_sm90a() -> bool";
+inline constexpr const char* kDefaultPvPathSchema =
+    "default_pv_path(int major, int minor, int qo_len) -> int";
+
+}  // namespace sageattention

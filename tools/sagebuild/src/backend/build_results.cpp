@@ -1,0 +1,140 @@
+#include "backend/build_results.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "util/fs.h"
+
+namespace sagebuild::backend {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+constexpr std::array<std::pair<EntryOutcome, std::string_view>, 6> kOutcomeNames = {{
+    {EntryOutcome::built, "built"},
+    {EntryOutcome::up_to_date, "up_to_date"},
+    {EntryOutcome::build_failed, "build_failed"},
+    {EntryOutcome::verification_failed, "verification_failed"},
+    {EntryOutcome::interrupted, "interrupted"},
+    {EntryOutcome::not_started, "not_started"},
+}};
+
+}  // namespace
+
+std::string_view outcome_name(EntryOutcome outcome) {
+  for (const auto& [value, name] : kOutcomeNames) {
+    if (value == outcome) return name;
+  }
+  return "unknown";
+}
+
+std::optional<EntryOutcome> parse_outcome(std::string_view name) {
+  for (const auto& [value, known] : kOutcomeNames) {
+    if (known == name) return value;
+  }
+  return std::nullopt;
+}
+
+stdfs::path results_file(const stdfs::path& root, const std::string& entry) {
+  return root / "build" / "results" / (entry + ".json");
+}
+
+void write_result(const stdfs::path& root, const matrix::Entry& e, const EntryResult& r,
+                  const BuildInputs* inputs) {
+  nlohmann::ordered_json record = {{"entry", e.id},
+                                   {"status", outcome_name(r.outcome)},
+                                   {"abi", e.abi_name()},
+                                   {"python", e.python.str()},
+                                   {"torch", e.torch.str()},
+                                   {"cuda", e.cuda_full},
+                                   {"platform", e.platform_tag},
+                                   {"archs", e.archs},
+                                   {"log", r.log.string()},
+                                   {"seconds", r.seconds}};
+  if (!r.message.empty() && !r.ok()) record["message"] = r.message;
+  if (!r.wheel.empty()) record["wheel"] = r.wheel.filename().string();
+  if (!r.sha256.empty()) {
+    record["sha256"] = r.sha256;
+    record["size"] = r.size;
+  }
+  if (r.checks > 0) record["checks"] = r.checks;
+  if (!r.kernels.empty()) {
+    record["kernels"] = r.kernels;
+    record["kernel_cache_hit"] = r.kernel_cache_hit;
+  }
+  nlohmann::ordered_json phases = nlohmann::ordered_json::object();
+  for (const auto& ph : r.phases)
+    phases[ph.phase] = ph.seconds;
+  record["phases"] = phases;
+  if (inputs && !inputs->digest.empty()) {
+    record["inputs"] = inputs->digest;
+    record["input_values"] = inputs->values;
+  }
+  const stdfs::path file = results_file(root, e.id);
+  std::error_code ec;
+  stdfs::create_directories(file.parent_path(), ec);
+  (void)fs::write_file_atomic(file, record.dump(2) + "\n");
+}
+
+std::optional<RecordedBuild> read_recorded_build(const stdfs::path& root,
+                                                 const std::string& entry) {
+  auto text = fs::read_file(results_file(root, entry));
+  if (!text) return std::nullopt;
+  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  try {
+    RecordedBuild recorded;
+    EntryResult& r = recorded.result;
+    r.id = entry;
+    const auto outcome = parse_outcome(j.value("status", ""));
+    if (!outcome) return std::nullopt;
+    r.outcome = *outcome;
+    r.wheel = j.value("wheel", "");
+    r.sha256 = j.value("sha256", "");
+    r.size = j.value("size", std::uint64_t{0});
+    r.checks = j.value("checks", std::size_t{0});
+    r.kernels = j.value("kernels", "");
+    r.log = j.value("log", "");
+    r.seconds = j.value("seconds", 0.0);
+    if (j.contains("phases") && j["phases"].is_object()) {
+      for (const auto& [phase, seconds] : j["phases"].items()) {
+        if (seconds.is_number()) r.phases.push_back({phase, seconds.get<double>()});
+      }
+    }
+    recorded.inputs.digest = j.value("inputs", "");
+    if (j.contains("input_values") && j["input_values"].is_object()) {
+      recorded.inputs.values = j["input_values"];
+    }
+    return recorded;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<std::string> changed_inputs(const BuildInputs& before, const BuildInputs& now) {
+  std::vector<std::string> changed;
+  if (before.values.empty()) return changed;
+  for (const auto& [key, value] : now.values.items()) {
+    if (!before.values.contains(key) || before.values[key] != value) changed.push_back(key);
+  }
+  for (const auto& [key, value] : before.values.items()) {
+    if (!now.values.contains(key)) changed.push_back(key);
+  }
+  return changed;
+}
+
+std::string format_results(const std::vector<EntryResult>& results) {
+  std::string table =
+      fmt::format("{:<44} {:<20} {:>7}  {}\n", "entry", "status", "seconds", "wheel / reason");
+  for (const EntryResult& r : results) {
+    std::string what =
+        r.ok() ? r.wheel.filename().string() : r.message.substr(0, r.message.find('\n'));
+    table +=
+        fmt::format("{:<44} {:<20} {:>7.1f}  {}\n", r.id, outcome_name(r.outcome), r.seconds, what);
+  }
+  return table;
+}
+
+}  // namespace sagebuild::backend

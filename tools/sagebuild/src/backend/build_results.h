@@ -1,0 +1,82 @@
+// What a build of one entry came to, and build/results/<entry>.json, its record: written by every
+// backend through write_result (the one writer), read back to decide whether the wheel in dist/
+// is up to date and by `sagebuild summary`.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "matrix/expand.h"
+
+namespace sagebuild::backend {
+
+enum class EntryOutcome {
+  built,                // a new wheel is in dist/
+  up_to_date,           // the wheel in dist/ was built from the same inputs: nothing done
+  build_failed,         // a phase before verification failed
+  verification_failed,  // the wheel was made but failed a check: it stays in build/sagebuild/
+  interrupted,          // Ctrl-C or a termination signal during the entry
+  not_started,          // the run was interrupted before this entry's turn
+};
+
+// "built", "up_to_date", ...: the names results files and tables use.
+std::string_view outcome_name(EntryOutcome outcome);
+std::optional<EntryOutcome> parse_outcome(std::string_view name);
+
+struct PhaseTime {
+  std::string phase;
+  double seconds = 0;
+};
+
+struct EntryResult {
+  std::string id;
+  EntryOutcome outcome = EntryOutcome::not_started;
+  std::string message;  // the wheel and its checks when ok, else what went wrong
+  std::filesystem::path wheel;
+  std::string sha256;
+  std::uint64_t size = 0;
+  std::size_t checks = 0;  // verify-wheel checks that ran and passed
+  std::vector<PhaseTime> phases;
+  std::filesystem::path log;
+  std::string kernels;  // kernel cache key
+  bool kernel_cache_hit = false;
+  double seconds = 0;
+  bool ok() const { return outcome == EntryOutcome::built || outcome == EntryOutcome::up_to_date; }
+};
+
+// What decides an entry's wheel (sources, toolchain, torch, version, commit, ...), and its
+// digest: a wheel in dist/ built from the same digest is up to date.
+struct BuildInputs {
+  nlohmann::json values = nlohmann::json::object();
+  std::string digest;
+};
+
+std::filesystem::path results_file(const std::filesystem::path& root, const std::string& entry);
+
+// build/results/<entry>.json. `inputs` are recorded for a wheel that was built, so that the
+// next run can say which of them changed.
+void write_result(const std::filesystem::path& root, const matrix::Entry& e, const EntryResult& r,
+                  const BuildInputs* inputs = nullptr);
+
+// The last recorded build of an entry whose wheel is still what dist/ holds.
+struct RecordedBuild {
+  EntryResult result;
+  BuildInputs inputs;
+};
+std::optional<RecordedBuild> read_recorded_build(const std::filesystem::path& root,
+                                                 const std::string& entry);
+
+// The inputs that differ between a recorded build and now, by name, for "rebuilding: changed
+// since the last build: ...". Empty when the record holds no inputs to compare.
+std::vector<std::string> changed_inputs(const BuildInputs& before, const BuildInputs& now);
+
+// The table printed at the end of a build.
+std::string format_results(const std::vector<EntryResult>& results);
+
+}  // namespace sagebuild::backend

@@ -1,0 +1,639 @@
+#include "backend/entry_build.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "backend/build_steps.h"
+#include "backend/install_check.h"
+#include "backend/kernel_cache.h"
+#include "backend/wheel_finish.h"
+#include "platform/process.h"
+#include "toolchain/cuda.h"
+#include "toolchain/python.h"
+#include "util/fs.h"
+#include "util/secrets.h"
+#include "util/sha256.h"
+#include "util/text.h"
+
+namespace sagebuild::backend {
+namespace {
+
+namespace stdfs = std::filesystem;
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+// The files of the package's own sources (python/), hashed: part of an entry's inputs.
+std::string package_sources_digest(const stdfs::path& dir) {
+  std::vector<stdfs::path> files;
+  std::error_code ec;
+  for (auto it = stdfs::recursive_directory_iterator(dir, ec);
+       !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec) && (name == "__pycache__" || name == "build" || name == "dist")) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec)) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const auto& f : files) {
+    auto d = sha256_file(f);
+    all +=
+        stdfs::relative(f, dir, ec).generic_string() + " " + (d ? to_hex(d->digest) : "?") + "\n";
+  }
+  const auto d = sha256({reinterpret_cast<const std::uint8_t*>(all.data()), all.size()});
+  return to_hex(d);
+}
+
+// What {placeholders} in package.build_environment and the parts' cmake settings stand for.
+Settings placeholder_values(const matrix::Entry& e) {
+  return {{"archs", e.arch_list()},
+          {"abi", e.abi_name()},
+          {"torch", e.torch.str()},
+          {"torch_requirement", e.torch_requirement}};
+}
+
+Settings package_environment(const matrix::Matrix& m, const matrix::Entry& e) {
+  const Settings values = placeholder_values(e);
+  Settings out;
+  for (const auto& [name, value] : m.package.build_environment)
+    out.emplace_back(name, text::fill_placeholders(value, values));
+  return out;
+}
+
+std::vector<std::string> binding_settings(const matrix::Matrix& m, const matrix::Entry& e) {
+  if (!m.package.binding) return {};
+  std::vector<std::string> settings = part_settings(*m.package.binding, placeholder_values(e));
+  const auto user = user_settings_from_environment(m.package.binding->user_settings);
+  settings.insert(settings.end(), user.begin(), user.end());
+  return settings;
+}
+
+// The prebuilt parts the wheel build links: empty paths when a part is not declared (or, for
+// the binding, compiled by the wheel build itself).
+struct Prebuilt {
+  stdfs::path kernels;
+  stdfs::path binding;
+};
+
+// What the wheel build runs with on top of sagebuild's own environment.
+Settings wheel_build_environment(const matrix::Matrix& m, const matrix::Entry& e,
+                                 const BuildOptions& o, const toolchain::CudaToolkitPath& toolkit,
+                                 const Prebuilt& prebuilt, const stdfs::path& work, int parallel) {
+  std::vector<std::string> defines;
+  if (const char* user = std::getenv("SKBUILD_CMAKE_DEFINE"); user && *user) {
+    defines.emplace_back(user);
+  }
+  if (m.package.kernels && !prebuilt.kernels.empty()) {
+    defines.push_back(m.package.kernels->handoff + "=" + prebuilt.kernels.string());
+  }
+  defines.push_back("CUDAToolkit_ROOT=" + toolkit.root.string());
+  if (m.package.binding && !prebuilt.binding.empty()) {
+    defines.push_back(m.package.binding->handoff + "=" + prebuilt.binding.string());
+  } else {
+    // The wheel build compiles the binding: with the binding's own settings (its ABI).
+    for (const std::string& setting : binding_settings(m, e))
+      defines.push_back(setting);
+    if (const std::string launcher = compiler_launcher(); !launcher.empty()) {
+      defines.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + launcher);
+    }
+  }
+  const char* path = std::getenv("PATH");
+  Settings env = {{"TORCH_CUDA_ARCH_LIST", e.arch_list()},
+                  {"SOURCE_DATE_EPOCH", std::to_string(o.source_date_epoch)},
+                  {"PATH", (toolkit.root / "bin").string() + ":" + (path ? path : "")},
+                  {"CUDA_HOME", toolkit.root.string()},
+                  {"CUDACXX", toolkit.nvcc.string()},
+                  {"SKBUILD_CMAKE_DEFINE", text::join(defines, ";")},
+                  {"SKBUILD_BUILD_DIR", (work / "cmake").string()},
+                  {"CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(parallel)},
+                  {"PIP_NO_INPUT", "1"}};
+  const Settings package = package_environment(m, e);
+  env.insert(env.end(), package.begin(), package.end());
+  return env;
+}
+
+// The Pythons an entry can build with, in order of preference: its own, and for a stable-ABI
+// entry (whose wheel serves every Python) the other Pythons its torch release was published
+// for, newest first, so that a machine with only some of them still builds it.
+std::vector<Version> candidate_pythons(const matrix::Matrix& m, const matrix::Entry& e) {
+  std::vector<Version> out = {e.python};
+  if (e.abi != matrix::Abi::stable) return out;
+  for (const auto& release : m.torch) {
+    if (release.version != e.torch) continue;
+    std::vector<Version> others;
+    for (const auto& p : release.python) {
+      if (p.value != e.python) others.push_back(p.value);
+    }
+    std::sort(others.begin(), others.end(), [](const auto& a, const auto& b) { return a > b; });
+    out.insert(out.end(), others.begin(), others.end());
+  }
+  return out;
+}
+
+class EntryRun {
+ public:
+  EntryRun(const matrix::Matrix& m, const matrix::Entry& e, const BuildOptions& o,
+           const BuildBudget& budget, Progress& progress)
+      : m_(m), e_(e), o_(o), budget_(budget), progress_(progress) {
+    result_.id = e.id;
+    result_.log = o.root / "build" / "logs" / (e.id + suffix() + ".log");
+  }
+
+  EntryResult run() {
+    const auto start = Clock::now();
+    std::error_code ec;
+    stdfs::create_directories(result_.log.parent_path(), ec);
+    stdfs::remove(result_.log, ec);
+    try {
+      execute();
+    } catch (const std::exception& ex) {  // never a crash: report it as this entry's failure
+      fail(EntryOutcome::build_failed, std::string("internal error: ") + ex.what());
+    }
+    if (platform::stop_requested() && !result_.ok()) {
+      result_.outcome = EntryOutcome::interrupted;
+      result_.message = "interrupted (Ctrl-C) during " + failed_phase_;
+    }
+    result_.seconds = seconds_since(start);
+    if (!o_.reproducibility_run) {
+      write_result(o_.root, e_, result_,
+                   result_.outcome == EntryOutcome::built ? &inputs_ : nullptr);
+    }
+    return result_;
+  }
+
+ private:
+  // ---- the phases, in order; each returns false when the entry ends there ----
+
+  bool find_toolchain() {
+    phase("toolchain");
+    const matrix::CudaToolkit* declared = m_.find_cuda(e_.cuda);
+    // A toolkit given with --cuda-path that matrix.yaml does not declare (the current
+    // environment's) is taken as it is.
+    matrix::CudaToolkit given{e_.cuda, e_.cuda_full, std::nullopt, "", {}};
+    const bool is_given = std::any_of(o_.cuda_paths.begin(), o_.cuda_paths.end(),
+                                      [&](const auto& p) { return p.first == e_.cuda; });
+    if (!declared && !is_given) {
+      return fail(EntryOutcome::build_failed,
+                  fmt::format("CUDA {} is not in matrix.yaml", e_.cuda.str()));
+    }
+    auto python = find_interpreter();
+    if (!python) return fail(EntryOutcome::build_failed, python.error().message);
+    python_ = *python;
+    toolchain::CudaSearch search{
+        o_.cuda_paths, m_.toolchains, o_.cache / "cuda",
+        python_,       true,          [this](const std::string& l) { note(l); }};
+    auto toolkit = toolchain::find_cuda(declared ? *declared : given, search);
+    if (!toolkit) return fail(EntryOutcome::build_failed, toolkit.error().message);
+    toolkit_ = *toolkit;
+    note(fmt::format("Python {}: {}; CUDA {}: {}", python_version_.str(), python_.string(),
+                     toolkit_.version, toolkit_.origin));
+    return true;
+  }
+
+  // The entry's interpreter: an existing environment's of its Python first (--python-env,
+  // --env current), else one found on this machine.
+  Expected<stdfs::path> find_interpreter() {
+    std::string tried;
+    for (const Version& python : candidate_pythons(m_, e_)) {
+      for (const stdfs::path& existing : o_.torch.existing) {
+        if (toolchain::python_version(existing) == python.str()) {
+          python_version_ = python;
+          return existing;
+        }
+      }
+      auto found = toolchain::find_python(python.str(), m_.toolchains);
+      if (found) {
+        python_version_ = python;
+        if (python != e_.python) {
+          note(
+              fmt::format("Python {} is not here; the {} wheel serves every Python, so Python "
+                          "{} builds it",
+                          e_.python.str(), e_.abi_name(), python.str()));
+        }
+        return *found;
+      }
+      if (tried.empty()) tried = found.error().message;
+    }
+    return Error{tried};
+  }
+
+  bool prepare_environment() {
+    phase("environment");
+    toolchain::EnvironmentRequest request{
+        python_,  python_version_, e_.torch,    m_.package.build_requires,
+        o_.torch, o_.cache,        result_.log, [this](const std::string& l) { note(l); }};
+    auto env = toolchain::prepare_environment(request);
+    if (!env) return fail(EntryOutcome::build_failed, env.error().message);
+    env_ = *env;
+    note(fmt::format("torch {} (CUDA {}): {}{}", env_.torch_version, env_.torch_cuda, env_.origin,
+                     env_.reused ? " (reused)" : ""));
+    const auto torch_cuda = Version::parse(env_.torch_cuda);
+    if (e_.abi == matrix::Abi::stable) {
+      // The stable binding shares no CUDA type with torch (its CUDA runtime is its own): torch's
+      // CUDA build does not matter for building it.
+      note(
+          fmt::format("the stable ABI binding is built against torch {}'s headers; its CUDA {} "
+                      "build does not bind the wheel's CUDA {}",
+                      env_.torch_version, env_.torch_cuda, e_.cuda.str()));
+    } else if (!torch_cuda || torch_cuda->major() != e_.cuda.major()) {
+      return fail(EntryOutcome::build_failed,
+                  fmt::format("torch {} from {} is a CUDA {} build, but the entry is CUDA {}: the "
+                              "major versions must agree; give --torch-index-url for the CUDA {} "
+                              "variant",
+                              env_.torch_version, env_.origin, env_.torch_cuda, e_.cuda.str(),
+                              e_.cuda.major()));
+    } else if (torch_cuda->minor() != e_.cuda.minor()) {
+      note(
+          fmt::format("torch {} is a CUDA {} build; the kernels are compiled with CUDA {} "
+                      "(same major version: compatible)",
+                      env_.torch_version, env_.torch_cuda, toolkit_.version));
+    }
+    return true;
+  }
+
+  // The wheel's inputs; true when the wheel in dist/ was built from exactly these.
+  bool record_inputs() {
+    if (m_.package.kernels) {
+      kernel_inputs_ =
+          KernelInputs{o_.root, *m_.package.kernels, toolkit_, e_.archs,
+                       user_settings_from_environment(m_.package.kernels->user_settings)};
+      auto key = kernel_key(*kernel_inputs_);
+      if (!key) return fail(EntryOutcome::build_failed, key.error().message);
+      kernel_key_ = *key;
+      inputs_.values["kernels"] = key->name;
+    }
+    nlohmann::json environment = nlohmann::json::object();
+    for (const auto& [name, value] : package_environment(m_, e_))
+      environment[name] = value;
+    inputs_.values.update(
+        nlohmann::json{{"package", package_sources_digest(o_.root / m_.package.source_dir)},
+                       {"build_command", m_.package.build_command},
+                       {"build_environment", environment},
+                       {"binding", binding_settings(m_, e_)},
+                       {"python", env_.python.string()},
+                       {"torch", env_.torch_version},
+                       {"version", o_.package_version},
+                       {"source_date_epoch", o_.source_date_epoch},
+                       {"commit", o_.git ? o_.git->commit : ""},
+                       {"dirty", o_.git ? o_.git->dirty : false},
+                       {"sagebuild", SAGEBUILD_VERSION}});
+    const std::string text = inputs_.values.dump();
+    inputs_.digest =
+        to_hex(sha256({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}));
+    return true;
+  }
+
+  bool up_to_date() {
+    if (o_.force || o_.reproducibility_run) return false;
+    const auto recorded = read_recorded_build(o_.root, e_.id);
+    if (!recorded || !recorded->result.ok()) return false;
+    if (recorded->inputs.digest != inputs_.digest) {
+      // Say why, like ninja -d explain: which inputs differ from the last build's.
+      const std::vector<std::string> changed = changed_inputs(recorded->inputs, inputs_);
+      note(changed.empty()
+               ? std::string("rebuilding: no record of the last build's inputs")
+               : "rebuilding: changed since the last build: " + text::join(changed, ", "));
+      return false;
+    }
+    const stdfs::path wheel = dist() / recorded->result.wheel.filename();
+    auto digest = sha256_file(wheel);
+    if (!digest || to_hex(digest->digest) != recorded->result.sha256) return false;
+    end_phase();
+    result_.outcome = EntryOutcome::up_to_date;
+    result_.wheel = wheel;
+    result_.sha256 = recorded->result.sha256;
+    result_.size = digest->size;
+    result_.kernels = recorded->result.kernels;
+    result_.checks = recorded->result.checks;
+    result_.message = fmt::format("{} is up to date (same sources, toolchain and torch)",
+                                  wheel.filename().string());
+    return true;
+  }
+
+  KernelBuildOptions cache_options() {
+    return {o_.kernel_cache ? o_.cache : stdfs::path(),
+            work(),
+            budget_.parallel,
+            budget_.nvcc_threads,
+            result_.log,
+            [this](const std::string& l) { note(l); }};
+  }
+
+  bool build_kernels() {
+    if (!kernel_inputs_) return true;  // the package declares none: the build compiles all
+    phase("kernels");
+    auto kernels = kernel_library(*kernel_inputs_, *kernel_key_, cache_options());
+    if (!kernels) return fail(EntryOutcome::build_failed, kernels.error().message);
+    prebuilt_.kernels = kernels->prefix;
+    kernels_key_ = kernels->key;
+    result_.kernels = kernels->key;
+    result_.kernel_cache_hit = kernels->cache_hit;
+    return true;
+  }
+
+  // The binding once per torch release (not with --no-cache: then each wheel compiles it).
+  bool build_binding() {
+    if (!m_.package.binding || !o_.kernel_cache || prebuilt_.kernels.empty()) return true;
+    phase("binding");
+    BindingInputs inputs{o_.root,
+                         *m_.package.binding,
+                         m_.package.kernels->handoff,
+                         env_.python,
+                         env_.torch_version,
+                         e_.abi,
+                         prebuilt_.kernels,
+                         kernels_key_,
+                         toolkit_.root,
+                         binding_settings(m_, e_),
+                         package_environment(m_, e_)};
+    auto binding = binding_library(inputs, cache_options());
+    if (!binding) return fail(EntryOutcome::build_failed, binding.error().message);
+    prebuilt_.binding = binding->library;
+    binding_key_ = binding->key;
+    return true;
+  }
+
+  bool build_wheel() {
+    phase("wheel");
+    std::error_code ec;
+    const stdfs::path backend_out = work() / "backend";
+    stdfs::remove_all(backend_out, ec);
+    stdfs::create_directories(backend_out, ec);
+    const std::vector<std::string> argv = build_command_argv(m_, o_.root, env_.python, backend_out);
+    if (argv.empty())
+      return fail(EntryOutcome::build_failed, "matrix.yaml has no package.build_command");
+    auto built =
+        platform::run_process(argv, {.working_directory = o_.root,
+                                     .environment = wheel_build_environment(
+                                         m_, e_, o_, toolkit_, prebuilt_, work(), budget_.parallel),
+                                     .timeout = std::chrono::hours(2),
+                                     .keep_output = 4096,
+                                     .log_file = result_.log});
+    if (!built) return fail(EntryOutcome::build_failed, built.error().message);
+    if (!built->ok()) {
+      return fail(
+          EntryOutcome::build_failed,
+          fmt::format("the wheel build of {} failed ({}); log: {}\n{}", e_.id, built->describe(),
+                      result_.log.string(), text::last_lines(built->output, 12)));
+    }
+    for (const auto& f : stdfs::directory_iterator(backend_out, ec)) {
+      if (f.path().extension() == ".whl") produced_ = f.path();
+    }
+    if (produced_.empty()) {
+      return fail(EntryOutcome::build_failed, fmt::format("the build of {} produced no wheel in {}",
+                                                          e_.id, backend_out.string()));
+    }
+    return true;
+  }
+
+  bool verify_and_deliver() {
+    phase("verify");
+    wheel::Provenance p;
+    p.sagebuild_version = SAGEBUILD_VERSION;
+    if (o_.git) {
+      p.commit = o_.git->commit;
+      p.dirty = o_.git->dirty;
+    }
+    p.entry = e_.id;
+    p.package = m_.package.name;
+    p.version = o_.package_version;
+    p.torch = e_.torch.str();
+    p.cuda = toolkit_.version;
+    p.python = e_.python.str();
+    p.platform_tag = e_.platform_tag;
+    p.archs = e_.archs;
+    p.flags = {"TORCH_CUDA_ARCH_LIST=" + e_.arch_list(),
+               "SOURCE_DATE_EPOCH=" + std::to_string(o_.source_date_epoch)};
+    if (!kernels_key_.empty()) p.flags.push_back("kernels=" + kernels_key_);
+    if (!binding_key_.empty()) p.flags.push_back("binding=" + binding_key_);
+    if (kernel_inputs_) {
+      for (const std::string& setting : kernel_inputs_->user_settings)
+        p.flags.push_back("SKBUILD_CMAKE_DEFINE=" + setting);
+    }
+    WheelToFinish finish{
+        produced_,
+        work() / "out",
+        dist(),
+        e_.build_tag,
+        o_.package_version,
+        o_.source_date_epoch,
+        p,
+        {e_.id, e_.wheel, e_.torch, e_.cuda, e_.python, e_.platform_tag, e_.archs}};
+    if (o_.import_test) {
+      const stdfs::path env_python = env_.python;
+      finish.import_tester = [env_python](const stdfs::path& wheel, const wheel::ImportRequest& r) {
+        return run_install_check(wheel, r, {.python = env_python});
+      };
+    }
+    std::ostringstream report;
+    const FinishedWheel finished = finish_wheel(finish, report);
+    std::ofstream(result_.log, std::ios::app) << report.str();
+    if (finished.outcome == FinishedWheel::Outcome::verification_failed) {
+      result_.wheel = finished.wheel;
+      return fail(EntryOutcome::verification_failed,
+                  finished.message + (platform::stop_requested() ? "" : "\n" + finished.findings));
+    }
+    if (finished.outcome != FinishedWheel::Outcome::moved) {
+      return fail(EntryOutcome::build_failed, finished.message);
+    }
+    end_phase();
+    result_.outcome = EntryOutcome::built;
+    result_.wheel = finished.wheel;
+    result_.sha256 = finished.sha256;
+    result_.size = finished.size;
+    result_.checks = finished.checks;
+    result_.message =
+        fmt::format("{} ({:.1f} MB, {} checks passed)", finished.wheel.filename().string(),
+                    static_cast<double>(finished.size) / 1e6, finished.checks);
+    return true;
+  }
+
+  void execute() {
+    // The toolchain first: a missing toolkit is found out in a second, before gigabytes of
+    // torch are downloaded for nothing.
+    if (!find_toolchain() || !prepare_environment() || !record_inputs()) return;
+    if (up_to_date()) return;
+    if (!build_kernels() || !build_binding() || !build_wheel()) return;
+    verify_and_deliver();
+  }
+
+  // ---- bookkeeping ----
+
+  void phase(const std::string& name) {
+    end_phase();
+    current_phase_ = name;
+    phase_start_ = Clock::now();
+    progress_.phase(e_.id, name);
+    log_line("== " + name);
+  }
+  void end_phase() {
+    if (!current_phase_.empty()) {
+      result_.phases.push_back({current_phase_, seconds_since(phase_start_)});
+      current_phase_.clear();
+    }
+  }
+  void note(const std::string& line) {
+    progress_.note(e_.id, line);
+    log_line(line);
+  }
+  void log_line(const std::string& line) {
+    std::ofstream(result_.log, std::ios::app) << "sagebuild: " << line << "\n";
+  }
+  bool fail(EntryOutcome outcome, const std::string& message) {
+    failed_phase_ = current_phase_.empty() ? "planning" : current_phase_;
+    end_phase();
+    result_.outcome = outcome;
+    result_.message = message;
+    log_line("error: " + message);
+    return false;
+  }
+
+  std::string suffix() const { return o_.reproducibility_run ? "-again" : ""; }
+  stdfs::path work() const { return o_.root / "build" / "sagebuild" / (e_.id + suffix()); }
+  stdfs::path dist() const { return o_.dist.is_absolute() ? o_.dist : o_.root / o_.dist; }
+
+  const matrix::Matrix& m_;
+  const matrix::Entry& e_;
+  const BuildOptions& o_;
+  const BuildBudget& budget_;
+  Progress& progress_;
+  EntryResult result_;
+  std::string current_phase_;
+  std::string failed_phase_ = "planning";
+  Clock::time_point phase_start_;
+  // What the phases hand on.
+  stdfs::path python_;
+  Version python_version_ = *Version::parse("0");
+  toolchain::CudaToolkitPath toolkit_;
+  toolchain::BuildEnvironment env_;
+  std::optional<KernelInputs> kernel_inputs_;
+  std::optional<KernelKey> kernel_key_;
+  BuildInputs inputs_;
+  Prebuilt prebuilt_;
+  std::string kernels_key_, binding_key_;
+  stdfs::path produced_;
+};
+
+}  // namespace
+
+std::vector<EntryResult> build_entries(const matrix::Matrix& m,
+                                       const std::vector<matrix::Entry>& entries,
+                                       const BuildOptions& options, Progress& progress,
+                                       std::ostream& out) {
+  std::size_t kernel_files = 0;
+  if (m.package.kernels) {
+    for (const std::string& f : part_sources(options.root, *m.package.kernels))
+      kernel_files += f.ends_with(".cu") ? 1 : 0;
+  }
+  std::size_t archs = 1;
+  for (const auto& e : entries)
+    archs = std::max(archs, e.archs.size());
+  const BuildBudget budget =
+      plan_budget(options.jobs, entries.size(), std::thread::hardware_concurrency(),
+                  available_memory_gb(), kernel_files, archs);
+  out << "sagebuild: " << budget.why << "\n";
+
+  std::vector<EntryResult> results(entries.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < entries.size(); i = next++) {
+      if (platform::stop_requested()) {
+        results[i].id = entries[i].id;
+        results[i].outcome = EntryOutcome::not_started;
+        results[i].message = "not started (interrupted)";
+        continue;
+      }
+      results[i] = EntryRun(m, entries[i], options, budget, progress).run();
+      const EntryResult& r = results[i];
+      std::string line =
+          r.ok() ? r.message : fmt::format("{}: {}", outcome_name(r.outcome), r.message);
+      if (!r.ok() && r.outcome != EntryOutcome::interrupted)
+        line += fmt::format("\n  full log: {}", r.log.string());
+      progress.finished(r.id, r.ok(), fmt::format("{} ({:.0f} s)", line, r.seconds));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < budget.jobs; ++t)
+    threads.emplace_back(worker);
+  for (auto& t : threads)
+    t.join();
+  progress.stop();
+  return results;
+}
+
+void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                      const BuildOptions& o, std::ostream& out) {
+  for (const matrix::Entry& e : entries) {
+    out << fmt::format("{}\n", e.id);
+    out << fmt::format("  wheel        {}\n", e.wheel);
+    auto python = toolchain::find_python(e.python.str(), m.toolchains);
+    out << fmt::format("  python       {}\n",
+                       python ? python->string() : "MISSING: " + python.error().message);
+    out << fmt::format("  environment  {}/envs/cp{}{}-torch{}-*: torch=={} from {}{}\n",
+                       o.cache.string(), e.python.major(), e.python.minor(), e.torch.str(),
+                       e.torch.str(),
+                       o.torch.index_url.empty() ? "pip's index" : redact_url(o.torch.index_url),
+                       o.torch.find_links.empty() ? "" : " + --find-links " + o.torch.find_links);
+    const matrix::CudaToolkit* cuda = m.find_cuda(e.cuda);
+    if (!cuda) continue;
+    toolchain::CudaSearch search{o.cuda_paths,
+                                 m.toolchains,
+                                 o.cache / "cuda",
+                                 python ? *python : stdfs::path("python3"),
+                                 false,
+                                 {}};
+    auto toolkit = toolchain::find_cuda(*cuda, search);
+    Prebuilt prebuilt;
+    toolchain::CudaToolkitPath shown;
+    if (toolkit) {
+      shown = *toolkit;
+      out << fmt::format("  toolkit      CUDA {}: {}\n", toolkit->version, toolkit->origin);
+      if (m.package.kernels) {
+        KernelInputs inputs{o.root, *m.package.kernels, *toolkit, e.archs,
+                            user_settings_from_environment(m.package.kernels->user_settings)};
+        auto key = kernel_key(inputs);
+        prebuilt.kernels = o.kernel_cache && key
+                               ? o.cache / "kernels" / key->name / "prefix"
+                               : o.root / "build" / "sagebuild" / e.id / "kernels" / "prefix";
+        std::error_code ec;
+        out << fmt::format("  kernels      {} ({})\n", key ? key->name : key.error().message,
+                           !o.kernel_cache ? "compiled for this entry (--no-cache)"
+                           : stdfs::exists(prebuilt.kernels.parent_path() / "key.json", ec)
+                               ? "cached"
+                               : "to compile");
+      }
+    } else {
+      // The plan still shows the commands, with the toolkit's place left open.
+      out << fmt::format("  toolkit      MISSING: {}\n", toolkit.error().message);
+      shown.root = fmt::format("<CUDA {} toolkit>", e.cuda.str());
+      shown.nvcc = shown.root / "bin" / "nvcc";
+      if (m.package.kernels) {
+        prebuilt.kernels =
+            o.cache / "kernels" / fmt::format("cuda{}-<key>", e.cuda.str()) / "prefix";
+      }
+    }
+    const stdfs::path work = o.root / "build" / "sagebuild" / e.id;
+    const stdfs::path venv_python = o.cache / "envs" / "<environment>" / "bin" / "python";
+    out << "  command      "
+        << text::join(build_command_argv(m, o.root, venv_python, work / "backend"), " ") << "\n";
+    if (m.package.binding && o.kernel_cache) {
+      prebuilt.binding = o.cache / "bindings" / fmt::format("torch{}-<key>", e.torch.str()) /
+                         "prefix" / m.package.binding->library;
+    }
+    for (const auto& [name, value] : wheel_build_environment(m, e, o, shown, prebuilt, work, 1)) {
+      if (name != "PATH") out << fmt::format("    {}={}\n", name, value);
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace sagebuild::backend

@@ -1,0 +1,39 @@
+// sagebuild build: matrix entries built natively into verified wheels in dist/. Every build
+// takes this path, whatever selected its entries: --profile, --entry, and --env current (whose
+// entry is this environment: current_environment.h). Per entry, one function per phase:
+//   toolchain    the entry's Python and CUDA toolkit: found (an existing environment's
+//                interpreter first), or provisioned (toolchain/cuda.h); first, as it fails fast
+//   environment  a venv of that Python with the entry's torch (toolchain/environment.h), made
+//                once in the cache, or the existing environment given for it
+//   inputs       what decides the wheel; a wheel in dist/ built from the same is up to date
+//   kernels      package.kernels from the kernel cache, compiled on a miss (kernel_cache.h)
+//   binding      package.binding from the binding cache, compiled on a miss
+//   wheel        package.build_command in the environment, linking what the cache holds
+//   verify       renamed, provenance recorded, every verify-wheel check incl. an import in a
+//                fresh venv, then moved into dist/ (wheel_finish.h)
+// Entries run in parallel (--jobs); a failed or interrupted entry leaves nothing in dist/.
+// build/results/<id>.json records each outcome (build_results.h).
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include "backend/build_options.h"
+#include "backend/build_results.h"
+#include "backend/progress.h"
+#include "matrix/expand.h"
+#include "matrix/model.h"
+
+namespace sagebuild::backend {
+
+std::vector<EntryResult> build_entries(const matrix::Matrix& m,
+                                       const std::vector<matrix::Entry>& entries,
+                                       const BuildOptions& options, Progress& progress,
+                                       std::ostream& out);
+
+// --dry-run: for each entry, the interpreter, environment, toolkit and kernel cache entry it
+// would use and the exact build command and environment, without building or installing.
+void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                      const BuildOptions& options, std::ostream& out);
+
+}  // namespace sagebuild::backend
