@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# The Python environment wheels are built against on a machine of this kind: Python 3.12 (pyenv's,
-# else the system's), torch 2.11.0 from PyPI (the native-cu130 profile's torch, a CUDA 13.0
-# build), scikit-build-core, pytest. Idempotent: made once in build/torch-venv, remade only when
-# this list changes. Prints nothing else on success.
+# A Python environment with one torch from PyPI, for building wheels against and testing them:
+#   scripts/python-env.sh                          torch 2.11.0 in build/torch-venv (the
+#                                                  native-cu130 profile's torch, a CUDA 13.0 build)
+#   scripts/python-env.sh VERSION VENV [PYTHON]    torch VERSION in VENV, e.g. 2.10.0 (the stable
+#                                                  ABI's target) or the newest torch on PyPI
+# Python 3.12 (pyenv's, else the system's) unless PYTHON (X.Y) is given; scikit-build-core and
+# pytest beside torch. Idempotent: made once, remade only when this list changes. Prints nothing
+# else on success.
 #
 # Disk: torch's CUDA runtime makes this ~4 GB. It is installed the way sagebuild's own build
 # environments are (toolchain/environment.cpp): torch without its dependencies, then its
@@ -13,10 +17,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-torch_version=2.11.0
-python=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1 || true)
-python=${python:-$(command -v python3.12 || command -v python3)}
-venv=build/torch-venv
+torch_version=${1:-2.11.0}
+venv=${2:-build/torch-venv}
+py=${3:-3.12}
+python=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$py".*/bin/python"$py" 2>/dev/null | tail -1 || true)
+python=${python:-$(command -v "python$py" || command -v python3)}
 stamp=$venv/.requirements
 tools="scikit-build-core==1.1.2 pytest numpy ninja"
 wanted="torch==$torch_version (without triton) $tools"
@@ -24,12 +29,12 @@ if [[ -x $venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$wanted" ]]; the
   exit 0
 fi
 
-mkdir -p build
+mkdir -p "$(dirname "$venv")"
 needed_kb=$((4608 * 1024))  # measured: 4.1 GB at the peak
-free_kb=$(df -Pk build | awk 'NR == 2 { print $4 }')
+free_kb=$(df -Pk "$(dirname "$venv")" | awk 'NR == 2 { print $4 }')
 if ((free_kb < needed_kb)); then
   echo "python-env: needs ~4.5 GB free for torch $torch_version and its CUDA runtime in $venv;" \
-    "$((free_kb / 1024)) MB free on $(df -P build | awk 'NR == 2 { print $6 }')" >&2
+    "$((free_kb / 1024)) MB free on $(df -P "$(dirname "$venv")" | awk 'NR == 2 { print $6 }')" >&2
   exit 1
 fi
 

@@ -122,8 +122,7 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
       const auto verify_start = Clock::now();
       std::ostringstream report;
       const FinishedWheel done = verify_and_move(
-          produced, o.dist.is_absolute() ? o.dist : o.root / o.dist,
-          {e.id, e.wheel, e.torch, e.cuda, e.python, e.platform_tag, e.archs}, {}, report);
+          produced, o.dist.is_absolute() ? o.dist : o.root / o.dist, expected_build(e), {}, report);
       r.phases.push_back(
           {"verify", std::chrono::duration<double>(Clock::now() - verify_start).count()});
       r.wheel = done.wheel;

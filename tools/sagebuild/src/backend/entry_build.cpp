@@ -22,6 +22,8 @@
 #include "util/secrets.h"
 #include "util/sha256.h"
 #include "util/text.h"
+#include "wheel/linux_policy.h"
+#include "wheel/naming.h"
 
 namespace sagebuild::backend {
 namespace {
@@ -202,14 +204,17 @@ class EntryRun {
   // The entry's interpreter: an existing environment's of its Python first (--python-env,
   // --env current), else one found on this machine.
   Expected<stdfs::path> find_interpreter() {
-    std::string tried;
-    for (const Version& python : candidate_pythons(m_, e_)) {
+    const std::vector<Version> candidates = candidate_pythons(m_, e_);
+    for (const Version& python : candidates) {
       for (const stdfs::path& existing : o_.torch.existing) {
         if (toolchain::python_version(existing) == python.str()) {
           python_version_ = python;
           return existing;
         }
       }
+    }
+    std::string tried;
+    for (const Version& python : candidates) {
       auto found = toolchain::find_python(python.str(), m_.toolchains);
       if (found) {
         python_version_ = python;
@@ -395,8 +400,26 @@ class EntryRun {
     return true;
   }
 
+  // The tags the wheel is published under: the entry's, unless its binaries miss the manylinux
+  // policy its platform tag names; then the platform's fallback tag, and the reason is said.
+  bool choose_tags() {
+    tags_ = e_.abi == matrix::Abi::stable ? wheel::stable_abi_tags(e_.platform_tag)
+                                          : wheel::cpython_tags(e_.python, e_.platform_tag);
+    const wheel::LinuxPolicy* policy = wheel::policy_for_tag(e_.platform_tag);
+    if (!policy || e_.fallback_platform_tag.empty()) return true;  // verification judges it
+    auto violations = wheel::wheel_policy_violations(produced_, *policy);
+    if (!violations) return fail(EntryOutcome::build_failed, violations.error().message);
+    if (violations->empty()) return true;
+    tags_.platform = e_.fallback_platform_tag;
+    platform_note_ = fmt::format("tagged {}, not {}: {}", e_.fallback_platform_tag, e_.platform_tag,
+                                 text::join(*violations, "; "));
+    note(platform_note_);
+    return true;
+  }
+
   bool verify_and_deliver() {
     phase("verify");
+    if (!choose_tags()) return false;
     wheel::Provenance p;
     p.sagebuild_version = SAGEBUILD_VERSION;
     if (o_.git) {
@@ -407,9 +430,10 @@ class EntryRun {
     p.package = m_.package.name;
     p.version = o_.package_version;
     p.torch = e_.torch.str();
+    p.abi = e_.abi_name();
     p.cuda = toolkit_.version;
-    p.python = e_.python.str();
-    p.platform_tag = e_.platform_tag;
+    p.python = python_version_.str();  // for a stable-ABI wheel, the one that built it
+    p.platform_tag = tags_.platform;
     p.archs = e_.archs;
     p.flags = {"TORCH_CUDA_ARCH_LIST=" + e_.arch_list(),
                "SOURCE_DATE_EPOCH=" + std::to_string(o_.source_date_epoch)};
@@ -420,14 +444,8 @@ class EntryRun {
         p.flags.push_back("SKBUILD_CMAKE_DEFINE=" + setting);
     }
     WheelToFinish finish{
-        produced_,
-        work() / "out",
-        dist(),
-        e_.build_tag,
-        o_.package_version,
-        o_.source_date_epoch,
-        p,
-        {e_.id, e_.wheel, e_.torch, e_.cuda, e_.python, e_.platform_tag, e_.archs}};
+        produced_, work() / "out",       dist(), e_.build_tag,      o_.package_version,
+        tags_,     o_.source_date_epoch, p,      expected_build(e_)};
     if (o_.import_test) {
       const stdfs::path env_python = env_.python;
       finish.import_tester = [env_python](const stdfs::path& wheel, const wheel::ImportRequest& r) {
@@ -452,8 +470,9 @@ class EntryRun {
     result_.size = finished.size;
     result_.checks = finished.checks;
     result_.message =
-        fmt::format("{} ({:.1f} MB, {} checks passed)", finished.wheel.filename().string(),
-                    static_cast<double>(finished.size) / 1e6, finished.checks);
+        fmt::format("{} ({:.1f} MB, {} checks passed{})", finished.wheel.filename().string(),
+                    static_cast<double>(finished.size) / 1e6, finished.checks,
+                    platform_note_.empty() ? "" : "; " + platform_note_);
     return true;
   }
 
@@ -521,6 +540,8 @@ class EntryRun {
   Prebuilt prebuilt_;
   std::string kernels_key_, binding_key_;
   stdfs::path produced_;
+  wheel::WheelTags tags_;
+  std::string platform_note_;  // why the wheel has its platform's fallback tag
 };
 
 }  // namespace

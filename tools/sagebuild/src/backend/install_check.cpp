@@ -40,13 +40,17 @@ ImportOutcome run_install_check(const stdfs::path& wheel_path, const wheel::Impo
   stdfs::path base = options.python;
   const bool existing_environment = !base.empty();
   if (!existing_environment) {
-    auto found = toolchain::find_python(request.python);
+    // A wheel of every Python (request.python empty) is tried with this machine's python3.
+    auto found = request.python.empty()
+                     ? Expected<stdfs::path>(platform::find_in_path("python3").value_or(""))
+                     : toolchain::find_python(request.python);
     if (!found) return skipped(found.error().message);
+    if (found->empty()) return skipped("no python3 on PATH to try a wheel of every Python with");
     base = *found;
   }
   const auto version = toolchain::python_version(base);
   if (!version) return skipped(fmt::format("cannot run {}", base.string()));
-  if (*version != request.python) {
+  if (!request.python.empty() && *version != request.python) {
     return skipped(fmt::format("{} is Python {}, the wheel is for Python {}", base.string(),
                                *version, request.python));
   }
@@ -117,15 +121,23 @@ ImportOutcome run_install_check(const stdfs::path& wheel_path, const wheel::Impo
     if (!torch || !torch->ok()) {
       return skipped(fmt::format("{} has no torch", base.string()));
     }
-    // "torch==2.8.*": the environment's torch must be of that minor release.
+    // "torch==2.8.*": the environment's torch must be of that minor release; "torch>=2.10":
+    // that release or a later one.
     const std::string_view pin = request.torch_requirement;
-    const std::size_t eq = pin.find("==");
-    if (eq != std::string_view::npos && pin.ends_with(".*")) {
+    const std::string installed = torch->last_line();
+    bool fits = true;
+    if (const std::size_t eq = pin.find("==");
+        eq != std::string_view::npos && pin.ends_with(".*")) {
       const std::string series(pin.substr(eq + 2, pin.size() - (eq + 2) - 2));  // "2.8"
-      if (!(torch->last_line() + ".").starts_with(series + ".")) {
-        return skipped(fmt::format("{} has torch {}, the wheel needs {}", base.string(),
-                                   torch->last_line(), request.torch_requirement));
-      }
+      fits = (installed + ".").starts_with(series + ".");
+    } else if (const std::size_t ge = pin.find(">="); ge != std::string_view::npos) {
+      const auto lowest = Version::parse(pin.substr(ge + 2));
+      const auto have = Version::parse(installed);
+      fits = lowest && have && !(*have < *lowest);
+    }
+    if (!fits) {
+      return skipped(fmt::format("{} has torch {}, the wheel needs {}", base.string(), installed,
+                                 request.torch_requirement));
     }
   } else if (!request.torch_requirement.empty()) {
     auto torch =

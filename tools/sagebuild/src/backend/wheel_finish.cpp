@@ -10,6 +10,10 @@ namespace sagebuild::backend {
 
 namespace stdfs = std::filesystem;
 
+wheel::ExpectedBuild expected_build(const matrix::Entry& e) {
+  return {e.id, e.wheel, e.fallback_wheel, e.torch, e.cuda, e.python, e.platform_tag, e.archs};
+}
+
 FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {
   FinishedWheel result{FinishedWheel::Outcome::repack_failed, {}, {}, {}, 0, 0, {}};
   std::error_code ec;
@@ -17,6 +21,7 @@ FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {
   stdfs::create_directories(r.work, ec);
   wheel::RepackRequest repack{r.produced, r.work, r.build_tag, r.provenance};
   repack.version = r.version;
+  repack.tags = r.tags;
   repack.source_date_epoch = r.source_date_epoch;
   auto repacked = wheel::repack_wheel(repack);
   if (!repacked) {

@@ -9,6 +9,8 @@
 #include <ostream>
 #include <string>
 
+#include "matrix/expand.h"
+#include "wheel/naming.h"
 #include "wheel/provenance.h"
 #include "wheel/verify.h"
 
@@ -20,6 +22,7 @@ struct WheelToFinish {
   std::filesystem::path dist;
   std::string build_tag;  // "2110.130"
   std::string version;    // the package version the wheel gets
+  wheel::WheelTags tags;  // the tags it is published under
   std::int64_t source_date_epoch = 315532800;
   wheel::Provenance provenance;
   wheel::ExpectedBuild expected;           // what verification holds it to
@@ -35,6 +38,9 @@ struct FinishedWheel {
   std::size_t checks = 0;
   std::string findings;  // one line per finding, when verification failed
 };
+
+// What verification holds a matrix entry's wheel to.
+wheel::ExpectedBuild expected_build(const matrix::Entry& e);
 
 // Prints the verification report to `out`.
 FinishedWheel finish_wheel(const WheelToFinish& request, std::ostream& out);

@@ -20,6 +20,7 @@
 #include "backend/entry_build.h"
 #include "backend/install_check.h"
 #include "backend/msvc.h"
+#include "backend/wheel_finish.h"
 #include "cli/entry_json.h"
 #include "cli/exit_codes.h"
 #include "cli/progress_display.h"
@@ -200,13 +201,13 @@ class Commands {
       std::set<std::string> seen;
       for (const auto& profile : m->matrix.profiles) {
         for (const auto& e : expand(*m, profile.name, "all")) {
-          if (seen.insert(e.id).second) options.known_entries.push_back(to_expected(e));
+          if (seen.insert(e.id).second) options.known_entries.push_back(backend::expected_build(e));
         }
       }
       if (!expect_profile.empty()) {
         options.expected.emplace();
         for (const auto& e : expand(*m, expect_profile, "all"))
-          options.expected->push_back(to_expected(e));
+          options.expected->push_back(backend::expected_build(e));
       }
       if (!expect_entry.empty()) {
         auto it = std::find_if(options.known_entries.begin(), options.known_entries.end(),
@@ -690,9 +691,11 @@ class Commands {
     }
     auto summary = github::write_index(described, site);
     if (!summary) throw CommandError{kUsageError, summary.error().message};
-    out_ << fmt::format("sagebuild: indexed {} wheel{} into {}: simple/ and {}\n", summary->wheels,
-                        summary->wheels == 1 ? "" : "s", site,
-                        text::join(summary->variants, "/simple, ") + "/simple");
+    out_ << fmt::format(
+        "sagebuild: indexed {} wheel{} into {}: simple/, per CUDA major {}, per variant {}\n",
+        summary->wheels, summary->wheels == 1 ? "" : "s", site,
+        text::join(summary->cuda_indexes, "/simple, ") + "/simple",
+        text::join(summary->variants, "/simple, ") + "/simple");
     return kSuccess;
   }
 
@@ -864,10 +867,6 @@ class Commands {
       names.emplace_back(c.name);
     throw CommandError{kUsageError, fmt::format("unknown check '{}'{}; see --list-checks", key,
                                                 text::did_you_mean(key, names))};
-  }
-
-  static wheel::ExpectedBuild to_expected(const matrix::Entry& e) {
-    return {e.id, e.wheel, e.torch, e.cuda, e.python, e.platform_tag, e.archs};
   }
 
   void report_diagnostics(const Diagnostics& diagnostics, std::string_view source) const {

@@ -135,7 +135,7 @@ TEST_CASE("build --dry-run shows each entry's plan and builds nothing", "[cli]")
   CHECK(dry.code == kSuccess);
   CHECK(dry.out.find("sagebuild: 3 entries of profile stable") != std::string::npos);
   CHECK(dry.out.find("linux-sage2-pytorch28-cu129-python312\n  wheel        "
-                     "sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl") !=
+                     "sageattention-2.2.0-280.129-cp312-cp312-manylinux_2_28_x86_64.whl") !=
         std::string::npos);
   CHECK(dry.out.find("-m pip wheel --no-deps --no-build-isolation") != std::string::npos);
   CHECK(dry.out.find("TORCH_CUDA_ARCH_LIST=8.0;8.6;8.9;9.0a;12.0") != std::string::npos);

@@ -9,6 +9,7 @@ nlohmann::ordered_json entry_to_json(const matrix::Entry& e) {
       {"platform", e.platform},
       {"os", e.os},
       {"runner", e.runner},
+      {"abi", e.abi_name()},
       {"python", e.python.str()},
       {"torch", e.torch.str()},
       {"cuda", e.cuda.str()},
@@ -17,6 +18,7 @@ nlohmann::ordered_json entry_to_json(const matrix::Entry& e) {
       {"build_tag", e.build_tag},
       {"platform_tag", e.platform_tag},
       {"wheel", e.wheel},
+      {"fallback_wheel", e.fallback_wheel},
       {"torch_requirement", e.torch_requirement},
   };
 }

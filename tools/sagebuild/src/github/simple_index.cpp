@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -48,8 +49,8 @@ std::string variant_of(const wheel::Provenance& p) {
   const auto torch = Version::parse(p.torch);
   const auto cuda = Version::parse(p.cuda);
   if (!torch || !cuda) return "";
-  return fmt::format("torch{}.{}-cu{}{}", torch->major(), torch->minor(), cuda->major(),
-                     cuda->minor());
+  return fmt::format("{}torch{}.{}-cu{}{}", p.abi == "stable" ? "stable-" : "", torch->major(),
+                     torch->minor(), cuda->major(), cuda->minor());
 }
 
 Expected<Ok> write(const stdfs::path& path, const std::string& text) {
@@ -112,6 +113,21 @@ Expected<Ok> write_simple(const std::vector<const IndexedWheel*>& wheels,
 
 }  // namespace
 
+std::vector<const IndexedWheel*> cuda_index_wheels(const std::vector<IndexedWheel>& wheels,
+                                                   int cuda_major) {
+  // The oldest torch a universal wheel of this major serves: older torch gets per-torch wheels.
+  std::optional<Version> from;
+  for (const IndexedWheel& w : wheels) {
+    if (w.stable_abi && w.cuda.major() == cuda_major && (!from || w.torch < *from)) from = w.torch;
+  }
+  std::vector<const IndexedWheel*> out;
+  for (const IndexedWheel& w : wheels) {
+    if (w.cuda.major() != cuda_major) continue;
+    if (w.stable_abi || !from || w.torch < *from) out.push_back(&w);
+  }
+  return out;
+}
+
 Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
   auto name = wheel::parse_wheel_filename(path.filename().string());
   if (!name) return name.error();
@@ -131,6 +147,9 @@ Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
       auto p = wheel::Provenance::parse(std::string(data.begin(), data.end()));
       if (!p) return p.error();
       w.variant = variant_of(*p);
+      w.stable_abi = p->abi == "stable";
+      if (auto v = Version::parse(p->torch)) w.torch = *v;
+      if (auto v = Version::parse(p->cuda)) w.cuda = *v;
     } else if (e.name == dist_info + "METADATA") {
       if (auto error = archive->read(stream, e, data, scratch)) return Error{error->message};
       auto h = wheel::Headers::parse(std::string(data.begin(), data.end()));
@@ -169,6 +188,18 @@ Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
     if (auto r = write_simple(list, temp / variant / "simple", "../../../wheels/"); !r)
       return r.error();
     summary.variants.push_back(variant);
+  }
+  std::set<int> majors;
+  for (const IndexedWheel& w : wheels)
+    majors.insert(w.cuda.major());
+  for (const int major : majors) {
+    const std::string name = fmt::format("cu{}", major);
+    if (auto r = write_simple(cuda_index_wheels(wheels, major), temp / name / "simple",
+                              "../../../wheels/");
+        !r) {
+      return r.error();
+    }
+    summary.cuda_indexes.push_back(name);
   }
   if (auto r = write_simple(all, temp / "simple", "../../wheels/"); !r) return r.error();
   summary.wheels = wheels.size();

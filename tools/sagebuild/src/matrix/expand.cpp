@@ -438,6 +438,13 @@ Entry make_entry(const Matrix& m, const EntrySpec& spec, const std::string& pack
                                     ? wheel::stable_abi_tags(e.platform_tag)
                                     : wheel::cpython_tags(e.python, e.platform_tag);
   e.wheel = wheel::wheel_filename(m.package.name, package_version, e.build_tag, tags);
+  if (!spec.platform->fallback_tag.empty()) {
+    e.fallback_platform_tag = spec.platform->fallback_tag;
+    wheel::WheelTags fallback = tags;
+    fallback.platform = e.fallback_platform_tag;
+    e.fallback_wheel =
+        wheel::wheel_filename(m.package.name, package_version, e.build_tag, fallback);
+  }
   e.torch_requirement = spec.abi == Abi::stable ? wheel::torch_requirement_from(e.torch)
                                                 : wheel::torch_requirement(e.torch);
   return e;

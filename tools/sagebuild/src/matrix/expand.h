@@ -39,8 +39,12 @@ struct Entry {
   Version python;  // a stable-ABI entry's wheel serves every Python: this one builds it
   Abi abi = Abi::per_torch;
   std::vector<std::string> archs;
-  std::string build_tag;          // "280.129"
-  std::string wheel;              // the expected wheel file name
+  std::string build_tag;  // "280.129"
+  std::string wheel;      // the expected wheel file name
+  // When the platform has a fallback tag: the tag, and the name, of a wheel whose binaries miss
+  // the manylinux policy.
+  std::string fallback_platform_tag;
+  std::string fallback_wheel;
   std::string torch_requirement;  // "torch==2.8.*"
 
   std::string arch_list() const;  // "8.0;8.6;9.0a": TORCH_CUDA_ARCH_LIST form

@@ -1,5 +1,7 @@
 #include "matrix/expand.h"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "matrix/loader.h"
@@ -44,10 +46,13 @@ TEST_CASE("sage2-all lists exactly the seeds' ten Linux entries", "[expand][seed
   };
   CHECK(ids(list) == expected_ids);
   CHECK(list[0].build_tag == "260.126");
-  CHECK(list[0].wheel == "sageattention-2.2.0-260.126-cp39-cp39-linux_x86_64.whl");
-  CHECK(list[6].wheel == "sageattention-2.2.0-270.128-cp312-cp312-linux_x86_64.whl");
+  // The seeds' names, with the manylinux tag a wheel earns (and the tag it keeps when it does
+  // not: the seeds' linux_x86_64).
+  CHECK(list[0].wheel == "sageattention-2.2.0-260.126-cp39-cp39-manylinux_2_28_x86_64.whl");
+  CHECK(list[6].wheel == "sageattention-2.2.0-270.128-cp312-cp312-manylinux_2_28_x86_64.whl");
   CHECK(list[9].build_tag == "280.129");
-  CHECK(list[9].wheel == "sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl");
+  CHECK(list[9].wheel == "sageattention-2.2.0-280.129-cp312-cp312-manylinux_2_28_x86_64.whl");
+  CHECK(list[9].fallback_wheel == "sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl");
   CHECK(list[9].torch_requirement == "torch==2.8.*");
   CHECK(list[9].cuda_full == "12.9.1");
   // CUDA 12.6 cannot target sm_120, so the default list loses it there and keeps it for 12.8+.
@@ -79,12 +84,13 @@ TEST_CASE("the seeds' profiles keep their sizes", "[expand][seeds]") {
 TEST_CASE("the machines' profiles", "[expand]") {
   const Matrix& m = repository_matrix();
   const auto native = entries(m, "native-cu130", "all");
-  REQUIRE(native.size() == 4);
+  REQUIRE(native.size() == 5);
   for (const auto& e : native) {
     CHECK(e.cuda.str() == "13.0");
-    CHECK(e.torch.str() == "2.11.0");
+    CHECK(e.torch.str() == (e.abi == Abi::stable ? "2.10.0" : "2.11.0"));
     CHECK(e.platform == "linux");
   }
+  CHECK(native.back().id == "linux-sage2-universal-pytorch210-cu130");
   const auto gpu = entries(m, "gpu-h100", "linux");
   REQUIRE(gpu.size() == 1);
   CHECK(gpu[0].python.str() == "3.12");
@@ -122,6 +128,32 @@ TEST_CASE("entry id templates are checked", "[expand]") {
   CHECK(check_entry_id_template("{platfrom}")->starts_with("package.entry_id is not a valid"));
   CHECK(check_entry_id_template("{torch}")->starts_with("package.entry_id gives ids like '2.8.0'"));
   CHECK(check_entry_id_template("{"));
+}
+
+TEST_CASE("universal wheels: one per platform and CUDA, torch from the target on", "[expand]") {
+  const Matrix& m = repository_matrix();
+  const auto universal = entries(m, "universal", "linux");
+  REQUIRE(universal.size() == 2);
+  const Entry& cu130 = universal[1];
+  CHECK(cu130.id == "linux-sage2-universal-pytorch210-cu130");
+  CHECK(cu130.abi == Abi::stable);
+  CHECK(cu130.torch.str() == "2.10.0");
+  CHECK(cu130.build_tag == "2100.130");
+  CHECK(cu130.wheel == "sageattention-2.2.0-2100.130-py3-none-manylinux_2_28_x86_64.whl");
+  CHECK(cu130.torch_requirement == "torch>=2.10");
+  CHECK(universal[0].wheel == "sageattention-2.2.0-2100.128-py3-none-manylinux_2_28_x86_64.whl");
+  // The release ships them with the seeds' per-torch wheels and torch 2.9's.
+  const auto release = entries(m, "release", "linux");
+  CHECK(std::count_if(release.begin(), release.end(),
+                      [](const Entry& e) { return e.abi == Abi::stable; }) == 2);
+  CHECK(std::none_of(release.begin(), release.end(), [](const Entry& e) {
+    return e.abi == Abi::per_torch && e.torch >= *Version::parse("2.10.0");
+  }));
+  // The seeds' profiles hold no stable-ABI entry.
+  for (const char* profile : {"sage2-all", "stable", "default"}) {
+    for (const Entry& e : entries(m, profile, "all"))
+      CHECK(e.abi == Abi::per_torch);
+  }
 }
 
 }  // namespace

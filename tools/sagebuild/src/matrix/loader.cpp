@@ -30,7 +30,7 @@ const Strings kUntaggedNames = {"release", "dev", "dev-local"};
 const Strings kCudaKeys = {"version", "archs", "pypi"};
 const Strings kToolchainKeys = {"python", "cuda"};
 const Strings kTorchKeys = {"cuda", "python"};
-const Strings kPlatformKeys = {"tag", "os", "runner", "docker"};
+const Strings kPlatformKeys = {"tag", "fallback_tag", "os", "runner", "docker"};
 const Strings kPlatformRequired = {"tag", "os"};
 const Strings kProfileKeys = {"description", "from",   "include", "exclude",
                               "platforms",   "latest", "archs"};
@@ -603,7 +603,7 @@ class Loader {
             fmt::format("platform names are lower-case letters and digits, not '{}'", item.key));
         continue;
       }
-      Platform platform{item.key, "", "", "", "", r_.where(item.key_node)};
+      Platform platform{item.key, "", "", "", "", "", r_.where(item.key_node)};
       auto f = r_.fields(item.value, fmt::format("platform '{}'", item.key), kPlatformKeys,
                          kPlatformRequired);
       if (!f) continue;
@@ -613,6 +613,19 @@ class Loader {
           r_.error(
               r_.where(x->value),
               fmt::format("'{}' is not a PEP 425 platform tag like 'linux_x86_64'", platform.tag));
+        }
+      }
+      if (const Field* x = f->get("fallback_tag")) {
+        platform.fallback_tag = r_.scalar(x->value, "the fallback platform tag").value_or("");
+        if (!platform.fallback_tag.empty() && !std::regex_match(platform.fallback_tag, kTag)) {
+          r_.error(r_.where(x->value),
+                   fmt::format("'{}' is not a PEP 425 platform tag like 'linux_x86_64'",
+                               platform.fallback_tag));
+        } else if (!platform.tag.starts_with("manylinux")) {
+          r_.error(r_.where(x->key_node),
+                   fmt::format("fallback_tag is for a manylinux tag that a wheel may miss; "
+                               "'{}' is not one",
+                               platform.tag));
         }
       }
       if (const Field* x = f->get("os")) {

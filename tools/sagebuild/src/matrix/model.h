@@ -114,8 +114,11 @@ struct StableAbi {
 };
 
 struct Platform {
-  std::string name;             // "linux": used in ids and --platform
-  std::string tag;              // PEP 425 platform tag: "linux_x86_64", "win_amd64"
+  std::string name;  // "linux": used in ids and --platform
+  std::string tag;   // PEP 425 platform tag: "manylinux_2_28_x86_64", "win_amd64"
+  // The tag a wheel keeps when its binaries miss the manylinux policy `tag` names (the build says
+  // which library or symbol kept it there); empty: such a wheel fails verification.
+  std::string fallback_tag;
   std::string os;               // "linux" or "windows": picks the build backend
   std::string runner;           // GitHub Actions runs-on label
   std::string docker_platform;  // "linux/amd64" when Docker Bake can build it, else empty

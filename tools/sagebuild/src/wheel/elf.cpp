@@ -11,7 +11,13 @@ namespace sagebuild::wheel {
 namespace {
 
 constexpr std::uint32_t kSectionDynamic = 6;
+constexpr std::uint32_t kSectionNobits = 8;
+constexpr std::uint32_t kSectionDynsym = 11;
 constexpr std::uint32_t kSectionVerneed = 0x6ffffffe;
+constexpr std::uint32_t kSectionVersym = 0x6fffffff;
+// More dynamic symbols than any real extension has (torch's largest library has ~300k): a bound
+// on the work a hostile file can ask for.
+constexpr std::uint64_t kMaxDynamicSymbols = 4'000'000;
 constexpr std::int64_t kDtNeeded = 1;
 constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
 // Fat binary image flags (observed with nvcc 13.0 and cross-checked against cuobjdump).
@@ -118,9 +124,10 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
     Section s{b.get<std::uint32_t>(at).value_or(0),      b.get<std::uint32_t>(at + 4).value_or(0),
               b.get<std::uint32_t>(at + 40).value_or(0), b.get<std::uint64_t>(at + 24).value_or(0),
               b.get<std::uint64_t>(at + 32).value_or(0), ""};
-    if (s.type != 8 /* SHT_NOBITS */ && !b.has(s.offset, s.size)) {
-      return Error{fmt::format("section {} lies outside the file", i)};
-    }
+    // A NOBITS section (.bss) takes no room in the file, so only where it starts is checked;
+    // its contents are never read (see .nv_fatbin below).
+    const bool outside = s.type == kSectionNobits ? s.offset > b.size() : !b.has(s.offset, s.size);
+    if (outside) return Error{fmt::format("section {} lies outside the file", i)};
     sections.push_back(s);
   }
   if (shstrndx < sections.size()) {
@@ -135,6 +142,8 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
     return b.c_string(t.offset + offset, t.offset + t.size);
   };
 
+  // Version index (vna_other) -> (library, version), from the Verneed records.
+  std::vector<std::pair<std::uint16_t, std::pair<std::string, std::string>>> version_index;
   for (const Section& s : sections) {
     if (s.type == kSectionDynamic) {
       for (std::uint64_t at = s.offset; at + 16 <= s.offset + s.size; at += 16) {
@@ -155,7 +164,12 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
         std::uint64_t aux = need + b.get<std::uint32_t>(need + 8).value_or(0);
         for (int k = 0; k < count && aux + 16 <= s.offset + s.size; ++k) {
           auto version = string_at(s.link, b.get<std::uint32_t>(aux + 8).value_or(0));
-          if (library && version) info.version_needs.emplace_back(*library, *version);
+          if (library && version) {
+            info.version_needs.emplace_back(*library, *version);
+            version_index.push_back(
+                {static_cast<std::uint16_t>(b.get<std::uint16_t>(aux + 6).value_or(0) & 0x7fff),
+                 {*library, *version}});
+          }
           const auto next = b.get<std::uint32_t>(aux + 12).value_or(0);
           if (next == 0) break;
           aux += next;
@@ -165,9 +179,39 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
         need += next;
       }
     } else if (s.label == ".nv_fatbin") {
+      if (s.type == kSectionNobits) return Error{".nv_fatbin has no contents in the file (NOBITS)"};
       auto images = parse_fatbin(b.slice(s.offset, s.size));
       if (!images) return images.error();
       info.fatbin.insert(info.fatbin.end(), images->begin(), images->end());
+    }
+  }
+  // The undefined dynamic symbols (Elf64_Sym: 24 bytes), each with the version .gnu.version
+  // gives it (a u16 per symbol: 0 local, 1 global unversioned, else a Vernaux index).
+  const Section* versym = nullptr;
+  for (const Section& s : sections) {
+    if (s.type == kSectionVersym) versym = &s;
+  }
+  for (const Section& s : sections) {
+    if (s.type != kSectionDynsym) continue;
+    const std::uint64_t count = s.size / 24;
+    if (count > kMaxDynamicSymbols) return Error{fmt::format("{} dynamic symbols", count)};
+    for (std::uint64_t i = 1; i < count; ++i) {
+      const std::uint64_t at = s.offset + i * 24;
+      if (b.get<std::uint16_t>(at + 6).value_or(1) != 0) continue;  // defined here
+      auto name = string_at(s.link, b.get<std::uint32_t>(at).value_or(0));
+      if (!name) return Error{"a dynamic symbol's name lies outside its string table"};
+      SymbolNeed need{*name, "", ""};
+      if (versym && versym->size >= (i + 1) * 2) {
+        const auto index = static_cast<std::uint16_t>(
+            b.get<std::uint16_t>(versym->offset + i * 2).value_or(0) & 0x7fff);
+        for (const auto& [number, library_version] : version_index) {
+          if (number == index) {
+            need.library = library_version.first;
+            need.version = library_version.second;
+          }
+        }
+      }
+      info.undefined.push_back(std::move(need));
     }
   }
   return info;

@@ -22,10 +22,18 @@ struct FatbinImage {
   std::string name() const;  // "sm_90a", "compute_90" for PTX
 };
 
+// An undefined dynamic symbol and the version it asks for ("" when unversioned).
+struct SymbolNeed {
+  std::string symbol;   // "pthread_create"
+  std::string library;  // "libc.so.6", from the version's Verneed record
+  std::string version;  // "GLIBC_2.34"
+};
+
 struct ElfInfo {
   std::uint16_t machine = 0;        // EM_X86_64 = 62, EM_AARCH64 = 183
   std::vector<std::string> needed;  // DT_NEEDED, in order
   std::vector<std::pair<std::string, std::string>> version_needs;  // (library, "GLIBC_2.28")
+  std::vector<SymbolNeed> undefined;                               // .dynsym, in order
   std::vector<FatbinImage> fatbin;                                 // from .nv_fatbin, in order
 };
 

@@ -1,6 +1,9 @@
 #include "wheel/elf.h"
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include <catch2/catch.hpp>
@@ -92,6 +95,74 @@ TEST_CASE("ELF reading refuses what it cannot read", "[elf]") {
   std::memcpy(&truncated[0x3A], &shentsize, 2);
   std::memcpy(&truncated[0x3C], &shnum, 2);
   CHECK(read_elf(truncated).error().message == "the section header table lies outside the file");
+}
+
+// A minimal ELF64 with a section-name table and one more section named ".nv_fatbin" of `type`
+// at `offset` with `size`.
+std::vector<std::uint8_t> elf_with_fatbin_section(std::uint32_t type, std::uint64_t offset,
+                                                  std::uint64_t size) {
+  const char names[] = "\0.shstrtab\0.nv_fatbin\0";
+  std::vector<std::uint8_t> file(64 + sizeof(names) + 3 * 64, 0);
+  std::memcpy(file.data(),
+              "\x7f"
+              "ELF\x02\x01",
+              6);
+  auto put = [&](std::size_t at, auto value) { std::memcpy(&file[at], &value, sizeof(value)); };
+  const std::uint64_t shoff = 64 + sizeof(names);
+  put(0x28, shoff);
+  put(0x3A, std::uint16_t{64});
+  put(0x3C, std::uint16_t{3});
+  put(0x3E, std::uint16_t{1});
+  std::memcpy(&file[64], names, sizeof(names));
+  // [1] .shstrtab
+  put(shoff + 64 + 0, std::uint32_t{1});
+  put(shoff + 64 + 4, std::uint32_t{3});
+  put(shoff + 64 + 24, std::uint64_t{64});
+  put(shoff + 64 + 32, std::uint64_t{sizeof(names)});
+  // [2] .nv_fatbin
+  put(shoff + 128 + 0, std::uint32_t{11});
+  put(shoff + 128 + 4, type);
+  put(shoff + 128 + 24, offset);
+  put(shoff + 128 + 32, size);
+  return file;
+}
+
+TEST_CASE("a section whose extent leaves the file is an error, NOBITS included", "[elf]") {
+  constexpr std::uint32_t kProgbits = 1, kNobits = 8;
+  // A NOBITS .nv_fatbin at the end of the file and far past it: never read as contents.
+  for (const std::uint64_t offset : {std::uint64_t{0}, std::uint64_t{1} << 40}) {
+    auto file = elf_with_fatbin_section(kNobits, offset, 4096);
+    if (offset == 0) {
+      const std::uint64_t end = file.size();
+      std::memcpy(&file[64 + 24 + 128 + 24], &end, 8);  // offset = EOF
+    }
+    const auto read = read_elf(file);
+    REQUIRE_FALSE(read);
+    CHECK((read.error().message == ".nv_fatbin has no contents in the file (NOBITS)" ||
+           read.error().message == "section 2 lies outside the file"));
+  }
+  CHECK(read_elf(elf_with_fatbin_section(kNobits, std::uint64_t{1} << 40, 16)).error().message ==
+        "section 2 lies outside the file");
+  CHECK(read_elf(elf_with_fatbin_section(kProgbits, 100, std::uint64_t{1} << 40)).error().message ==
+        "section 2 lies outside the file");
+}
+
+TEST_CASE("undefined dynamic symbols come with the version each needs", "[elf]") {
+  // This test program itself: a real ELF linked against glibc.
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  const std::vector<std::uint8_t> self{std::istreambuf_iterator<char>(in), {}};
+  const auto elf = read_elf(self);
+  REQUIRE(elf);
+  CHECK_FALSE(elf->undefined.empty());
+  CHECK(std::any_of(elf->undefined.begin(), elf->undefined.end(), [](const SymbolNeed& n) {
+    return n.library == "libc.so.6" && n.version.starts_with("GLIBC_") && !n.symbol.empty();
+  }));
+  // Every versioned need also appears among the Verneed records.
+  for (const SymbolNeed& n : elf->undefined) {
+    if (n.version.empty()) continue;
+    CHECK(std::find(elf->version_needs.begin(), elf->version_needs.end(),
+                    std::pair{n.library, n.version}) != elf->version_needs.end());
+  }
 }
 
 TEST_CASE("architecture names as TORCH_CUDA_ARCH_LIST writes them", "[elf]") {

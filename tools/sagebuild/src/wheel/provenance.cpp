@@ -5,19 +5,13 @@
 namespace sagebuild::wheel {
 
 nlohmann::ordered_json Provenance::to_json() const {
-  return {{"schema", schema},
-          {"sagebuild", sagebuild_version},
-          {"commit", commit},
-          {"dirty", dirty},
-          {"entry", entry},
-          {"package", package},
-          {"version", version},
-          {"torch", torch},
-          {"cuda", cuda},
-          {"python", python},
-          {"platform_tag", platform_tag},
-          {"archs", archs},
-          {"flags", flags}};
+  return {{"schema", schema},   {"sagebuild", sagebuild_version},
+          {"commit", commit},   {"dirty", dirty},
+          {"entry", entry},     {"package", package},
+          {"version", version}, {"torch", torch},
+          {"abi", abi},         {"cuda", cuda},
+          {"python", python},   {"platform_tag", platform_tag},
+          {"archs", archs},     {"flags", flags}};
 }
 
 Expected<Provenance> Provenance::parse(std::string_view text) {
@@ -39,6 +33,11 @@ Expected<Provenance> Provenance::parse(std::string_view text) {
     p.package = doc.at("package").get<std::string>();
     p.version = doc.at("version").get<std::string>();
     p.torch = doc.at("torch").get<std::string>();
+    p.abi = doc.value("abi", "per-torch");
+    if (p.abi != "per-torch" && p.abi != "stable") {
+      return Error{
+          fmt::format("{} names the ABI '{}'; per-torch or stable", kProvenanceFile, p.abi)};
+    }
     p.cuda = doc.at("cuda").get<std::string>();
     p.python = doc.at("python").get<std::string>();
     p.platform_tag = doc.at("platform_tag").get<std::string>();

@@ -27,21 +27,30 @@ std::vector<std::uint8_t> bytes(std::string_view s) {
   return {s.begin(), s.end()};
 }
 
-// WHEEL with its Build line set to `tag` (replaced, or added after the Tag lines).
-std::string with_build_line(std::string_view wheel_file, const std::string& tag) {
+// WHEEL with its Build line set to `build` (replaced, or added after the Tag lines) and, when
+// `tags` is given, its Tag lines replaced by that one.
+std::string with_wheel_lines(std::string_view wheel_file, const std::string& build,
+                             const std::optional<WheelTags>& tags) {
   std::string out;
-  bool written = false;
+  bool build_written = false, tag_written = false;
   for (const std::string& raw : text::split(wheel_file, '\n')) {
     const std::string_view line = text::trim(raw);
     if (line.empty()) continue;
-    if (text::ascii_lower(line.substr(0, 6)) == "build:") {
-      if (!written) out += "Build: " + tag + "\n";
-      written = true;
+    const std::string key = text::ascii_lower(line.substr(0, line.find(':') + 1));
+    if (key == "build:") {
+      if (!build_written) out += "Build: " + build + "\n";
+      build_written = true;
+      continue;
+    }
+    if (key == "tag:" && tags) {
+      if (!tag_written) out += "Tag: " + tags->str() + "\n";
+      tag_written = true;
       continue;
     }
     out += std::string(line) + "\n";
   }
-  if (!written) out += "Build: " + tag + "\n";
+  if (tags && !tag_written) out += "Tag: " + tags->str() + "\n";
+  if (!build_written) out += "Build: " + build + "\n";
   return out;
 }
 
@@ -106,7 +115,8 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
       continue;
     ZipWriteEntry out{renamed(e.name), data, (e.unix_mode() & 0111) != 0};
     if (e.name == dist_info + "WHEEL") {
-      out.data = bytes(with_build_line(std::string(data.begin(), data.end()), r.build_tag));
+      out.data =
+          bytes(with_wheel_lines(std::string(data.begin(), data.end()), r.build_tag, r.tags));
       saw_wheel = true;
     } else if (e.name == dist_info + "METADATA" && version != name->version_text) {
       out.data = bytes(with_version(std::string(data.begin(), data.end()), version));
@@ -132,8 +142,8 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
   all.push_back({new_dist_info + "RECORD", bytes(record), false});
 
   // A normalized PEP 440 version has no '-', so it goes into the file name as it is.
-  const std::string new_name =
-      fmt::format("{}-{}-{}-{}.whl", name->name_part, version, r.build_tag, name->tag_text);
+  const std::string new_name = fmt::format("{}-{}-{}-{}.whl", name->name_part, version, r.build_tag,
+                                           r.tags ? r.tags->str() : name->tag_text);
   const std::filesystem::path target = r.output_dir / new_name;
   const std::filesystem::path temp = r.output_dir / ("." + new_name + ".partial");
   if (auto written = write_zip(temp, all, r.source_date_epoch); !written) {

@@ -1,14 +1,16 @@
 // Re-packs a wheel that a build backend produced into the convention's form: the build tag in
-// the file name and in WHEEL's Build line, the provenance record added to the .dist-info, RECORD
-// rewritten for the new contents, entries in a fixed order (package files sorted, .dist-info
-// last, RECORD last of all) with fixed timestamps and permissions.
+// the file name and in WHEEL's Build line, the tags it is published under, the provenance record
+// added to the .dist-info, RECORD rewritten for the new contents, entries in a fixed order (package
+// files sorted, .dist-info last, RECORD last of all) with fixed timestamps and permissions.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "util/expected.h"
+#include "wheel/naming.h"
 #include "wheel/provenance.h"
 
 namespace sagebuild::wheel {
@@ -23,6 +25,9 @@ struct RepackRequest {
   // Version rewritten. Empty: keep the built version.
   std::string version = {};
   std::int64_t source_date_epoch = 315532800;  // ZIP timestamps (1980-01-01 when unknown)
+  // The tags the wheel is published under, when they differ from the backend's: WHEEL's Tag
+  // lines and the file name say these instead (a stable-ABI wheel's py3-none, a manylinux tag).
+  std::optional<WheelTags> tags = {};
 };
 
 // Returns the path of the new wheel. The input is never modified.

@@ -15,6 +15,7 @@
 #include "wheel/dist_info.h"
 #include "wheel/elf.h"
 #include "wheel/filename.h"
+#include "wheel/linux_policy.h"
 #include "wheel/naming.h"
 #include "wheel/pe.h"
 
@@ -69,10 +70,12 @@ constexpr CheckInfo kChecks[] = {
    "build on (or for) the platform the wheel is tagged for"},
   {"B002", "needed-libraries", "each binary needs only libraries of the platform's allow-list or the wheel",
    "link the dependency statically, or vendor it into the wheel"},
-  {"B003", "symbol-versions", "GLIBC/GLIBCXX symbol versions fit a manylinux_X_Y tag",
-   "build on an older distribution (the manylinux_2_28 builder) or raise the tag"},
+  {"B003", "symbol-versions", "the binaries' symbol versions (GLIBC, GLIBCXX, CXXABI, GCC) fit the manylinux tag",
+   "build on an older distribution (the manylinux_2_28 builder), link the newer parts statically, or raise the tag"},
   {"B004", "cuda-archs", "the binaries contain SASS for every listed architecture (PTX where asked)",
    "build with the entry's TORCH_CUDA_ARCH_LIST"},
+  {"B005", "no-libpython", "a wheel for every Python (py3-none, abi3) needs no libpython and no CPython API symbols",
+   "build the binding without Python headers (torch.ops.load_library loads it), or tag the wheel for one CPython"},
   {"P001", "provenance", "the wheel records how it was built (dist-info/sagebuild.json)",
    "build the wheel with sagebuild build"},
   {"P002", "provenance-consistent", "the recorded provenance agrees with the name and metadata",
@@ -135,10 +138,6 @@ constexpr std::string_view kWindowsAllowedLibraries[] = {
     "python3*.dll",
 };
 
-// Newest GLIBCXX each manylinux glibc baseline allows (auditwheel's policy file, x86_64).
-constexpr std::pair<int, int> kGlibcxxByGlibc[] = {{17, 19}, {24, 22}, {27, 24}, {28, 24},
-                                                   {31, 28}, {34, 29}, {35, 30}, {39, 33}};
-
 constexpr std::uint16_t kMachineX86_64 = 62;
 constexpr std::uint16_t kMachineAarch64 = 183;
 
@@ -151,12 +150,6 @@ struct EntryResult {
   std::optional<Expected<ElfInfo>> elf;
   std::optional<Expected<PeInfo>> pe;
 };
-
-bool is_binary_name(std::string_view name) {
-  const std::string_view base = name.substr(name.rfind('/') + 1);
-  return base.ends_with(".so") || base.find(".so.") != std::string_view::npos ||
-         base.ends_with(".pyd") || base.ends_with(".dll");
-}
 
 class Verifier {
  public:
@@ -542,8 +535,8 @@ class Verifier {
                        p.cuda, build_tag(*torch, *cuda), name_->build->text));
     }
     const std::string cp = "cp" + text::join(text::split(p.python, '.'), "");
-    if (std::none_of(name_->tags.begin(), name_->tags.end(),
-                     [&](const Tag& t) { return t.interpreter == cp; })) {
+    if (!for_every_python() && std::none_of(name_->tags.begin(), name_->tags.end(),
+                                            [&](const Tag& t) { return t.interpreter == cp; })) {
       fail("P002", where,
            fmt::format("built for Python {}, the file name says {}", p.python, name_->tag_text));
     }
@@ -552,6 +545,11 @@ class Verifier {
       fail("P002", where,
            fmt::format("built for platform {}, the file name says {}", p.platform_tag,
                        name_->tag_text));
+    }
+    if ((p.abi == "stable") != for_every_python()) {
+      fail("P002", where,
+           fmt::format("built on the {} ABI, but the file name's tags say {}", p.abi,
+                       for_every_python() ? "every Python" : "one CPython"));
     }
   }
 
@@ -605,9 +603,13 @@ class Verifier {
     }
     report_.torch = torch_candidates[0];
     report_.cuda = cuda_candidates[0];
-    // M003: the torch pin must be the one this build tag implies.
+    // M003: the torch pin must be the one this build tag implies: the minor release for a
+    // wheel of one CPython, that release and every later one for a wheel of every Python (the
+    // stable ABI's).
     const auto torch = *Version::parse(report_.torch);
-    const std::string want = torch_requirement(torch).substr(5);  // "==2.8.*"
+    const std::string want =
+        (for_every_python() ? torch_requirement_from(torch) : torch_requirement(torch))
+            .substr(5);  // "==2.8.*" or ">=2.10"
     if (std::find(torch_requirements_.begin(), torch_requirements_.end(), want) ==
         torch_requirements_.end()) {
       fail("M003", "",
@@ -621,13 +623,17 @@ class Verifier {
   // ---- N003: is this the wheel a matrix entry expects? ----
   void check_expected() {
     const ExpectedBuild* entry = nullptr;
+    auto names_this = [&](const ExpectedBuild& e) {
+      return e.wheel == report_.file_name ||
+             (!e.fallback_wheel.empty() && e.fallback_wheel == report_.file_name);
+    };
     for (const auto& e : options_.known_entries) {
-      if (e.wheel == report_.file_name) entry = &e;
+      if (names_this(e)) entry = &e;
     }
     if (options_.expected) {
       entry = nullptr;
       for (const auto& e : *options_.expected) {
-        if (e.wheel == report_.file_name) entry = &e;
+        if (names_this(e)) entry = &e;
       }
       if (!entry) {
         std::vector<std::string> names;
@@ -657,13 +663,9 @@ class Verifier {
     std::set<std::string> in_wheel;
     for (const ZipEntry& e : archive.entries())
       in_wheel.insert(e.name.substr(e.name.rfind('/') + 1));
-    std::optional<std::pair<int, int>> manylinux;
-    if (int major = 0, minor = 0;
-        std::sscanf(platform.c_str(), "manylinux_%d_%d_", &major, &minor) == 2) {
-      manylinux = std::pair{major, minor};
-    } else if (platform.starts_with("manylinux2014")) {
-      manylinux = std::pair{2, 17};
-    }
+    const LinuxPolicy* policy = policy_for_tag(platform);
+    std::vector<std::string> wheel_libraries(in_wheel.begin(), in_wheel.end());
+    std::vector<const ElfInfo*> elves;
     std::set<std::string> sass, ptx;
     int binaries = 0;
     Version newest_glibc = *Version::parse("0");
@@ -718,53 +720,36 @@ class Verifier {
         fail("B001", path, "an ELF binary in a Windows wheel");
       else if (elf.machine != machine)
         fail("B001", path, fmt::format("ELF machine {} does not match {}", elf.machine, platform));
-      for (const std::string& library : elf.needed) {
-        const bool allowed =
-            in_wheel.count(library) ||
-            std::any_of(std::begin(kLinuxAllowedLibraries), std::end(kLinuxAllowedLibraries),
-                        [&](std::string_view p) { return glob::matches(p, library); });
-        if (!allowed)
-          fail("B002", path,
-               fmt::format("needs {}, which is neither allowed nor in the wheel", library));
-      }
-      // B003 reports, per binary and symbol family, the newest version over the tag's limit.
-      std::optional<Version> glibc_over, glibcxx_over;
-      int glibcxx_limit = 19;
-      for (const auto& [glibc, glibcxx] : kGlibcxxByGlibc) {
-        if (manylinux && manylinux->second >= glibc) glibcxx_limit = glibcxx;
-      }
-      for (const auto& [library, version] : elf.version_needs) {
-        if (version.starts_with("GLIBC_")) {
-          const auto v = Version::parse(version.substr(6));
-          if (!v) continue;
-          if (*v > newest_glibc) newest_glibc = *v;
-          const bool over =
-              manylinux && (v->major() > manylinux->first ||
-                            (v->major() == manylinux->first && v->minor() > manylinux->second));
-          if (over && (!glibc_over || *v > *glibc_over)) glibc_over = v;
-        } else if (version.starts_with("GLIBCXX_3.4")) {
-          const auto v = Version::parse(version.substr(8));
-          if (manylinux && v && v->size() >= 3 && v->part(2) > glibcxx_limit &&
-              (!glibcxx_over || *v > *glibcxx_over)) {
-            glibcxx_over = v;
-          }
+      elves.push_back(&elf);
+      if (policy) {
+        for (const PolicyViolation& v : policy_violations(elf, *policy, wheel_libraries))
+          fail(v.kind == PolicyViolation::Kind::library ? "B002" : "B003", path, v.message);
+      } else {
+        for (const std::string& library : elf.needed) {
+          const bool allowed =
+              in_wheel.count(library) ||
+              std::any_of(std::begin(kLinuxAllowedLibraries), std::end(kLinuxAllowedLibraries),
+                          [&](std::string_view p) { return glob::matches(p, library); });
+          if (!allowed)
+            fail("B002", path,
+                 fmt::format("needs {}, which is neither allowed nor in the wheel", library));
         }
       }
-      if (glibc_over) {
-        fail("B003", path,
-             fmt::format("needs GLIBC_{}; {} promises glibc {}.{}", glibc_over->str(), platform,
-                         manylinux->first, manylinux->second));
+      for (const auto& [library, version] : elf.version_needs) {
+        if (!version.starts_with("GLIBC_")) continue;
+        if (const auto v = Version::parse(version.substr(6)); v && *v > newest_glibc)
+          newest_glibc = *v;
       }
-      if (glibcxx_over) {
-        fail("B003", path,
-             fmt::format("needs GLIBCXX_{}; {} allows up to GLIBCXX_3.4.{}", glibcxx_over->str(),
-                         platform, glibcxx_limit));
-      }
+      if (for_every_python()) check_no_libpython(path, elf);
       for (const FatbinImage& image : elf.fatbin) {
         (image.kind == FatbinImage::Kind::sass ? sass : ptx).insert(image.name());
       }
     }
     if (newest_glibc.major() > 0) report_.min_glibc = newest_glibc.str();
+    if (!elves.empty() && !windows) {
+      report_.manylinux = symbol_policy(elves).value_or("");
+      report_.external_libraries = external_libraries(elves, wheel_libraries);
+    }
     report_.sass.assign(sass.begin(), sass.end());
     report_.ptx.assign(ptx.begin(), ptx.end());
     if (!name_) return;
@@ -800,6 +785,37 @@ class Verifier {
     }
   }
 
+  // A wheel whose tags take every Python 3 (py3-none, cp3X-abi3): its binaries must not need
+  // one Python's library or API.
+  bool for_every_python() const {
+    return name_ && std::all_of(name_->tags.begin(), name_->tags.end(), [](const Tag& t) {
+             return t.abi == "abi3" || (t.abi == "none" && t.interpreter.starts_with("py"));
+           });
+  }
+
+  // ---- B005: no libpython, no CPython API ----
+  void check_no_libpython(const std::string& path, const ElfInfo& elf) {
+    for (const std::string& library : elf.needed) {
+      if (library.starts_with("libpython")) {
+        fail("B005", path, fmt::format("needs {}: it works with that one Python only", library));
+      }
+    }
+    if (name_ && std::any_of(name_->tags.begin(), name_->tags.end(),
+                             [](const Tag& t) { return t.abi == "abi3"; })) {
+      return;  // the limited API's symbols are what abi3 binaries may use
+    }
+    std::vector<std::string> api;
+    for (const SymbolNeed& need : elf.undefined) {
+      if (need.symbol.starts_with("Py") || need.symbol.starts_with("_Py"))
+        api.push_back(need.symbol);
+    }
+    if (!api.empty()) {
+      fail("B005", path,
+           fmt::format("uses the CPython API ({}{}) but is tagged for every Python", api.front(),
+                       api.size() > 1 ? fmt::format(" and {} more", api.size() - 1) : ""));
+    }
+  }
+
   // "3.12" from a cp312 tag of the file name, or "" when it names no CPython.
   std::string cpython_version() const {
     for (const Tag& t : name_->tags) {
@@ -820,12 +836,14 @@ class Verifier {
     ImportRequest request;
     request.python = cpython_version();
     if (!report_.torch.empty()) {
-      request.torch_requirement = torch_requirement(*Version::parse(report_.torch));
+      const Version torch = *Version::parse(report_.torch);
+      request.torch_requirement =
+          for_every_python() ? torch_requirement_from(torch) : torch_requirement(torch);
     } else if (torch_requirements_.size() == 1) {
       request.torch_requirement = "torch" + torch_requirements_[0];  // no build tag: METADATA's pin
     }
     request.module = escape_distribution_name(name_->name_part);
-    if (request.python.empty()) {
+    if (request.python.empty() && !for_every_python()) {
       report_.import_test = "skipped: the wheel names no CPython version";
       return;
     }
@@ -921,6 +939,8 @@ nlohmann::ordered_json report_to_json(const WheelReport& r) {
                                 {"sass", r.sass},
                                 {"ptx", r.ptx},
                                 {"min_glibc", r.min_glibc},
+                                {"manylinux", r.manylinux},
+                                {"external_libraries", r.external_libraries},
                                 {"import_test", r.import_test},
                                 {"entries", r.entries},
                                 {"size", r.file_size},

@@ -33,6 +33,7 @@ const CheckInfo* find_check(std::string_view id_or_name);
 struct ExpectedBuild {
   std::string id;
   std::string wheel;
+  std::string fallback_wheel;  // the same build under the platform's fallback tag, if it has one
   Version torch;
   Version cuda;
   Version python;
@@ -49,7 +50,7 @@ struct KnownVersions {
 // --import-test: what to install and import, and what came of it. The work is done by a
 // function the caller provides (backend/install_check.h), so this room runs no processes.
 struct ImportRequest {
-  std::string python;             // "3.12"
+  std::string python;             // "3.12", or "" for a wheel of every Python: any will do
   std::string torch_requirement;  // "torch==2.8.*", or "" when the wheel pins none
   std::string module;             // "sageattention"
 };
@@ -89,7 +90,12 @@ struct WheelReport {
   std::string cuda;
   std::vector<std::string> sass;  // images found in the binaries: "sm_90a"
   std::vector<std::string> ptx;
-  std::string min_glibc;    // highest GLIBC_ version the binaries need
+  std::string min_glibc;  // highest GLIBC_ version the binaries need
+  // The oldest manylinux policy the binaries' symbol versions meet ("" when none), and the
+  // libraries they need that are on no policy's list (torch's included): what auditwheel show
+  // reports, so that the two can be compared.
+  std::string manylinux;
+  std::vector<std::string> external_libraries;
   std::string import_test;  // "", "passed: <module path>", "skipped: <why>"
   std::uint64_t file_size = 0;
   std::uint64_t inflated = 0;
