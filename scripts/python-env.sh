@@ -8,12 +8,14 @@
 # pytest beside torch. Idempotent: made once, remade only when this list changes. Prints nothing
 # else on success.
 #
-# Disk: torch's CUDA runtime makes this ~4 GB. It is installed the way sagebuild's own build
-# environments are (toolchain/environment.cpp): torch without its dependencies, then its
-# requirements without triton (neither building nor importing the package needs torch's
-# compiler: 0.6 GB), without pip's cache (it would keep a second copy of every wheel: ~3 GB), one
-# pip call per large requirement so that at most one batch of downloaded wheels waits on disk.
-# A run that fails part-way (a full disk) leaves no stamp, so the next run starts over.
+# Disk: torch's CUDA runtime is ~3 GB per CUDA release. Like sagebuild's own build environments
+# (toolchain/environment.cpp) the large requirements are shared: every wheel of torch's exact
+# dependency closure that is large (nvidia-*, cuda-*, triton) is installed once, on its own, into
+# build/torch-runtime/<name>-<version>/ and reached from each environment through a .pth file,
+# so torch 2.9 and 2.10 (the same CUDA 12.8 wheels but one) share 3 GB. Nothing goes through
+# pip's cache (it would keep a second copy of every wheel). An environment that fails part-way
+# (a full disk) leaves no stamp, so the next run starts over; a pool directory is used only once
+# it is complete.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,19 +24,20 @@ venv=${2:-build/torch-venv}
 py=${3:-3.12}
 python=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$py".*/bin/python"$py" 2>/dev/null | tail -1 || true)
 python=${python:-$(command -v "python$py" || command -v python3)}
+pool=build/torch-runtime
 stamp=$venv/.requirements
 tools="scikit-build-core==1.1.2 pytest numpy ninja"
-wanted="torch==$torch_version (without triton) $tools"
+wanted="torch==$torch_version (runtime from $pool) $tools"
 if [[ -x $venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$wanted" ]]; then
   exit 0
 fi
 
-mkdir -p "$(dirname "$venv")"
-needed_kb=$((4608 * 1024))  # measured: 4.1 GB at the peak
-free_kb=$(df -Pk "$(dirname "$venv")" | awk 'NR == 2 { print $4 }')
+mkdir -p "$(dirname "$venv")" "$pool"
+needed_kb=$((4608 * 1024))  # torch and a CUDA runtime that is not in the pool yet
+free_kb=$(df -Pk "$pool" | awk 'NR == 2 { print $4 }')
 if ((free_kb < needed_kb)); then
-  echo "python-env: needs ~4.5 GB free for torch $torch_version and its CUDA runtime in $venv;" \
-    "$((free_kb / 1024)) MB free on $(df -P "$(dirname "$venv")" | awk 'NR == 2 { print $6 }')" >&2
+  echo "python-env: needs ~4.5 GB free for torch $torch_version and its CUDA runtime;" \
+    "$((free_kb / 1024)) MB free on $(df -P "$pool" | awk 'NR == 2 { print $6 }')" >&2
   exit 1
 fi
 
@@ -42,29 +45,31 @@ echo "python-env: installing $wanted into $venv ($python)"
 rm -rf "$venv"
 "$python" -m venv "$venv"
 pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir
-  --no-warn-conflicts)  # torch lacks its requirements until the last call
-"${pip[@]}" --no-deps "torch==$torch_version"
-# torch's requirements as its metadata states them, for this platform, less triton.
-mapfile -t requirements < <("$venv/bin/python" - <<'EOF'
-from importlib.metadata import requires
-from pip._vendor.packaging.requirements import Requirement
-for text in requires('torch') or []:
-    r = Requirement(text)
-    if r.marker is not None and not r.marker.evaluate({'extra': ''}):
-        continue
-    if r.name.lower() == 'triton':
-        continue
-    r.marker = None
-    print(r)
-EOF
-)
+  --no-warn-conflicts)
+# torch's whole dependency closure, as pip resolves it for this Python and platform.
+closure=$("$venv/bin/python" -m pip install --quiet --dry-run --ignore-installed --disable-pip-version-check \
+  --report - "torch==$torch_version" | "$venv/bin/python" -c '
+import json, sys
+for item in json.load(sys.stdin)["install"]:
+    print(item["metadata"]["name"].lower().replace("_", "-") + "==" + item["metadata"]["version"])')
+site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 small=()
-for r in "${requirements[@]}"; do
+for r in $closure; do
   case $r in
-    nvidia-* | cuda-toolkit*) "${pip[@]}" "$r" ;;  # hundreds of MB each: one call apiece
+    torch==*) ;;
+    nvidia-* | cuda-* | triton==*)
+      dir=$pool/${r/==/-}
+      if [[ ! -f $dir/.complete ]]; then
+        rm -rf "$dir"
+        "${pip[@]}" --no-deps --target "$dir" "$r"  # hundreds of MB each: one call apiece
+        touch "$dir/.complete"
+      fi
+      echo "$PWD/$dir" >>"$site/torch-runtime.pth"
+      ;;
     *) small+=("$r") ;;
   esac
 done
+"${pip[@]}" --no-deps "torch==$torch_version"
 # shellcheck disable=SC2086  # $tools is a list of requirement specifiers
 "${pip[@]}" "${small[@]}" $tools
 printf '%s' "$wanted" >"$stamp"

@@ -29,3 +29,4 @@ ctest --preset ci -j "$(nproc)"
 
 # The Python package: wheel build against torch from PyPI, verify-wheel, CPU tests (pytest).
 bash scripts/test-python.sh
+bash scripts/test-universal.sh

@@ -94,6 +94,10 @@ def _validate(q, k, v, tensor_layout):
 
 
 def _fallback_reason(q, attn_mask, dropout_p):
+    # First: a library that does not load (a torch older than the wheel needs, a broken install)
+    # is what the user must hear about, whatever the tensors.
+    if not _ops.available():
+        return f"the compiled kernels could not be loaded ({_ops.LOAD_ERROR})"
     if not q.is_cuda:
         if not torch.cuda.is_available():
             return "the tensors are on the CPU (torch.cuda.is_available() is False)"
@@ -106,8 +110,6 @@ def _fallback_reason(q, attn_mask, dropout_p):
         return "an attn_mask (the kernels support causal masking only)"
     if dropout_p:
         return "dropout"
-    if not _ops.available():
-        return f"the compiled kernels could not be loaded ({_ops.LOAD_ERROR})"
     major, minor = torch.cuda.get_device_capability(q.device)
     if path_for_capability(major, minor) is None:
         return f"compute capability {major}.{minor} (sageattn needs 8.0 or newer)"

@@ -2,6 +2,7 @@
 scaled_dot_product_attention (and strict mode), and the fake implementation torch.compile uses.
 Run against the installed wheel (not the source tree) in CI."""
 import math
+import os
 import warnings
 
 import pytest
@@ -139,6 +140,49 @@ def test_fake_implementation_gives_shapes_for_torch_compile():
         k_nhd = torch.empty(2, 40, 2, 64, dtype=torch.bfloat16, device="cuda")
         o, lse = torch.ops.sageattention.attention(q_nhd, k_nhd, k_nhd, 1, False, 0.1, 1, 1, 0, True, False)
         assert o.shape == q_nhd.shape and lse.numel() == 0
+
+
+def test_torch_compile_fullgraph_traces_the_operator():
+    # Dynamo and AOT autograd trace the operator through its fake implementation (no graph
+    # break); the compiled graph then runs on meta tensors, so no GPU is needed.
+    def f(q, k, v):
+        o, _ = torch.ops.sageattention.attention(q, k, v, 0, True, 0.1, 0, 1, 0, True, False)
+        return o * 2
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    q = torch.empty(2, 8, 17, 128, dtype=torch.float16, device="meta")
+    k = torch.empty(2, 2, 40, 128, dtype=torch.float16, device="meta")
+    out = compiled(q, k, k)
+    assert out.shape == q.shape and out.dtype == torch.float16 and out.device.type == "meta"
+
+
+def test_a_library_that_cannot_load_falls_back_with_one_warning(tmp_path):
+    # A real load failure: a copy of the installed package whose _kernels.so is not a library.
+    # Importing it must not fail; sageattn falls back with one warning that names the cause, and
+    # strict mode raises instead.
+    import shutil
+    import subprocess
+    import sys
+    package = tmp_path / "sageattention"
+    shutil.copytree(os.path.dirname(sageattention.__file__), package)
+    (package / "_kernels.so").write_bytes(b"not an ELF file")
+    script = (
+        "import warnings, torch, sageattention\n"
+        "from sageattention import sageattn, SageAttentionError\n"
+        "q = torch.randn(1, 2, 8, 64)\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    sageattn(q, q, q); sageattn(q, q, q)\n"
+        "print(len(caught), caught[0].message if caught else '')\n"
+        "try:\n"
+        "    sageattn(q, q, q, strict=True)\n"
+        "except SageAttentionError as e:\n"
+        "    print('strict:', e)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("1 sageattn: falling back") and "could not be loaded" in lines[0]
+    assert lines[1].startswith("strict:") and "could not be loaded" in lines[1]
 
 
 @pytest.mark.parametrize("heads_q, heads_kv", [(65544, 8), (65544, 65544), (70000, 1), (140000, 2),

@@ -26,10 +26,19 @@ def pyenv_python(version):
     return found[-1] if found else None
 
 
+def report(sagebuild, matrix, wheel, *args):
+    done = subprocess.run([sagebuild, "--matrix", matrix, "verify-wheel", "--json", *args, wheel],
+                          capture_output=True, text=True)
+    return json.loads(done.stdout)[0]
+
+
 def import_result(sagebuild, matrix, wheel, python):
-    done = subprocess.run([sagebuild, "--matrix", matrix, "verify-wheel", "--json",
-                           "--import-python", python, wheel], capture_output=True, text=True)
-    return json.loads(done.stdout)[0]["import_test"]
+    r = report(sagebuild, matrix, wheel, "--import-python", python)
+    # A skipped I001 is never counted among the checks that ran.
+    check("a skipped import test is listed as skipped, not among the checks run",
+          "I001" not in r["checks"] and [s["check"] for s in r["skipped"]] == ["I001"],
+          f"checks {r['checks']} skipped {r['skipped']}")
+    return r["import_test"]
 
 
 def main():
@@ -46,6 +55,16 @@ def main():
               result.startswith("skipped: ") and "has no torch" in result, result)
     else:
         print("no pyenv Python 3.12 here: the no-torch case was not run")
+    # Without --import-test, I001 did not run: skipped with the reason, everywhere.
+    r = report(sagebuild, matrix, good)
+    check("without --import-test, I001 is skipped with the reason, not passed",
+          "I001" not in r["checks"] and r["skipped"] == [{"check": "I001", "name": "import",
+                                                          "reason": "not asked for (--import-test)"}],
+          f"checks {r['checks']} skipped {r['skipped']}")
+    text = subprocess.run([sagebuild, "--matrix", matrix, "verify-wheel", good], capture_output=True,
+                          text=True).stdout
+    check("the text report counts the checks that passed and the skipped one apart",
+          "checks passed, 1 skipped" in text and "import test skipped: not asked for" in text, text)
     # A wheel whose name has no build tag (so no decoded torch): the pin then comes from
     # METADATA, and nothing may crash on the way (it once did).
     no_tag = glob.glob(os.path.join(corpus, "n002_no_build_tag", "*.whl"))[0]

@@ -35,6 +35,9 @@ struct BuildOptions {
   bool force = false;
   bool dry_run = false;
   bool import_test = true;
+  // Entries whose Python or CUDA toolkit this machine lacks (and cannot provision) are skipped,
+  // with the reason and how to get them, instead of failing the build.
+  bool skip_unavailable = false;
   Backend backend = Backend::native;
   toolchain::TorchSource torch;
   std::vector<std::pair<Version, std::filesystem::path>> cuda_paths;  // --cuda-path

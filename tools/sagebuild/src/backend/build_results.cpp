@@ -12,13 +12,14 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-constexpr std::array<std::pair<EntryOutcome, std::string_view>, 6> kOutcomeNames = {{
+constexpr std::array<std::pair<EntryOutcome, std::string_view>, 7> kOutcomeNames = {{
     {EntryOutcome::built, "built"},
     {EntryOutcome::up_to_date, "up_to_date"},
     {EntryOutcome::build_failed, "build_failed"},
     {EntryOutcome::verification_failed, "verification_failed"},
     {EntryOutcome::interrupted, "interrupted"},
     {EntryOutcome::not_started, "not_started"},
+    {EntryOutcome::skipped, "skipped"},
 }};
 
 }  // namespace

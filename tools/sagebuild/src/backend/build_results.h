@@ -23,6 +23,7 @@ enum class EntryOutcome {
   verification_failed,  // the wheel was made but failed a check: it stays in build/sagebuild/
   interrupted,          // Ctrl-C or a termination signal during the entry
   not_started,          // the run was interrupted before this entry's turn
+  skipped,              // --skip-unavailable: this machine lacks its Python or CUDA toolkit
 };
 
 // "built", "up_to_date", ...: the names results files and tables use.

@@ -188,17 +188,22 @@ class EntryRun {
                   fmt::format("CUDA {} is not in matrix.yaml", e_.cuda.str()));
     }
     auto python = find_interpreter();
-    if (!python) return fail(EntryOutcome::build_failed, python.error().message);
+    if (!python) return fail(unavailable(), python.error().message);
     python_ = *python;
     toolchain::CudaSearch search{
         o_.cuda_paths, m_.toolchains, o_.cache / "cuda",
         python_,       true,          [this](const std::string& l) { note(l); }};
     auto toolkit = toolchain::find_cuda(declared ? *declared : given, search);
-    if (!toolkit) return fail(EntryOutcome::build_failed, toolkit.error().message);
+    if (!toolkit) return fail(unavailable(), toolkit.error().message);
     toolkit_ = *toolkit;
     note(fmt::format("Python {}: {}; CUDA {}: {}", python_version_.str(), python_.string(),
                      toolkit_.version, toolkit_.origin));
     return true;
+  }
+
+  // A toolchain this machine lacks: a failure, or with --skip-unavailable a skipped entry.
+  EntryOutcome unavailable() const {
+    return o_.skip_unavailable ? EntryOutcome::skipped : EntryOutcome::build_failed;
   }
 
   // The entry's interpreter: an existing environment's of its Python first (--python-env,
@@ -447,9 +452,9 @@ class EntryRun {
         produced_, work() / "out",       dist(), e_.build_tag,      o_.package_version,
         tags_,     o_.source_date_epoch, p,      expected_build(e_)};
     if (o_.import_test) {
-      const stdfs::path env_python = env_.python;
-      finish.import_tester = [env_python](const stdfs::path& wheel, const wheel::ImportRequest& r) {
-        return run_install_check(wheel, r, {.python = env_python});
+      InstallCheckOptions check{.python = env_.python, .check = m_.package.import_check};
+      finish.import_tester = [check](const stdfs::path& wheel, const wheel::ImportRequest& r) {
+        return run_install_check(wheel, r, check);
       };
     }
     std::ostringstream report;

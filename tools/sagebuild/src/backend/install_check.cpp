@@ -162,8 +162,9 @@ ImportOutcome run_install_check(const stdfs::path& wheel_path, const wheel::Impo
            "import sys\n"
            "try:\n    import torch\n"
            "except Exception as e:\n    print(f'torch does not import: {{e}}'); sys.exit(75)\n"
-           "import {0}; print({0}.__file__)",
-           request.module)},
+           "import {0}; print({0}.__file__)\n"
+           "{1}\n",
+           request.module, options.check)},
       {.working_directory = dir.path(), .timeout = std::chrono::minutes(5)});
   if (imported && imported->exit_code == 75) {
     return skipped(fmt::format("{}: {}", base.string(), imported->last_line()));

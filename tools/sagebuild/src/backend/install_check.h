@@ -19,6 +19,8 @@ struct InstallCheckOptions {
   // site-packages and only the wheel is installed. Empty: find the wheel's Python and install
   // torch from pip's configured index.
   std::filesystem::path python;
+  // Python run after the import (matrix.yaml package.import_check); its failure fails the check.
+  std::string check;
   std::chrono::minutes install_timeout{30};
 };
 

@@ -170,8 +170,10 @@ class Commands {
     return load();
   }
 
+  // `install`: --import-test's options (the check after the import is matrix.yaml's).
   int verify_wheel(const std::vector<std::string>& files, wheel::VerifyOptions options,
-                   const std::string& expect_profile, const std::string& expect_entry, bool json) {
+                   const std::string& expect_profile, const std::string& expect_entry, bool json,
+                   std::optional<backend::InstallCheckOptions> install) {
     for (auto* list : {&options.select, &options.ignore}) {
       std::vector<std::string> keys;
       for (const std::string& value : *list) {
@@ -186,6 +188,13 @@ class Commands {
     for (const std::string& key : options.ignore)
       check_known_check(key);
     const std::optional<LoadedMatrix> m = load_if_present();
+    if (install) {
+      if (m) install->check = m->matrix.package.import_check;
+      options.import_tester = [check = *install](const std::filesystem::path& wheel,
+                                                 const wheel::ImportRequest& request) {
+        return backend::run_install_check(wheel, request, check);
+      };
+    }
     if (!m && (!expect_profile.empty() || !expect_entry.empty())) {
       throw CommandError{kUsageError,
                          "--expect-profile and --expect-entry need matrix.yaml "
@@ -222,16 +231,11 @@ class Commands {
         options.expected = std::vector<wheel::ExpectedBuild>{*it};
       }
     }
-    for (const std::string& file : files) {
-      std::error_code ec;
-      if (!stdfs::is_regular_file(file, ec)) {
-        throw CommandError{kUsageError, fmt::format("'{}' is not a file", file)};
-      }
-    }
+    const std::vector<stdfs::path> wheels = wheel_files("verify-wheel", files);
     nlohmann::ordered_json reports = nlohmann::ordered_json::array();
     std::size_t failed = 0;
     const bool annotate = running_in_github_actions();
-    for (const std::string& file : files) {
+    for (const stdfs::path& file : wheels) {
       const wheel::WheelReport report = wheel::verify_wheel(file, options);
       if (!report.ok()) ++failed;
       if (json) {
@@ -241,7 +245,7 @@ class Commands {
       out_ << wheel::format_report(report);
       if (annotate) {
         for (const auto& f : report.findings) {
-          out_ << error_annotation(file, 0, 0,
+          out_ << error_annotation(file.string(), 0, 0,
                                    fmt::format("{} {}{}", f.check,
                                                f.where.empty() ? "" : f.where + ": ", f.message))
                << "\n";
@@ -250,11 +254,39 @@ class Commands {
     }
     if (json) out_ << reports.dump(2) << "\n";
     if (failed) {
-      err_ << fmt::format("sagebuild: {} of {} wheel{} failed verification\n", failed, files.size(),
-                          files.size() == 1 ? "" : "s");
+      err_ << fmt::format("sagebuild: {} of {} wheel{} failed verification\n", failed,
+                          wheels.size(), wheels.size() == 1 ? "" : "s");
       return kVerificationFailure;
     }
     return kSuccess;
+  }
+
+  // The wheels named on the command line: files as given, directories for their *.whl (sorted).
+  static std::vector<stdfs::path> wheel_files(const std::string& command,
+                                              const std::vector<std::string>& inputs) {
+    std::vector<stdfs::path> wheels;
+    for (const std::string& input : inputs) {
+      std::error_code ec;
+      if (stdfs::is_directory(input, ec)) {
+        std::vector<stdfs::path> found;
+        for (const auto& f : stdfs::directory_iterator(input, ec)) {
+          if (f.path().extension() == ".whl") found.push_back(f.path());
+        }
+        if (found.empty()) {
+          throw CommandError{kUsageError, fmt::format("{}: no wheels (*.whl) in the directory {}",
+                                                      command, input)};
+        }
+        std::sort(found.begin(), found.end());
+        wheels.insert(wheels.end(), found.begin(), found.end());
+      } else if (stdfs::is_regular_file(input, ec)) {
+        wheels.emplace_back(input);
+      } else {
+        throw CommandError{kUsageError,
+                           fmt::format("{}: no such wheel or directory: {}", command, input)};
+      }
+    }
+    if (wheels.empty()) throw CommandError{kUsageError, command + ": no wheels given"};
+    return wheels;
   }
 
   // For differential tests against packaging.utils.parse_wheel_filename: one file name per
@@ -557,11 +589,14 @@ class Commands {
             : backend::build_entries(m.matrix, selected, options, *progress, out_);
     out_ << "\n" << backend::format_results(results);
     std::size_t failed = 0, verification = 0, built = 0;
+    std::vector<const backend::EntryResult*> skipped;
     for (const auto& r : results) {
       if (r.ok())
         ++built;
       else if (r.outcome == backend::EntryOutcome::verification_failed)
         ++verification;
+      else if (r.outcome == backend::EntryOutcome::skipped)
+        skipped.push_back(&r);
       else
         ++failed;
     }
@@ -579,6 +614,19 @@ class Commands {
                                   : fmt::format("{} of {} entries failed; logs under build/logs/",
                                                 failed + verification, results.size());
       throw CommandError{failed ? kBuildFailure : kVerificationFailure, why};
+    }
+    if (!skipped.empty()) {
+      out_ << fmt::format(
+          "sagebuild: skipped {} entr{} this machine lacks the toolchain of "
+          "(--skip-unavailable):\n",
+          skipped.size(), skipped.size() == 1 ? "y" : "ies");
+      for (const auto* r : skipped)
+        out_ << fmt::format("  {}: {}\n", r->id, r->message);
+    }
+    if (built == 0) {
+      throw CommandError{kBuildFailure, fmt::format("no entry could be built on this machine "
+                                                    "({} skipped)",
+                                                    skipped.size())};
     }
     out_ << fmt::format("sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s",
                         dist.string());
@@ -665,22 +713,7 @@ class Commands {
   }
 
   int index(const std::vector<std::string>& inputs, const std::string& site) {
-    std::vector<std::filesystem::path> wheels;
-    for (const std::string& input : inputs) {
-      std::error_code ec;
-      if (stdfs::is_directory(input, ec)) {
-        for (const auto& f : stdfs::directory_iterator(input, ec)) {
-          if (f.path().extension() == ".whl") wheels.push_back(f.path());
-        }
-      } else if (stdfs::is_regular_file(input, ec)) {
-        wheels.emplace_back(input);
-      } else {
-        throw CommandError{kUsageError,
-                           fmt::format("'{}' is neither a wheel nor a directory", input)};
-      }
-    }
-    if (wheels.empty()) throw CommandError{kUsageError, "no wheels to index"};
-    std::sort(wheels.begin(), wheels.end());
+    const std::vector<stdfs::path> wheels = wheel_files("index", inputs);
     std::vector<github::IndexedWheel> described;
     for (const auto& w : wheels) {
       auto d = github::describe_wheel(w);
@@ -733,7 +766,15 @@ class Commands {
     return kSuccess;
   }
 
-  int list_checks() {
+  int list_checks(bool json) {
+    if (json) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& c : wheel::check_catalog()) {
+        list.push_back({{"id", c.id}, {"name", c.name}, {"summary", c.summary}, {"fix", c.fix}});
+      }
+      out_ << list.dump(2) << "\n";
+      return kSuccess;
+    }
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : wheel::check_catalog()) {
       rows.push_back({std::string(c.id), std::string(c.name), std::string(c.summary)});
@@ -919,6 +960,60 @@ class Commands {
   std::ostream& err_;
 };
 
+// CLI11's parse errors in sagebuild's voice: an unknown command or option is named, with the
+// closest known one, and every message says which command it concerns.
+std::string explain_parse_error(const CLI::App& app, int argc, const char* const* argv,
+                                const CLI::ParseError& e) {
+  std::vector<std::string> commands;
+  for (const CLI::App* sub :
+       app.get_subcommands([](const CLI::App* a) { return !a->get_group().empty(); }))
+    commands.push_back(sub->get_name());
+  // The command: the first word that is not an option (or the value of --matrix).
+  const CLI::App* command = nullptr;
+  int at = 1;
+  for (; at < argc; ++at) {
+    const std::string_view word = argv[at];
+    if (word == "--matrix") {
+      ++at;
+      continue;
+    }
+    if (word.starts_with("-")) continue;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == word) command = sub;
+    }
+    if (!command) {
+      return fmt::format("unknown command '{}'{}; commands: {}", word,
+                         text::did_you_mean(word, commands), text::join(commands, ", "));
+    }
+    break;
+  }
+  if (!command) {
+    return fmt::format("say which command to run: {} (sagebuild --help)",
+                       text::join(commands, ", "));
+  }
+  // An option the command does not have.
+  std::vector<std::string> options;
+  for (const CLI::Option* o : command->get_options()) {
+    for (const std::string& name : o->get_lnames())
+      options.push_back("--" + name);
+    for (const std::string& name : o->get_snames())
+      options.push_back("-" + name);
+  }
+  for (int i = at + 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (!word.starts_with("-") || word == "-" || word == "--") continue;
+    word = word.substr(0, word.find('='));
+    if (std::find(options.begin(), options.end(), word) == options.end()) {
+      return fmt::format("{}: unknown option '{}'{}; see sagebuild {} --help", command->get_name(),
+                         word, text::did_you_mean(word, options), command->get_name());
+    }
+  }
+  std::string what = e.what();
+  if (!what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+  return fmt::format("{}: {}; see sagebuild {} --help", command->get_name(), what,
+                     command->get_name());
+}
+
 int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   Commands commands(out, err);
   CLI::App app{
@@ -973,7 +1068,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   bool json = false, list = false;
   CLI::App* verify_cmd = app.add_subcommand(
       "verify-wheel", "Check wheels before publishing: name, archive, RECORD, metadata, binaries");
-  verify_cmd->add_option("wheels", wheels, "wheel files")->check(CLI::ExistingFile);
+  verify_cmd->add_option("wheels", wheels, "wheel files, or directories of them");
   // One value per occurrence, so that a wheel path after the option is never taken for a check;
   // the value is a comma-separated list ("--select A,R --select B004").
   verify_cmd
@@ -1028,10 +1123,15 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   build_cmd->add_option("--cache-dir", build_flags.options.cache,
                         "environments, toolkits and kernels (default: $SAGEBUILD_CACHE_DIR, "
                         "else $XDG_CACHE_HOME/sagebuild, else ~/.cache/sagebuild)");
-  build_cmd->add_flag("--no-cache{false}", build_flags.options.kernel_cache,
-                      "compile the kernels for every entry instead of using the kernel cache");
-  build_cmd->add_flag("--no-import-test{false}", build_flags.options.import_test,
-                      "skip installing and importing each wheel in a fresh venv");
+  build_cmd->add_flag_callback(
+      "--no-cache", [&build_flags] { build_flags.options.kernel_cache = false; },
+      "compile the kernels for every entry instead of using the kernel cache");
+  build_cmd->add_flag("--skip-unavailable", build_flags.options.skip_unavailable,
+                      "skip entries whose Python or CUDA toolkit this machine lacks, saying how "
+                      "to get them, instead of failing");
+  build_cmd->add_flag_callback(
+      "--no-import-test", [&build_flags] { build_flags.options.import_test = false; },
+      "skip installing and importing each wheel in a fresh venv");
   build_cmd->add_option("--torch-index-url", build_flags.options.torch.index_url,
                         "where torch comes from (default: pip's configured index)");
   build_cmd->add_option("--torch-find-links", build_flags.options.torch.find_links,
@@ -1124,9 +1224,14 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, out, err) == 0 ? kSuccess : kUsageError;
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, out, err) == 0 ? kSuccess : kUsageError;
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, out, err) == 0 ? kSuccess : kUsageError;
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e, out, err);
-    return code == 0 ? kSuccess : kUsageError;
+    throw CommandError{kUsageError, explain_parse_error(app, argc, argv, e)};
   }
 
   if (matrix_cmd->parsed()) return commands.matrix(profile, platform, format);
@@ -1151,16 +1256,12 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   }
   if (publish_cmd->parsed()) return commands.publish(publish_request, publish_files, network);
   if (verify_cmd->parsed()) {
-    if (list) return commands.list_checks();
+    if (list) return commands.list_checks(json);
     if (wheels.empty())
       throw CommandError{kUsageError, "verify-wheel needs at least one wheel file"};
-    if (import_test || !import_options.python.empty()) {
-      verify_options.import_tester = [import_options](const std::filesystem::path& wheel,
-                                                      const wheel::ImportRequest& request) {
-        return backend::run_install_check(wheel, request, import_options);
-      };
-    }
-    return commands.verify_wheel(wheels, verify_options, expect_profile, expect_entry, json);
+    const bool install = import_test || !import_options.python.empty();
+    return commands.verify_wheel(wheels, verify_options, expect_profile, expect_entry, json,
+                                 install ? std::optional(import_options) : std::nullopt);
   }
   return commands.validate();
 }

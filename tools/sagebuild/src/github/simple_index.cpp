@@ -15,6 +15,7 @@
 #include "wheel/filename.h"
 #include "wheel/naming.h"
 #include "wheel/provenance.h"
+#include "wheel/repack.h"
 #include "wheel/zip_archive.h"
 
 namespace sagebuild::github {
@@ -85,14 +86,26 @@ Expected<Ok> write_simple(const std::vector<const IndexedWheel*>& wheels,
     std::set<std::string> versions;
     for (const IndexedWheel* w : files) {
       const std::string name = w->path.filename().string();
-      const std::string url = to_wheels + name;
-      page += fmt::format("<a href=\"{}#sha256={}\"{}>{}</a><br>\n", html_escape(url), w->sha256,
+      // A local version's '+' percent-encoded, as PyTorch's indexes write it.
+      std::string url = to_wheels;
+      for (const char c : name)
+        url += c == '+' ? std::string("%2B") : std::string(1, c);
+      const std::string metadata_attr =
+          fmt::format(" data-core-metadata=\"sha256={0}\" data-dist-info-metadata=\"sha256={0}\"",
+                      to_hex(sha256({reinterpret_cast<const std::uint8_t*>(w->metadata.data()),
+                                     w->metadata.size()})));
+      page += fmt::format("<a href=\"{}#sha256={}\"{}{}>{}</a><br>\n", html_escape(url), w->sha256,
                           w->requires_python.empty() ? ""
                                                      : fmt::format(" data-requires-python=\"{}\"",
                                                                    html_escape(w->requires_python)),
-                          html_escape(name));
+                          metadata_attr, html_escape(name));
       nlohmann::ordered_json file = {
           {"filename", name}, {"url", url}, {"hashes", {{"sha256", w->sha256}}}, {"size", w->size}};
+      // PEP 658/714: the metadata apart, so that pip resolves without downloading the wheel.
+      const std::string metadata_sha256 = to_hex(
+          sha256({reinterpret_cast<const std::uint8_t*>(w->metadata.data()), w->metadata.size()}));
+      file["core-metadata"] = {{"sha256", metadata_sha256}};
+      file["data-dist-info-metadata"] = {{"sha256", metadata_sha256}};
       if (!w->requires_python.empty()) file["requires-python"] = w->requires_python;
       files_json.push_back(file);
       versions.insert(w->version);
@@ -109,6 +122,28 @@ Expected<Ok> write_simple(const std::vector<const IndexedWheel*>& wheels,
   root += "</body></html>\n";
   if (auto r = write(simple_dir / "index.html", root); !r) return r;
   return write(simple_dir / "index.json", root_json.dump(1) + "\n");
+}
+
+// The universal wheel `w` again, under the version `<version>+cu130` (repacked: dist-info,
+// METADATA, provenance and RECORD agree), into `dir`.
+Expected<IndexedWheel> with_local_version(const IndexedWheel& w, const stdfs::path& dir) {
+  auto name = wheel::parse_wheel_filename(w.path.filename().string());
+  if (!name || !name->build) return Error{w.path.filename().string() + " has no build tag"};
+  auto provenance = wheel::Provenance::parse(w.provenance);
+  if (!provenance) return provenance.error();
+  const std::string label = fmt::format("cu{}{}", w.cuda.major(), w.cuda.minor());
+  const std::string version =
+      w.version + (w.version.find('+') == std::string::npos ? "+" : ".") + label;
+  provenance->version = version;
+  wheel::RepackRequest request{w.path, dir, name->build->text, *provenance};
+  request.version = version;
+  auto repacked = wheel::repack_wheel(request);
+  if (!repacked) return repacked.error();
+  return describe_wheel(*repacked);
+}
+
+Expected<Ok> write_metadata_file(const IndexedWheel& w, const stdfs::path& wheels_dir) {
+  return write(wheels_dir / (w.path.filename().string() + ".metadata"), w.metadata);
 }
 
 }  // namespace
@@ -144,7 +179,8 @@ Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
   for (const auto& e : archive->entries()) {
     if (e.name == dist_info + std::string(wheel::kProvenanceFile)) {
       if (auto error = archive->read(stream, e, data, scratch)) return Error{error->message};
-      auto p = wheel::Provenance::parse(std::string(data.begin(), data.end()));
+      w.provenance.assign(data.begin(), data.end());
+      auto p = wheel::Provenance::parse(w.provenance);
       if (!p) return p.error();
       w.variant = variant_of(*p);
       w.stable_abi = p->abi == "stable";
@@ -152,7 +188,8 @@ Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
       if (auto v = Version::parse(p->cuda)) w.cuda = *v;
     } else if (e.name == dist_info + "METADATA") {
       if (auto error = archive->read(stream, e, data, scratch)) return Error{error->message};
-      auto h = wheel::Headers::parse(std::string(data.begin(), data.end()));
+      w.metadata.assign(data.begin(), data.end());
+      auto h = wheel::Headers::parse(w.metadata);
       if (h) w.requires_python = h->first("Requires-Python").value_or("");
     }
   }
@@ -192,14 +229,34 @@ Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
   std::set<int> majors;
   for (const IndexedWheel& w : wheels)
     majors.insert(w.cuda.major());
+  std::vector<IndexedWheel> relabelled;  // the universal wheels under their local versions
+  relabelled.reserve(wheels.size());
   for (const int major : majors) {
     const std::string name = fmt::format("cu{}", major);
-    if (auto r = write_simple(cuda_index_wheels(wheels, major), temp / name / "simple",
-                              "../../../wheels/");
-        !r) {
+    std::vector<const IndexedWheel*> list;
+    for (const IndexedWheel* w : cuda_index_wheels(wheels, major)) {
+      if (!w->stable_abi) {
+        list.push_back(w);
+        continue;
+      }
+      auto local = with_local_version(*w, temp / "wheels");
+      if (!local) {
+        return Error{fmt::format("cannot serve {} under a local version: {}",
+                                 w->path.filename().string(), local.error().message)};
+      }
+      relabelled.push_back(std::move(*local));
+      list.push_back(&relabelled.back());
+    }
+    if (auto r = write_simple(list, temp / name / "simple", "../../../wheels/"); !r) {
       return r.error();
     }
     summary.cuda_indexes.push_back(name);
+  }
+  for (const std::vector<IndexedWheel>* list :
+       {&wheels, static_cast<const std::vector<IndexedWheel>*>(&relabelled)}) {
+    for (const IndexedWheel& w : *list) {
+      if (auto r = write_metadata_file(w, temp / "wheels"); !r) return r.error();
+    }
   }
   if (auto r = write_simple(all, temp / "simple", "../../wheels/"); !r) return r.error();
   summary.wheels = wheels.size();

@@ -5,7 +5,11 @@
 //                                  than their target. With torch installed, pip takes from it
 //                                  the one wheel that fits: torch >= 2.10 the universal wheel
 //                                  (Requires-Dist torch>=2.10), older torch its per-torch wheel
-//                                  (torch==X.Y.*) (docs/build.md, "Universal wheels")
+//                                  (torch==X.Y.*) (docs/build.md, "Universal wheels"). pip weighs
+//                                  one file per version, so the universal wheels are served here
+//                                  under a local version, 2.2.0+cu130, which pip tries first and
+//                                  leaves for the plain 2.2.0 per-torch wheels when their torch
+//                                  pin cannot be met (PyTorch's own indexes label versions so).
 //   <site>/torch2.8-cu129/simple   one per variant, like PyTorch's per-CUDA indexes: only the
 //                                  wheels built for that torch and CUDA ("stable-torch2.10-cu130"
 //                                  for the universal ones)
@@ -33,6 +37,8 @@ struct IndexedWheel {
   std::string sha256;           // hex
   std::string requires_python;  // from METADATA, may be ""
   std::uint64_t size = 0;
+  std::string metadata;    // METADATA, served beside the wheel (PEP 658)
+  std::string provenance;  // sagebuild.json as written
 };
 
 // Reads what the index needs from a wheel: name, version, the variant from its provenance.

@@ -21,7 +21,7 @@ const Strings kTopKeys = {"schema", "package",   "architectures", "default_archs
 const Strings kTopRequired = {"package", "cuda", "torch", "platforms", "profiles"};
 const Strings kPackageKeys = {"name",           "version",  "source_dir",      "build_command",
                               "build_requires", "entry_id", "entry_id_stable", "build_environment",
-                              "kernels",        "binding"};
+                              "kernels",        "binding",  "import_check"};
 const Strings kNativePartKeys = {"sources", "exclude", "cmake",
                                  "handoff", "library", "user_settings"};
 const Strings kVersionKeys = {"file", "regex", "tag_prefix", "untagged"};
@@ -173,6 +173,7 @@ class Reader {
         error(where(key), fmt::format("names in {} must be non-empty values", what));
         continue;
       }
+      check_not_a_float(key);
       if (const Field* first = result.get(key.Scalar())) {
         error_keep_going(where(key), fmt::format("'{}' is given twice in {} (first on line {})",
                                                  key.Scalar(), what, where(first->key_node).line));
@@ -192,10 +193,29 @@ class Reader {
   }
 
   // A value or a list of values; "python: 3.12" and "python: [3.11, 3.12]" both read as a list.
+  // An unquoted 3.10 is the number 3.1 to every YAML reader but this one (GitHub's, Python's):
+  // a version written so would mean another version to the tools that read matrix.yaml's
+  // outputs and to anyone who reads the file with them. Refused where it is, with the quoting.
+  void check_not_a_float(const YAML::Node& node) {
+    if (node.Tag() != "?") return;  // quoted ("!") or tagged: a string already
+    const std::string& text = node.Scalar();
+    const std::size_t dot = text.find('.');
+    const bool digits_dot_digits = dot != std::string::npos && dot > 0 && text.size() - dot >= 3 &&
+                                   text.find_first_not_of("0123456789.") == std::string::npos &&
+                                   text.find('.', dot + 1) == std::string::npos;
+    if (digits_dot_digits && text.back() == '0') {
+      error_keep_going(where(node),
+                       fmt::format("unquoted {} is the number {} to YAML readers: write \"{}\"",
+                                   text, text.substr(0, text.find_last_not_of('0') + 1), text),
+                       "versions are strings in matrix.yaml; quote every one");
+    }
+  }
+
   std::optional<std::vector<Located<std::string>>> scalars(const YAML::Node& node,
                                                            std::string_view what) {
     std::vector<Located<std::string>> out;
     if (node.IsScalar()) {
+      check_not_a_float(node);
       out.push_back({node.Scalar(), where(node)});
       return out;
     }
@@ -212,6 +232,7 @@ class Reader {
         ok = false;
         continue;
       }
+      check_not_a_float(item);
       out.push_back({item.Scalar(), where(item)});
     }
     if (!ok) return std::nullopt;
@@ -344,6 +365,9 @@ class Loader {
     }
     if (const Field* x = f->get("build_environment")) {
       p.build_environment = read_settings(x->value, "package.build_environment");
+    }
+    if (const Field* x = f->get("import_check")) {
+      p.import_check = r_.scalar(x->value, "package.import_check").value_or("");
     }
     if (const Field* x = f->get("kernels")) p.kernels = read_native_part(*x, "package.kernels");
     if (const Field* x = f->get("binding")) p.binding = read_native_part(*x, "package.binding");

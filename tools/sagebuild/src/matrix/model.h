@@ -62,6 +62,9 @@ struct PackageSpec {
   // Environment variables of the build command (and of the binding's own build), with the
   // placeholders {torch_requirement}, {abi}, {torch} and {archs} filled in per entry.
   std::vector<std::pair<std::string, std::string>> build_environment;
+  // Python run after `import <package>` in the install check (I001), to prove more than that
+  // the module imports: that its compiled library loaded, say. Empty: the import alone.
+  std::string import_check;
   // Built once and shared when declared; without them the build command compiles everything.
   std::optional<NativePart> kernels;
   std::optional<NativePart> binding;

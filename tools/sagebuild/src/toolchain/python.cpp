@@ -76,8 +76,8 @@ Expected<stdfs::path> find_python(std::string_view version, const matrix::Toolch
   if (on_path && on_path->parent_path().filename() != "shims") return *on_path;
   return Error{fmt::format(
       "no Python {0} here: looked in matrix.yaml toolchains.python, pyenv ({1}/versions/{0}.*) "
-      "and PATH (python{0}); install it (`pyenv install {0}`) or name it under "
-      "toolchains.python in matrix.yaml",
+      "and PATH (python{0}); install it (`pyenv install {0}`, `uv python install {0}`, or the "
+      "system's python{0} package) or name it under toolchains.python in matrix.yaml",
       version, root.empty() ? "~/.pyenv" : root.string())};
 }
 

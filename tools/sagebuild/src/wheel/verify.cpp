@@ -826,13 +826,19 @@ class Verifier {
     return "";
   }
 
+  // I001 did not run: it leaves checks_run for skipped, with the reason.
+  void skip_import(const std::string& why) {
+    std::erase(report_.checks_run, "I001");
+    report_.skipped.emplace_back("I001", why);
+    report_.import_test = "skipped: " + why;
+  }
+
   // ---- I001: install and import, only for wheels that passed everything else ----
   void check_import() {
-    if (!options_.import_tester || !is_selected("I001", options_) || !name_) return;
-    if (!report_.findings.empty()) {
-      report_.import_test = "skipped: the wheel failed other checks";
-      return;
-    }
+    if (!is_selected("I001", options_)) return;
+    if (!options_.import_tester) return skip_import("not asked for (--import-test)");
+    if (!name_) return skip_import("the file name does not parse");
+    if (!report_.findings.empty()) return skip_import("the wheel failed other checks");
     ImportRequest request;
     request.python = cpython_version();
     if (!report_.torch.empty()) {
@@ -844,8 +850,7 @@ class Verifier {
     }
     request.module = escape_distribution_name(name_->name_part);
     if (request.python.empty() && !for_every_python()) {
-      report_.import_test = "skipped: the wheel names no CPython version";
-      return;
+      return skip_import("the wheel names no CPython version");
     }
     const ImportOutcome outcome = options_.import_tester(path_, request);
     switch (outcome.status) {
@@ -853,9 +858,10 @@ class Verifier {
         report_.import_test = "passed: " + outcome.detail;
         break;
       case ImportOutcome::Status::skipped:
-        report_.import_test = "skipped: " + outcome.detail;
+        skip_import(outcome.detail);
         break;
       case ImportOutcome::Status::failed:
+        report_.import_test = "failed: " + outcome.detail;
         fail("I001", "", outcome.detail);
         break;
     }
@@ -919,6 +925,15 @@ WheelReport verify_wheel(const std::filesystem::path& path, const VerifyOptions&
   return report;
 }
 
+nlohmann::ordered_json skipped_json(const WheelReport& r) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& [id, reason] : r.skipped) {
+    const CheckInfo* check = find_check(id);
+    out.push_back({{"check", id}, {"name", check ? check->name : ""}, {"reason", reason}});
+  }
+  return out;
+}
+
 nlohmann::ordered_json report_to_json(const WheelReport& r) {
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   for (const Finding& f : r.findings) {
@@ -933,6 +948,7 @@ nlohmann::ordered_json report_to_json(const WheelReport& r) {
                                 {"path", r.path},
                                 {"ok", r.ok()},
                                 {"checks", r.checks_run},
+                                {"skipped", skipped_json(r)},
                                 {"findings", findings},
                                 {"torch", r.torch},
                                 {"cuda", r.cuda},
@@ -954,12 +970,14 @@ nlohmann::ordered_json report_to_json(const WheelReport& r) {
 std::string format_report(const WheelReport& r) {
   std::string out;
   const double mb = static_cast<double>(r.file_size) / 1e6;
+  const std::string skipped =
+      r.skipped.empty() ? "" : fmt::format(", {} skipped", r.skipped.size());
   if (r.ok()) {
-    out += fmt::format("ok    {} ({} checks, {} entries, {:.1f} MB in {:.2f} s)\n", r.file_name,
-                       r.checks_run.size(), r.entries, mb, r.seconds);
+    out += fmt::format("ok    {} ({} checks passed{}, {} entries, {:.1f} MB in {:.2f} s)\n",
+                       r.file_name, r.checks_run.size(), skipped, r.entries, mb, r.seconds);
   } else {
-    out += fmt::format("FAIL  {} ({} problem{} in {} checks)\n", r.file_name, r.findings.size(),
-                       r.findings.size() == 1 ? "" : "s", r.checks_run.size());
+    out += fmt::format("FAIL  {} ({} problem{} in {} checks{})\n", r.file_name, r.findings.size(),
+                       r.findings.size() == 1 ? "" : "s", r.checks_run.size(), skipped);
     for (const Finding& f : r.findings) {
       const CheckInfo* check = find_check(f.check);
       out += fmt::format("  {} {}: {}{}\n", f.check, check ? check->name : "",
@@ -974,6 +992,9 @@ std::string format_report(const WheelReport& r) {
   }
   if (!r.min_glibc.empty()) out += fmt::format("      needs glibc >= {}\n", r.min_glibc);
   if (!r.import_test.empty()) out += fmt::format("      import test {}\n", r.import_test);
+  for (const auto& [id, reason] : r.skipped) {
+    if (id != "I001") out += fmt::format("      skipped {}: {}\n", id, reason);
+  }
   if (r.provenance) {
     const Provenance& p = *r.provenance;
     out += fmt::format("      built by sagebuild {} from {}{}{}\n", p.sagebuild_version,

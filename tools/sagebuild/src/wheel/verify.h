@@ -83,7 +83,10 @@ struct Finding {
 struct WheelReport {
   std::string path;
   std::string file_name;
-  std::vector<std::string> checks_run;
+  std::vector<std::string> checks_run;  // selected and run (passed unless in findings)
+  // Selected but not run, with the reason: I001 without --import-test, or without the wheel's
+  // Python or torch here. Never counted as passed.
+  std::vector<std::pair<std::string, std::string>> skipped;
   std::vector<Finding> findings;
   std::optional<Provenance> provenance;
   std::string torch;  // decoded from the build tag
@@ -96,7 +99,7 @@ struct WheelReport {
   // reports, so that the two can be compared.
   std::string manylinux;
   std::vector<std::string> external_libraries;
-  std::string import_test;  // "", "passed: <module path>", "skipped: <why>"
+  std::string import_test;  // "", "passed: <module path>", "skipped: <why>", "failed: <why>"
   std::uint64_t file_size = 0;
   std::uint64_t inflated = 0;
   std::size_t entries = 0;

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The universal (stable-ABI) wheel on a machine without a GPU (docs/build.md, "Universal wheels"):
+#   1. built once by `sagebuild build --entry` against torch 2.10, the stable ABI's target;
+#      it must come out as py3-none-manylinux_2_28_x86_64 and pass every verify-wheel check;
+#   2. installed into environments with torch 2.10, torch 2.11 and the newest torch on PyPI,
+#      each with its own CUDA runtime from PyPI: the import check there, then the package's CPU
+#      tests (the operator registered, torch.compile(fullgraph=True) through the fake
+#      implementation, the fallback to SDPA) against the installed wheel;
+#   3. judged by sagebuild and by auditwheel, which must agree (tests/wheels/manylinux_verdict_check.py);
+#   4. served by `sagebuild index` and installed from with real pip (tests/universal_index_check.py):
+#      the universal wheel for torch >= 2.10, the per-torch one for torch 2.9, refused with 2.9.
+# Needs sagebuild built (scripts/test.sh) and the per-torch wheel of scripts/test-python.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sb=build/ci/tools/sagebuild/sagebuild
+entry=linux-sage2-universal-pytorch210-cu130
+
+# The newest torch PyPI serves for Python 3.12 (what a user installing today gets).
+newest=$(build/torch-venv/bin/python -m pip install --quiet --dry-run --ignore-installed --no-deps \
+  --disable-pip-version-check --report - torch 2>/dev/null |
+  build/torch-venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["install"][0]["metadata"]["version"])' ||
+  true)
+if [[ -z $newest ]]; then
+  echo "test-universal: cannot ask PyPI for the newest torch" >&2
+  exit 1
+fi
+bash scripts/python-env.sh 2.10.0 build/torch-2.10-venv
+bash scripts/python-env.sh "$newest" build/torch-newest-venv
+# torch 2.9, the release before the stable ABI, for pip's choice among the wheels (its CUDA 12.8
+# runtime is the pool's, shared with torch 2.10's).
+venv29=build/torch-2.9-venv
+bash scripts/python-env.sh 2.9.0 "$venv29"
+
+rm -rf build/universal-dist
+"$sb" build --entry "$entry" --python-env build/torch-2.10-venv/bin/python --dist build/universal-dist \
+  --cache-dir build/sagebuild-cache
+wheel=$(ls build/universal-dist/*.whl)
+case $wheel in
+  *-2100.130-py3-none-manylinux_2_28_x86_64.whl) ;;
+  *) echo "test-universal: expected a py3-none manylinux_2_28 wheel, got $wheel" >&2; exit 1 ;;
+esac
+"$sb" verify-wheel --expect-entry "$entry" "$wheel"
+
+for env in build/torch-2.10-venv build/torch-venv build/torch-newest-venv; do
+  torch=$("$env/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))')
+  echo "== the universal wheel with torch $torch"
+  "$sb" verify-wheel --select I001 --import-python "$env/bin/python" "$wheel"
+  rm -rf build/universal-site
+  "$env/bin/pip" install -q --disable-pip-version-check --no-deps --target build/universal-site "$wheel"
+  (cd build && PYTHONPATH="$PWD/universal-site" "$PWD/${env#build/}/bin/python" -m pytest -q -p no:cacheprovider \
+    ../python/tests)
+done
+
+per_torch=$(ls build/ci-dist/sageattention-*-cp312-*.whl)
+# sagebuild's manylinux verdict on both real wheels equals auditwheel's.
+build/pytools/bin/python tests/wheels/manylinux_verdict_check.py "$sb" "$per_torch" "$wheel"
+build/torch-venv/bin/python tests/universal_index_check.py "$sb" "$wheel" "$per_torch" \
+  "$venv29/bin/python" build/torch-venv/bin/python build/torch-newest-venv/bin/python
