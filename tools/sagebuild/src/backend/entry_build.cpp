@@ -94,13 +94,15 @@ Settings wheel_build_environment(const matrix::Matrix& m, const matrix::Entry& e
   if (const char* user = std::getenv("SKBUILD_CMAKE_DEFINE"); user && *user) {
     defines.emplace_back(user);
   }
-  if (m.package.kernels && !prebuilt.kernels.empty()) {
+  if (m.package.kernels) {
     defines.push_back(m.package.kernels->handoff + "=" + prebuilt.kernels.string());
   }
   defines.push_back("CUDAToolkit_ROOT=" + toolkit.root.string());
-  if (m.package.binding && !prebuilt.binding.empty()) {
+  if (m.package.binding) {
+    // Always said, empty when the wheel build compiles the binding itself.
     defines.push_back(m.package.binding->handoff + "=" + prebuilt.binding.string());
-  } else {
+  }
+  if (!m.package.binding || prebuilt.binding.empty()) {
     // The wheel build compiles the binding: with the binding's own settings (its ABI).
     for (const std::string& setting : binding_settings(m, e))
       defines.push_back(setting);
@@ -378,6 +380,9 @@ class EntryRun {
     const stdfs::path backend_out = work() / "backend";
     stdfs::remove_all(backend_out, ec);
     stdfs::create_directories(backend_out, ec);
+    // A fresh build directory: a CMake cache left by an earlier build of this entry would keep
+    // settings this one does not give (a prebuilt binding's path, say), and with them its files.
+    stdfs::remove_all(work() / "cmake", ec);
     const std::vector<std::string> argv = build_command_argv(m_, o_.root, env_.python, backend_out);
     if (argv.empty())
       return fail(EntryOutcome::build_failed, "matrix.yaml has no package.build_command");

@@ -973,8 +973,9 @@ std::string format_report(const WheelReport& r) {
   const std::string skipped =
       r.skipped.empty() ? "" : fmt::format(", {} skipped", r.skipped.size());
   if (r.ok()) {
-    out += fmt::format("ok    {} ({} checks passed{}, {} entries, {:.1f} MB in {:.2f} s)\n",
-                       r.file_name, r.checks_run.size(), skipped, r.entries, mb, r.seconds);
+    out += fmt::format("ok    {} ({} check{} passed{}, {} entries, {:.1f} MB in {:.2f} s)\n",
+                       r.file_name, r.checks_run.size(), r.checks_run.size() == 1 ? "" : "s",
+                       skipped, r.entries, mb, r.seconds);
   } else {
     out += fmt::format("FAIL  {} ({} problem{} in {} checks{})\n", r.file_name, r.findings.size(),
                        r.findings.size() == 1 ? "" : "s", r.checks_run.size(), skipped);
