@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "util/json_text.h"
 
 namespace sagebuild::backend {
 namespace {
@@ -76,7 +77,7 @@ void write_result(const stdfs::path& root, const matrix::Entry& e, const EntryRe
   const stdfs::path file = results_file(root, e.id);
   std::error_code ec;
   stdfs::create_directories(file.parent_path(), ec);
-  (void)fs::write_file_atomic(file, record.dump(2) + "\n");
+  (void)fs::write_file_atomic(file, json_text(record, 2) + "\n");
 }
 
 std::optional<RecordedBuild> read_recorded_build(const stdfs::path& root,

@@ -9,6 +9,7 @@
 #include "backend/wheel_finish.h"
 #include "platform/process.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 #include "util/secrets.h"
 #include "util/text.h"
 
@@ -78,7 +79,7 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
   for (const auto& e : entries)
     stdfs::remove_all(p.out_dir / e.id, ec);  // only this run's wheels are collected
   std::vector<EntryResult> results(entries.size());
-  auto written = fs::write_file_atomic(p.bake_file, p.bake.dump(2) + "\n");
+  auto written = fs::write_file_atomic(p.bake_file, json_text(p.bake, 2) + "\n");
   out << fmt::format("sagebuild: {}\n", shown(p.argv));
   for (const auto& e : entries)
     progress.phase(e.id, "docker buildx bake");

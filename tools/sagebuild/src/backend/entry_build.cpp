@@ -19,6 +19,7 @@
 #include "toolchain/cuda.h"
 #include "toolchain/python.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 #include "util/secrets.h"
 #include "util/sha256.h"
 #include "util/text.h"
@@ -298,7 +299,7 @@ class EntryRun {
                        {"commit", o_.git ? o_.git->commit : ""},
                        {"dirty", o_.git ? o_.git->dirty : false},
                        {"sagebuild", SAGEBUILD_VERSION}});
-    const std::string text = inputs_.values.dump();
+    const std::string text = json_text(inputs_.values);
     inputs_.digest =
         to_hex(sha256({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}));
     return true;

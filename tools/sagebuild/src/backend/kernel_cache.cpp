@@ -12,6 +12,7 @@
 #include "platform/process.h"
 #include "util/fs.h"
 #include "util/glob.h"
+#include "util/json_text.h"
 #include "util/sha256.h"
 #include "util/text.h"
 
@@ -204,7 +205,7 @@ Expected<KernelKey> kernel_key(const KernelInputs& in) {
       {"archs", in.archs},
       {"settings", kernel_settings(in)},
       {"sources", *sources}};
-  const std::string json = inputs.dump(2);
+  const std::string json = json_text(inputs, 2);
   return KernelKey{key_name(fmt::format("cuda{}", in.cuda.release.str()), json), json + "\n"};
 }
 
@@ -240,7 +241,7 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in,
                                    {"torch", in.torch_version}, {"abi", matrix::abi_name(in.abi)},
                                    {"settings", in.settings},   {"environment", environment},
                                    {"sources", *sources}};
-  const std::string json = inputs.dump(2) + "\n";
+  const std::string json = json_text(inputs, 2) + "\n";
   const std::string torch = in.torch_version.substr(0, in.torch_version.find('+'));
   const std::string name =
       key_name((in.abi == matrix::Abi::stable ? "stable-torch" : "torch") + torch, json);

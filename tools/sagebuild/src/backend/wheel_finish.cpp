@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "platform/process.h"
+#include "util/fs.h"
 #include "util/sha256.h"
 #include "wheel/repack.h"
 
@@ -61,10 +62,10 @@ FinishedWheel verify_and_move(const stdfs::path& wheel, const stdfs::path& dist,
   const stdfs::path target = dist / wheel.filename();
   std::error_code ec;
   stdfs::create_directories(dist, ec);
-  stdfs::rename(wheel, target, ec);
-  if (ec) {
+  if (auto moved = fs::move_file(wheel, target); !moved) {
     result.outcome = FinishedWheel::Outcome::move_failed;
-    result.message = fmt::format("cannot move the wheel into {}: {}", dist.string(), ec.message());
+    result.message =
+        fmt::format("cannot move the wheel into {}: {}", dist.string(), moved.error().message);
     return result;
   }
   result.wheel = target;

@@ -38,6 +38,7 @@
 #include "platform/process.h"
 #include "registry/upload.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 #include "util/text.h"
 #include "vcs/git.h"
 #include "vcs/release_version.h"
@@ -56,6 +57,10 @@ struct CommandError {
   ExitCode code;
   std::string message;
 };
+
+// matrix.yaml is a few KiB; a file past this is not one (and /dev/zero never ends). At this size
+// it still loads and validates in a few tenths of a second (tests/robustness_check.py).
+constexpr std::size_t kMaxMatrixBytes = 1u << 20;
 
 // GitHub Actions allows at most this many jobs from one matrix.
 constexpr std::size_t kGithubMaxMatrixJobs = 256;
@@ -140,7 +145,7 @@ class Commands {
     const std::string display = (!ec && !relative.empty() && !relative.string().starts_with(".."))
                                     ? relative.string()
                                     : path.string();
-    auto text = fs::read_file(path);
+    auto text = fs::read_file(path, kMaxMatrixBytes);
     if (!text) throw CommandError{kConfigError, text.error().message};
 
     matrix::LoadResult result = matrix::load_matrix(*text, display);
@@ -252,7 +257,7 @@ class Commands {
         }
       }
     }
-    if (json) out_ << reports.dump(2) << "\n";
+    if (json) out_ << json_text(reports, 2) << "\n";
     if (failed) {
       err_ << fmt::format("sagebuild: {} of {} wheel{} failed verification\n", failed,
                           wheels.size(), wheels.size() == 1 ? "" : "s");
@@ -392,7 +397,7 @@ class Commands {
                     {"distance", g.tag ? nlohmann::ordered_json(g.tag->distance) : nullptr}};
     }
     if (format == "json") {
-      out_ << doc.dump(2) << "\n";
+      out_ << json_text(doc, 2) << "\n";
       return kSuccess;
     }
     if (format == "github") {
@@ -772,7 +777,7 @@ class Commands {
       for (const auto& c : wheel::check_catalog()) {
         list.push_back({{"id", c.id}, {"name", c.name}, {"summary", c.summary}, {"fix", c.fix}});
       }
-      out_ << list.dump(2) << "\n";
+      out_ << json_text(list, 2) << "\n";
       return kSuccess;
     }
     std::vector<std::vector<std::string>> rows;
@@ -804,7 +809,7 @@ class Commands {
                                     {"version", m.package_version},
                                     {"count", entries.size()},
                                     {"include", include}};
-      out_ << doc.dump(2) << "\n";
+      out_ << json_text(doc, 2) << "\n";
     } else if (format == "github") {
       if (entries.size() > kGithubMaxMatrixJobs) {
         throw CommandError{kConfigError,
@@ -814,8 +819,9 @@ class Commands {
                                        profile, entries.size(), platform, kGithubMaxMatrixJobs)};
       }
       const nlohmann::ordered_json doc = {{"include", include}};
-      for (const auto& [name, value] : {std::pair<std::string, std::string>{"matrix", doc.dump()},
-                                        {"count", std::to_string(entries.size())}}) {
+      for (const auto& [name, value] :
+           {std::pair<std::string, std::string>{"matrix", json_text(doc)},
+            {"count", std::to_string(entries.size())}}) {
         auto written = github::set_output(name, value);
         if (!written) throw CommandError{kUsageError, written.error().message};
       }
@@ -845,7 +851,7 @@ class Commands {
                                      "are built natively)",
                                      profile)};
     }
-    const std::string text = file.dump(2) + "\n";
+    const std::string text = json_text(file, 2) + "\n";
     if (output == "-") {
       out_ << text;
     } else {
@@ -878,7 +884,7 @@ class Commands {
       rows.push_back({profile.name, text::join(counts, ", "), profile.description});
     }
     if (format == "json") {
-      out_ << list.dump(2) << "\n";
+      out_ << json_text(list, 2) << "\n";
     } else {
       print_table({"PROFILE", "ENTRIES", "DESCRIPTION"}, rows);
     }
@@ -910,14 +916,23 @@ class Commands {
                                                 text::did_you_mean(key, names))};
   }
 
+  // Every problem up to kMaxShownProblems; a file with thousands (a generated one gone wrong)
+  // gets the first ones and a count, not pages of repetition.
+  static constexpr std::size_t kMaxShownProblems = 50;
+
   void report_diagnostics(const Diagnostics& diagnostics, std::string_view source) const {
     const bool annotate = running_in_github_actions();
-    for (const Diagnostic& d : diagnostics) {
+    for (std::size_t i = 0; i < diagnostics.size() && i < kMaxShownProblems; ++i) {
+      const Diagnostic& d = diagnostics[i];
       err_ << render(d, source);
       if (annotate) {
         // Annotations go to stdout, where the runner reads workflow commands.
         out_ << error_annotation(d.file, d.location.line, d.location.column, d.message) << "\n";
       }
+    }
+    if (diagnostics.size() > kMaxShownProblems) {
+      err_ << fmt::format("... and {} more problems like these\n",
+                          diagnostics.size() - kMaxShownProblems);
     }
   }
 

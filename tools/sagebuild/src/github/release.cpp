@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/json_text.h"
 #include "util/secrets.h"
 #include "util/sha256.h"
 #include "util/text.h"
@@ -153,7 +154,7 @@ Expected<json> find_or_create_release(const Api& api, const ReleaseRequest& requ
                      {"name", request.title.empty() ? request.tag : request.title},
                      {"body", request.notes},
                      {"draft", request.draft}};
-  auto made = api.call("POST", api.repo_url("/releases"), body.dump());
+  auto made = api.call("POST", api.repo_url("/releases"), json_text(body));
   if (!made) return made.error();
   if (made->status == 422) {
     // Made meanwhile by another job of the same workflow: use that one.

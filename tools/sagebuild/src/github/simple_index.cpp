@@ -10,6 +10,7 @@
 
 #include "matrix/version.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 #include "util/sha256.h"
 #include "wheel/dist_info.h"
 #include "wheel/filename.h"
@@ -116,12 +117,12 @@ Expected<Ok> write_simple(const std::vector<const IndexedWheel*>& wheels,
                                                  {"files", files_json},
                                                  {"versions", versions}};
     if (auto r = write(simple_dir / project / "index.html", page); !r) return r;
-    if (auto r = write(simple_dir / project / "index.json", project_json.dump(1) + "\n"); !r)
+    if (auto r = write(simple_dir / project / "index.json", json_text(project_json, 1) + "\n"); !r)
       return r;
   }
   root += "</body></html>\n";
   if (auto r = write(simple_dir / "index.html", root); !r) return r;
-  return write(simple_dir / "index.json", root_json.dump(1) + "\n");
+  return write(simple_dir / "index.json", json_text(root_json, 1) + "\n");
 }
 
 // The universal wheel `w` again, under the version `<version>+cu130` (repacked: dist-info,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "util/json_text.h"
 #include "util/text.h"
 
 namespace sagebuild::github {
@@ -23,7 +24,7 @@ std::string cell(const std::string& s) {
 
 std::string field(const nlohmann::json& r, const char* key) {
   if (!r.contains(key) || r[key].is_null()) return "";
-  return r[key].is_string() ? r[key].get<std::string>() : r[key].dump();
+  return r[key].is_string() ? r[key].get<std::string>() : json_text(r[key]);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <regex>
 #include <set>
 #include <tuple>
 
@@ -105,8 +104,12 @@ const char* const kIdFieldList =
 
 // Ids become Docker Bake target names and GitHub job names: letters, digits, '-' and '_'.
 bool is_valid_id(const std::string& id) {
-  static const std::regex kId("^[A-Za-z0-9][A-Za-z0-9_-]*$");
-  return std::regex_match(id, kId);
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  return !id.empty() && alnum(id.front()) && std::all_of(id.begin(), id.end(), [&](char c) {
+    return alnum(c) || c == '_' || c == '-';
+  });
 }
 
 const std::string& id_template(const Matrix& m, Abi abi) {
@@ -177,12 +180,29 @@ class CombinationSelector {
     if (std::find(chain.begin(), chain.end(), profile.name) != chain.end()) {
       return {};
     }
+    // Each profile is selected once: a diamond of 'from' (two bases sharing one) would otherwise
+    // select the shared base again per path, exponentially in the depth. A selection made inside
+    // a cycle is not kept, since the cycle cut it short.
+    if (!diagnostics) {
+      if (auto it = memo_.find(profile.name); it != memo_.end()) return it->second;
+    }
+    const bool in_cycle_before = cycle_seen_;
+    cycle_seen_ = false;
+    std::vector<Combination> result = select_uncached(profile, diagnostics, chain);
+    if (!cycle_seen_) memo_[profile.name] = result;
+    cycle_seen_ = cycle_seen_ || in_cycle_before;
+    return result;
+  }
+
+  std::vector<Combination> select_uncached(const Profile& profile, Diagnostics* diagnostics,
+                                           std::vector<std::string>& chain) {
     std::vector<Combination> base;
     if (profile.from.empty()) {
       base = universe_;
     } else {
       chain.push_back(profile.name);
       for (const auto& name : profile.from) {
+        if (std::find(chain.begin(), chain.end(), name.value) != chain.end()) cycle_seen_ = true;
         if (const Profile* parent = m_.find_profile(name.value)) {
           const auto selected = select(*parent, nullptr, chain);
           base.insert(base.end(), selected.begin(), selected.end());
@@ -320,6 +340,8 @@ class CombinationSelector {
 
   const Matrix& m_;
   std::vector<Combination> universe_;
+  std::map<std::string, std::vector<Combination>> memo_;
+  bool cycle_seen_ = false;
 };
 
 std::vector<std::string> known_values(const Matrix& m, Axis axis) {

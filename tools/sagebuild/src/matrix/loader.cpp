@@ -4,6 +4,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -42,6 +43,48 @@ const Strings kLatestAxisNames = {"torch", "cuda", "python", "platform"};
 constexpr const char* kFirstStableAbiTorch = "2.10.0";
 const Strings kOsNames = {"linux", "windows"};
 
+// Names checked character by character: std::regex recurses per character in libstdc++, so a
+// long value in a hostile file could overflow the stack.
+bool alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool all_of(std::string_view s, bool (*ok)(char)) {
+  return std::all_of(s.begin(), s.end(), ok);
+}
+// PEP 508: letters and digits, with '.', '_' and '-' inside.
+bool valid_package_name(std::string_view s) {
+  return !s.empty() && alnum(s.front()) && alnum(s.back()) &&
+         all_of(s, [](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+// A CMake variable or environment variable name.
+bool valid_variable_name(std::string_view s) {
+  return !s.empty() && !digit(s.front()) && all_of(s, [](char c) { return alnum(c) || c == '_'; });
+}
+// "8.0", "9.0a", "10.0f".
+bool valid_arch_name(std::string_view s) {
+  if (!s.empty() && (s.back() == 'a' || s.back() == 'f')) s.remove_suffix(1);
+  const std::size_t dot = s.find('.');
+  return dot != std::string_view::npos && dot > 0 && dot + 1 < s.size() &&
+         all_of(s.substr(0, dot), digit) && all_of(s.substr(dot + 1), digit);
+}
+bool valid_platform_name(std::string_view s) {
+  return !s.empty() && all_of(s, [](char c) { return (c >= 'a' && c <= 'z') || digit(c); });
+}
+bool valid_platform_tag(std::string_view s) {
+  return !s.empty() &&
+         all_of(s, [](char c) { return (c >= 'a' && c <= 'z') || digit(c) || c == '_'; });
+}
+bool valid_profile_name(std::string_view s) {
+  return !s.empty() && alnum(s.front()) &&
+         all_of(s, [](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+
+// A user's regular expression is compiled, and so checked, only up to this length.
+constexpr std::size_t kMaxVersionRegex = 512;
+
 const char* kind_name(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Scalar:
@@ -73,11 +116,15 @@ struct Field {
 struct Fields {
   std::vector<Field> items;
   SourceLocation location;  // of the mapping itself
-  const Field* get(std::string_view key) const {
-    for (const Field& f : items) {
-      if (f.key == key) return &f;
-    }
-    return nullptr;
+  // key -> position in items: a mapping of 100,000 keys is checked for duplicates in linear time.
+  std::unordered_map<std::string, std::size_t> index;
+  const Field* get(const std::string& key) const {
+    const auto it = index.find(key);
+    return it == index.end() ? nullptr : &items[it->second];
+  }
+  void add(Field f) {
+    index.emplace(f.key, items.size());
+    items.push_back(std::move(f));
   }
 };
 
@@ -146,7 +193,7 @@ class Reader {
                                     where(first->key_node).line));
         continue;
       }
-      result.items.push_back({name, key, it->second});
+      result.add({name, key, it->second});
     }
     for (const std::string& name : required) {
       if (result.get(name)) continue;
@@ -179,7 +226,7 @@ class Reader {
                                                  key.Scalar(), what, where(first->key_node).line));
         continue;
       }
-      result.items.push_back({key.Scalar(), key, it->second});
+      result.add({key.Scalar(), key, it->second});
     }
     return result;
   }
@@ -300,8 +347,7 @@ class Loader {
     if (!f) return;
     if (const Field* x = f->get("name")) {
       if (auto v = r_.scalar(x->value, "package.name")) {
-        static const std::regex kName("^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$");
-        if (!std::regex_match(*v, kName)) {
+        if (!valid_package_name(*v)) {
           r_.error(r_.where(x->value),
                    fmt::format("'{}' is not a valid Python package name (PEP 508)", *v));
         }
@@ -317,16 +363,21 @@ class Loader {
         if (const Field* re = vf->get("regex")) {
           if (auto v = r_.scalar(re->value, "package.version.regex")) {
             p.version.regex = *v;
-            try {
-              const std::regex compiled(*v, std::regex::multiline);
-              if (compiled.mark_count() < 1) {
-                r_.error(r_.where(re->value),
-                         "package.version.regex needs a capture group around the version");
-              }
-            } catch (const std::regex_error& e) {
+            if (v->size() > kMaxVersionRegex) {
               r_.error(r_.where(re->value),
-                       fmt::format("invalid regular expression: {}", e.what()));
-            }
+                       fmt::format("package.version.regex is {} characters long; at most {}",
+                                   v->size(), kMaxVersionRegex));
+            } else
+              try {
+                const std::regex compiled(*v, std::regex::multiline);
+                if (compiled.mark_count() < 1) {
+                  r_.error(r_.where(re->value),
+                           "package.version.regex needs a capture group around the version");
+                }
+              } catch (const std::regex_error& e) {
+                r_.error(r_.where(re->value),
+                         fmt::format("invalid regular expression: {}", e.what()));
+              }
           }
         }
         if (const Field* prefix = vf->get("tag_prefix")) {
@@ -406,9 +457,8 @@ class Loader {
     std::vector<std::pair<std::string, std::string>> out;
     auto items = r_.named_items(node, what);
     if (!items) return out;
-    static const std::regex kName("^[A-Za-z_][A-Za-z0-9_]*$");
     for (const Field& item : items->items) {
-      if (!std::regex_match(item.key, kName)) {
+      if (!valid_variable_name(item.key)) {
         r_.error(r_.where(item.key_node),
                  fmt::format("'{}' is not a variable name (letters, digits and '_')", item.key));
         continue;
@@ -490,9 +540,8 @@ class Loader {
   void read_architectures(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "architectures");
     if (!items) return;
-    static const std::regex kArch("^[0-9]+\\.[0-9]+[af]?$");
     for (const Field& item : items->items) {
-      if (!std::regex_match(item.key, kArch)) {
+      if (!valid_arch_name(item.key)) {
         r_.error(
             r_.where(item.key_node),
             fmt::format("'{}' is not an architecture name like '8.0', '9.0a' or '12.0'", item.key));
@@ -618,10 +667,8 @@ class Loader {
   void read_platforms(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "platforms");
     if (!items) return;
-    static const std::regex kName("^[a-z0-9]+$");
-    static const std::regex kTag("^[a-z0-9_]+$");
     for (const Field& item : items->items) {
-      if (!std::regex_match(item.key, kName)) {
+      if (!valid_platform_name(item.key)) {
         r_.error(
             r_.where(item.key_node),
             fmt::format("platform names are lower-case letters and digits, not '{}'", item.key));
@@ -633,7 +680,7 @@ class Loader {
       if (!f) continue;
       if (const Field* x = f->get("tag")) {
         platform.tag = r_.scalar(x->value, "the platform tag").value_or("");
-        if (!platform.tag.empty() && !std::regex_match(platform.tag, kTag)) {
+        if (!platform.tag.empty() && !valid_platform_tag(platform.tag)) {
           r_.error(
               r_.where(x->value),
               fmt::format("'{}' is not a PEP 425 platform tag like 'linux_x86_64'", platform.tag));
@@ -641,7 +688,7 @@ class Loader {
       }
       if (const Field* x = f->get("fallback_tag")) {
         platform.fallback_tag = r_.scalar(x->value, "the fallback platform tag").value_or("");
-        if (!platform.fallback_tag.empty() && !std::regex_match(platform.fallback_tag, kTag)) {
+        if (!platform.fallback_tag.empty() && !valid_platform_tag(platform.fallback_tag)) {
           r_.error(r_.where(x->value),
                    fmt::format("'{}' is not a PEP 425 platform tag like 'linux_x86_64'",
                                platform.fallback_tag));
@@ -700,12 +747,11 @@ class Loader {
   void read_profiles(const YAML::Node& node, Matrix& m) {
     auto items = r_.named_items(node, "profiles");
     if (!items) return;
-    static const std::regex kName("^[A-Za-z0-9][A-Za-z0-9._-]*$");
     for (const Field& item : items->items) {
       Profile profile;
       profile.name = item.key;
       profile.location = r_.where(item.key_node);
-      if (!std::regex_match(item.key, kName)) {
+      if (!valid_profile_name(item.key)) {
         r_.error(
             profile.location,
             fmt::format("profile names are letters, digits, '.', '_' and '-', not '{}'", item.key));

@@ -36,6 +36,52 @@ Expected<std::string> read_file(const std::filesystem::path& path) {
   return content.str();
 }
 
+Expected<Ok> move_file(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::error_code ec;
+  std::filesystem::rename(from, to, ec);
+  if (!ec) return Ok{};
+  if (ec != std::errc::cross_device_link) {
+    return Error{fmt::format("cannot move {} to {}: {}", from.string(), to.string(), ec.message())};
+  }
+  // Copied under a temporary name and flushed (closed) before it takes its name: an
+  // interruption or a full disk leaves no half-written `to`.
+  const std::filesystem::path temp = to.parent_path() / temp_sibling_name(to);
+  {
+    std::ifstream in(from, std::ios::binary);
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+    out.flush();
+    if (!in || !out) ec = std::make_error_code(std::errc::io_error);
+  }
+  if (!ec) std::filesystem::rename(temp, to, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    return Error{fmt::format("cannot copy {} into {}: {}", from.string(), to.parent_path().string(),
+                             ec == std::errc::io_error ? describe_errno() : ec.message())};
+  }
+  std::filesystem::remove(from, ec);
+  return Ok{};
+}
+
+Expected<std::string> read_file(const std::filesystem::path& path, std::size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Error{fmt::format("cannot open '{}': {}", path.string(), describe_errno())};
+  }
+  std::string content(limit + 1, '\0');
+  in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  if (in.bad()) {
+    return Error{fmt::format("cannot read '{}': {}", path.string(), describe_errno())};
+  }
+  content.resize(static_cast<std::size_t>(in.gcount()));
+  if (content.size() > limit) {
+    return Error{fmt::format("'{}' is larger than {} KiB; that is not a file of this kind",
+                             path.string(), limit / 1024)};
+  }
+  return content;
+}
+
 Expected<Ok> write_file_atomic(const std::filesystem::path& path, std::string_view content) {
   const std::filesystem::path directory =
       path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");

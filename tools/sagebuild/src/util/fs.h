@@ -12,8 +12,17 @@ namespace sagebuild::fs {
 
 Expected<std::string> read_file(const std::filesystem::path& path);
 
+// The same for a file that must stay small (a configuration): more than `limit` bytes is an
+// error that says so, read no further (a pipe or /dev/zero never ends).
+Expected<std::string> read_file(const std::filesystem::path& path, std::size_t limit);
+
 // Writes `content` to a temporary file beside `path`, flushes it, then renames it over `path`.
 Expected<Ok> write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// Moves `from` to `to`: a rename where both are on one file system; else (a dist/ on a tmpfs, a
+// mounted volume) a copy into a temporary name beside `to`, flushed to disk, renamed into place,
+// and only then is `from` removed. Either way `to` never exists half-written.
+Expected<Ok> move_file(const std::filesystem::path& from, const std::filesystem::path& to);
 
 // Appends to a file (GITHUB_OUTPUT and friends are append-only by contract).
 Expected<Ok> append_file(const std::filesystem::path& path, std::string_view content);

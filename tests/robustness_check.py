@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Inputs that once crashed or hung sagebuild, each now a clear answer in bounded time:
+
+- matrix.yaml whose profiles form a diamond 24 levels deep ('from' two profiles of the level
+  below): validate used to expand the shared bases once per path (25 s at depth 16);
+- 20,000 torch releases, as many as the size limit allows (the duplicate-key check was
+  quadratic: 42 s for 160,000 keys);
+- --matrix /dev/zero, and a file over the size limit (read without end until bad_alloc);
+- a package name and a platform tag of 200,000 characters, and a version line of 200,000
+  characters in the version file (std::regex overflowed the stack: SIGSEGV);
+- non-UTF-8 bytes in matrix.yaml (profiles --format json died) and in a wheel's entry names
+  (verify-wheel --json died): the JSON stays valid.
+
+Usage: robustness_check.py SAGEBUILD
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+from checklib import check, finish
+
+HEAD = """package: {{name: {name}, version: {{file: VERSION, regex: '^(.+)$'}}, source_dir: src}}
+architectures: {{"8.0": ">=11.0"}}
+default_archs: ["8.0"]
+cuda: {{"13.0": {{version: "13.0.1"}}}}
+platforms: {{linux: {{tag: {tag}, os: linux}}}}
+"""
+
+
+def run(sagebuild, matrix, *args, timeout=30):
+    start = time.monotonic()
+    try:
+        done = subprocess.run([sagebuild, "--matrix", matrix, *args], capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, timeout
+    return done, time.monotonic() - start
+
+
+def write(tmp, text, version="1.0\n"):
+    path = os.path.join(tmp, "matrix.yaml")
+    with open(path, "wb") as f:
+        f.write(text.encode() if isinstance(text, str) else text)
+    with open(os.path.join(tmp, "VERSION"), "w") as f:
+        f.write(version)
+    return path
+
+
+def crashed(done):
+    return done is None or done.returncode < 0 or done.returncode >= 128 or b"internal error" in done.stderr
+
+
+def main():
+    sagebuild = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        # A diamond: p0 <- (a1, b1) <- p1 <- (a2, b2) <- p2 ...
+        profiles = ["  p0: {}"]
+        for level in range(1, 25):
+            profiles += [f"  a{level}: {{from: p{level - 1}}}", f"  b{level}: {{from: p{level - 1}}}",
+                         f"  p{level}: {{from: [a{level}, b{level}]}}"]
+        text = HEAD.format(name="demo", tag="linux_x86_64") + \
+            'torch: {"2.11.0": {cuda: ["13.0"], python: ["3.12"]}}\nprofiles:\n' + "\n".join(profiles) + "\n"
+        done, seconds = run(sagebuild, write(tmp, text), "validate")
+        check(f"a 24-level diamond of profiles validates in under 2 s ({seconds:.2f} s)",
+              done is not None and done.returncode == 0 and seconds < 2, done and done.stderr.decode()[-300:])
+
+        # As many torch releases as the size limit (1 MiB) allows: each its own entry.
+        torch = "".join(f'  "2.{minor}.{patch}": {{cuda: ["13.0"], python: ["3.12"]}}\n'
+                        for minor in range(100, 200) for patch in range(100, 300))
+        text = HEAD.format(name="demo", tag="linux_x86_64").replace(
+            "source_dir: src", 'source_dir: src, entry_id: "{platform}-{torch_minor}-{torch_patch}"') + \
+            "torch:\n" + torch + "profiles: {all: {}}\n"
+        done, seconds = run(sagebuild, write(tmp, text), "validate", timeout=60)
+        check(f"20,000 torch releases (a 1 MiB matrix.yaml) validate in under a second ({seconds:.2f} s)",
+              done is not None and done.returncode == 0 and seconds < 1, done and done.stderr.decode()[-300:])
+
+        done, seconds = run(sagebuild, "/dev/zero", "validate")
+        check("--matrix /dev/zero is refused at once, with the size limit named",
+              done is not None and done.returncode == 3 and b"larger than 1024 KiB" in done.stderr and seconds < 5,
+              done and done.stderr.decode()[-300:])
+
+        for field, text in (("package name", HEAD.format(name="a" * 199_999 + "-", tag="linux_x86_64")),
+                            ("platform tag", HEAD.format(name="demo", tag="x" * 199_999 + "-"))):
+            text += 'torch: {"2.11.0": {cuda: ["13.0"], python: ["3.12"]}}\nprofiles: {all: {}}\n'
+            done, _ = run(sagebuild, write(tmp, text), "validate")
+            check(f"a {field} of 200,000 characters is a located error, not a crash",
+                  done is not None and done.returncode == 3 and not crashed(done) and b"matrix.yaml:" in done.stderr,
+                  done and (str(done.returncode) + done.stderr.decode()[-300:]))
+        text = HEAD.format(name="demo", tag="linux_x86_64") + \
+            'torch: {"2.11.0": {cuda: ["13.0"], python: ["3.12"]}}\nprofiles: {all: {}}\n'
+        done, _ = run(sagebuild, write(tmp, text, version="1" * 200_000 + "\n"), "validate")
+        check("a 200,000-character version line is an error, not a crash",
+              done is not None and done.returncode == 3 and not crashed(done) and b"no version found" in done.stderr,
+              done and (str(done.returncode) + done.stderr.decode()[-300:]))
+
+        text = (HEAD.format(name="demo", tag="linux_x86_64") +
+                'torch: {"2.11.0": {cuda: ["13.0"], python: ["3.12"]}}\nprofiles: {all: {description: "caf\xe9"}}\n')
+        done, _ = run(sagebuild, write(tmp, text.encode("latin-1")), "profiles", "--format", "json")
+        ok = done is not None and done.returncode == 0
+        try:
+            ok = ok and json.loads(done.stdout)[0]["description"].startswith("caf")
+        except ValueError:
+            ok = False
+        check("profiles --format json stays JSON with non-UTF-8 text in matrix.yaml", ok,
+              done and done.stderr.decode(errors="replace")[-300:])
+
+        wheel = os.path.join(tmp, "demo-1.0-py3-none-any.whl")
+        with zipfile.ZipFile(wheel, "w") as z:
+            info = zipfile.ZipInfo("demo/\udcff.py".encode("utf-8", "surrogateescape").decode("latin-1"))
+            info.flag_bits &= ~0x800  # not flagged UTF-8: the name is raw bytes
+            z.writestr(info, b"")
+            z.writestr("demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+        done = subprocess.run([sagebuild, "verify-wheel", "--json", wheel], capture_output=True, cwd=tmp)
+        try:
+            report = json.loads(done.stdout)
+            ok = done.returncode == 5 and report[0]["wheel"] == os.path.basename(wheel)
+        except ValueError:
+            ok = False
+        check("verify-wheel --json stays JSON with a non-UTF-8 entry name", ok,
+              done.stdout[-300:].decode(errors="replace") + done.stderr[-300:].decode(errors="replace"))
+    return finish("robustness")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
