@@ -45,5 +45,35 @@ TEST_CASE("find_upwards", "[fs]") {
   CHECK(find_upwards(dir.path() / "a" / "b", "marker.yaml") == dir.path());
 }
 
+TEST_CASE("move_file crosses file systems by copy and rename", "[fs]") {
+  TempDir here;
+  const auto from = here.path() / "a.whl";
+  std::ofstream(from, std::ios::binary) << std::string(100000, 'w');
+  // /dev/shm is a tmpfs on Linux: another file system than the temporary directory.
+  std::error_code ec;
+  if (!std::filesystem::is_directory("/dev/shm", ec)) {
+    WARN("no /dev/shm here: the cross-file-system move was not tried");
+    return;
+  }
+  const auto target_dir = std::filesystem::path("/dev/shm") / here.path().filename();
+  std::filesystem::create_directories(target_dir, ec);
+  const auto to = target_dir / "a.whl";
+  REQUIRE(move_file(from, to));
+  CHECK_FALSE(std::filesystem::exists(from));
+  CHECK(read_file(to)->size() == 100000);
+  // Nothing else left beside it (the temporary name is gone).
+  CHECK(std::distance(std::filesystem::directory_iterator(target_dir),
+                      std::filesystem::directory_iterator{}) == 1);
+  std::filesystem::remove_all(target_dir, ec);
+}
+
+TEST_CASE("read_file with a limit stops there", "[fs]") {
+  CHECK(read_file("/dev/zero", 1024).error().message.find("larger than 1 KiB") !=
+        std::string::npos);
+  TempDir dir;
+  std::ofstream(dir.path() / "small") << "abc";
+  CHECK(*read_file(dir.path() / "small", 3) == "abc");
+}
+
 }  // namespace
 }  // namespace sagebuild::fs
