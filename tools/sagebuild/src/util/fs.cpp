@@ -46,6 +46,7 @@ Expected<Ok> move_file(const std::filesystem::path& from, const std::filesystem:
   // Copied under a temporary name and flushed (closed) before it takes its name: an
   // interruption or a full disk leaves no half-written `to`.
   const std::filesystem::path temp = to.parent_path() / temp_sibling_name(to);
+  ec.clear();
   {
     std::ifstream in(from, std::ios::binary);
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);

@@ -58,7 +58,9 @@ TEST_CASE("move_file crosses file systems by copy and rename", "[fs]") {
   const auto target_dir = std::filesystem::path("/dev/shm") / here.path().filename();
   std::filesystem::create_directories(target_dir, ec);
   const auto to = target_dir / "a.whl";
-  REQUIRE(move_file(from, to));
+  const auto moved = move_file(from, to);
+  INFO((moved ? std::string() : moved.error().message));
+  REQUIRE(moved);
   CHECK_FALSE(std::filesystem::exists(from));
   CHECK(read_file(to)->size() == 100000);
   // Nothing else left beside it (the temporary name is gone).
