@@ -1,0 +1,189 @@
+#include "cli/command.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cli/terminal.h"
+#include "github/output.h"
+#include "matrix/loader.h"
+#include "matrix/package_version.h"
+#include "util/fs.h"
+#include "util/text.h"
+#include "wheel/zip_writer.h"
+
+namespace sagebuild::cli {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// matrix.yaml is a few KiB; a file past this is not one (and /dev/zero never ends). At this size
+// it still loads and validates in a few tenths of a second (tests/robustness_check.py).
+constexpr std::size_t kMaxMatrixBytes = 1u << 20;
+
+}  // namespace
+
+LoadedMatrix Command::load() const {
+  stdfs::path path = matrix_option;
+  if (path.empty()) {
+    const stdfs::path dir = fs::find_upwards(stdfs::current_path(), "matrix.yaml");
+    if (dir.empty()) {
+      throw CommandError{kConfigError,
+                         "no matrix.yaml in this directory or above; run sagebuild in the "
+                         "repository or pass --matrix FILE"};
+    }
+    path = dir / "matrix.yaml";
+  }
+  std::error_code ec;
+  const stdfs::path relative = stdfs::relative(path, stdfs::current_path(), ec);
+  const std::string display = (!ec && !relative.empty() && !relative.string().starts_with(".."))
+                                  ? relative.string()
+                                  : path.string();
+  auto text = fs::read_file(path, kMaxMatrixBytes);
+  if (!text) throw CommandError{kConfigError, text.error().message};
+
+  matrix::LoadResult result = matrix::load_matrix(*text, display);
+  if (!result.matrix) {
+    report_diagnostics(result.diagnostics, *text);
+    throw CommandError{kConfigError,
+                       fmt::format("{} has {} problem{}", display, result.diagnostics.size(),
+                                   result.diagnostics.size() == 1 ? "" : "s")};
+  }
+  LoadedMatrix loaded{std::move(*result.matrix), stdfs::absolute(path).parent_path(), display, ""};
+  auto version = matrix::read_package_version(loaded.root, loaded.matrix.package.version);
+  if (!version) {
+    report_diagnostics(
+        {{display, loaded.matrix.package.version.location, version.error().message, ""}}, *text);
+    throw CommandError{kConfigError, "cannot determine the package version"};
+  }
+  loaded.package_version = *version;
+  return loaded;
+}
+
+std::optional<LoadedMatrix> Command::load_if_present() const {
+  if (matrix_option.empty() && fs::find_upwards(stdfs::current_path(), "matrix.yaml").empty()) {
+    return std::nullopt;
+  }
+  return load();
+}
+
+std::vector<matrix::Entry> Command::expand(const LoadedMatrix& m, const std::string& profile,
+                                           const std::string& platform) const {
+  auto entries = matrix::expand_profile(m.matrix, profile, {m.package_version, platform});
+  if (!entries) throw CommandError{kUsageError, entries.error().message};
+  return std::move(*entries);
+}
+
+Command::SourceVersion Command::source_version(const LoadedMatrix& m) const {
+  const matrix::VersionSource& policy = m.matrix.package.version;
+  auto git = vcs::read_git_state(m.root, policy.tag_prefix);
+  if (!git) throw CommandError{kConfigError, git.error().message};
+  const char* ref = std::getenv("GITHUB_REF");
+  auto resolved = vcs::resolve_version(
+      {m.package_version, policy.file, policy, *git, ref ? std::string(ref) : std::string()});
+  if (!resolved) throw CommandError{kConfigError, resolved.error().message};
+  return {std::move(*git), std::move(*resolved)};
+}
+
+Command::BuildSource Command::build_source(const LoadedMatrix& m, bool require_clean) const {
+  SourceVersion v = source_version(m);
+  if (require_clean && v.git && v.git->dirty) {
+    throw CommandError{
+        kConfigError,
+        fmt::format("--require-clean: the working tree has uncommitted changes ({}); commit "
+                    "or stash them first",
+                    text::join(v.git->dirty_paths, ", "))};
+  }
+  BuildSource source{v.resolved.version, std::move(v.git), wheel::source_date_epoch()};
+  if (const char* given = std::getenv("SOURCE_DATE_EPOCH"); (!given || !*given) && source.git)
+    source.source_date_epoch = source.git->commit_time;
+  return source;
+}
+
+void Command::report_diagnostics(const Diagnostics& diagnostics, std::string_view source) const {
+  const bool annotate = running_in_github_actions();
+  for (std::size_t i = 0; i < diagnostics.size() && i < kMaxShownProblems; ++i) {
+    const Diagnostic& d = diagnostics[i];
+    err_ << render(d, source);
+    if (annotate) {
+      // Annotations go to stdout, where the runner reads workflow commands.
+      out_ << error_annotation(d.file, d.location.line, d.location.column, d.message) << "\n";
+    }
+  }
+  if (diagnostics.size() > kMaxShownProblems) {
+    err_ << fmt::format("... and {} more problems like these\n",
+                        diagnostics.size() - kMaxShownProblems);
+  }
+}
+
+void Command::print_table(const std::vector<std::string>& header,
+                          const std::vector<std::vector<std::string>>& rows) const {
+  std::vector<std::size_t> widths(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c)
+    widths[c] = header[c].size();
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], row[c].size());
+  }
+  auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    out_ << line << "\n";
+  };
+  // A key/value listing passes an empty header: no header line then.
+  if (std::any_of(header.begin(), header.end(), [](const auto& h) { return !h.empty(); }))
+    print_row(header);
+  for (const auto& row : rows)
+    print_row(row);
+}
+
+void Command::print_entry_table(const std::string& profile, const std::string& platform,
+                                const std::string& version,
+                                const std::vector<matrix::Entry>& entries) const {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& e : entries) {
+    rows.push_back({e.id, e.python.str(), e.torch.str(), e.cuda_full, e.arch_list(), e.wheel});
+  }
+  out_ << fmt::format("profile '{}', platform {}, version {}: {} entr{}\n", profile, platform,
+                      version, entries.size(), entries.size() == 1 ? "y" : "ies");
+  print_table({"ID", "PYTHON", "TORCH", "CUDA", "ARCHS", "WHEEL"}, rows);
+}
+
+std::vector<stdfs::path> Command::wheel_files(const std::string& command,
+                                              const std::vector<std::string>& inputs) {
+  std::vector<stdfs::path> wheels;
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (stdfs::is_directory(input, ec)) {
+      std::vector<stdfs::path> found;
+      for (const auto& f : stdfs::directory_iterator(input, ec)) {
+        if (f.path().extension() == ".whl") found.push_back(f.path());
+      }
+      if (found.empty()) {
+        throw CommandError{
+            kUsageError, fmt::format("{}: no wheels (*.whl) in the directory {}", command, input)};
+      }
+      std::sort(found.begin(), found.end());
+      wheels.insert(wheels.end(), found.begin(), found.end());
+    } else if (stdfs::is_regular_file(input, ec)) {
+      wheels.emplace_back(input);
+    } else {
+      throw CommandError{kUsageError,
+                         fmt::format("{}: no such wheel or directory: {}", command, input)};
+    }
+  }
+  if (wheels.empty()) throw CommandError{kUsageError, command + ": no wheels given"};
+  return wheels;
+}
+
+std::string env_or(std::initializer_list<const char*> names, std::string fallback) {
+  for (const char* name : names) {
+    if (const char* v = std::getenv(name); v && *v) return v;
+  }
+  return fallback;
+}
+
+}  // namespace sagebuild::cli

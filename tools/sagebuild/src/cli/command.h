@@ -1,0 +1,102 @@
+// What every sagebuild command is and shares. A command is a class with its flags (define: adds
+// them to its CLI11 subcommand) and its work (run); cli/commands/commands.cpp lists them all in
+// one table, and cli/app.cpp parses the command line against it. The base class holds the
+// output streams, the --matrix option, and the helpers most commands need: loading matrix.yaml
+// (with located diagnostics), the version and git state a build starts from, and tables.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/exit_codes.h"
+#include "matrix/diagnostics.h"
+#include "matrix/expand.h"
+#include "matrix/model.h"
+#include "vcs/git.h"
+#include "vcs/release_version.h"
+
+namespace sagebuild::cli {
+
+// Thrown by commands; caught once in run(), which prints "sagebuild: error: ..." and exits.
+struct CommandError {
+  ExitCode code;
+  std::string message;
+};
+
+struct LoadedMatrix {
+  matrix::Matrix matrix;
+  std::filesystem::path root;   // directory of matrix.yaml: relative paths start here
+  std::string display_name;     // how messages name the file
+  std::string package_version;  // read from package.version
+};
+
+// What a command is built with: the streams, and the --matrix option (filled in by parsing).
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  const std::string& matrix_option;
+};
+
+class Command {
+ public:
+  explicit Command(const Context& context)
+      : out_(context.out), err_(context.err), matrix_option(context.matrix_option) {}
+  virtual ~Command() = default;
+  Command(const Command&) = delete;
+  Command& operator=(const Command&) = delete;
+
+  virtual void define(CLI::App& cmd) = 0;
+  virtual int run() = 0;
+
+ protected:
+  // matrix.yaml: --matrix, else the nearest one upwards; problems printed where they are.
+  LoadedMatrix load() const;
+  // The matrix when one is given or found; verify-wheel works without one.
+  std::optional<LoadedMatrix> load_if_present() const;
+  std::vector<matrix::Entry> expand(const LoadedMatrix& m, const std::string& profile,
+                                    const std::string& platform) const;
+
+  struct SourceVersion {
+    std::optional<vcs::GitState> git;
+    vcs::ResolvedVersion resolved;
+  };
+  // The version this checkout's wheels get, from the version file and git (vcs/).
+  SourceVersion source_version(const LoadedMatrix& m) const;
+  // What every build starts from: the version (and git state), --require-clean enforced, and
+  // SOURCE_DATE_EPOCH: the caller's, else the commit's time, else 1980-01-01.
+  struct BuildSource {
+    std::string version;
+    std::optional<vcs::GitState> git;
+    std::int64_t source_date_epoch;
+  };
+  BuildSource build_source(const LoadedMatrix& m, bool require_clean) const;
+
+  // Every problem up to kMaxShownProblems; a file with thousands (a generated one gone wrong)
+  // gets the first ones and a count, not pages of repetition.
+  static constexpr std::size_t kMaxShownProblems = 50;
+  void report_diagnostics(const Diagnostics& diagnostics, std::string_view source) const;
+  void print_table(const std::vector<std::string>& header,
+                   const std::vector<std::vector<std::string>>& rows) const;
+  void print_entry_table(const std::string& profile, const std::string& platform,
+                         const std::string& version,
+                         const std::vector<matrix::Entry>& entries) const;
+  // The wheels named on the command line: files as given, directories for their *.whl (sorted).
+  static std::vector<std::filesystem::path> wheel_files(const std::string& command,
+                                                        const std::vector<std::string>& inputs);
+
+  std::ostream& out_;
+  std::ostream& err_;
+  const std::string& matrix_option;  // --matrix / SAGEBUILD_MATRIX
+};
+
+// The first of these environment variables that is set and not empty, else `fallback`.
+std::string env_or(std::initializer_list<const char*> names, std::string fallback = {});
+
+}  // namespace sagebuild::cli

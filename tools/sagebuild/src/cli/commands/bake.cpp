@@ -1,0 +1,70 @@
+#include "backend/bake.h"
+
+#include <fmt/format.h>
+
+#include "cli/commands/commands.h"
+#include "util/fs.h"
+#include "util/json_text.h"
+
+namespace sagebuild::cli {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class BakeCommand final : public Command {
+ public:
+  using Command::Command;
+
+  void define(CLI::App& cmd) override {
+    cmd.add_option("--profile", profile_, "profile to write (default: every profile)");
+    cmd.add_option("-o,--output", output_, "file to write, or - for standard output")
+        ->capture_default_str();
+    cmd.add_option("--dockerfile", options_.dockerfile, "Dockerfile of every target")
+        ->capture_default_str();
+    cmd.add_option("--output-dir", options_.output_dir, "where Bake puts the wheels")
+        ->capture_default_str();
+  }
+
+  int run() override { return bake(profile_, output_, options_); }
+
+ private:
+  int bake(const std::string& profile, const std::string& output, backend::BakeOptions options) {
+    const LoadedMatrix m = load();
+    std::vector<backend::BakeGroup> groups;
+    const std::vector<std::string> names =
+        profile.empty() ? m.matrix.profile_names() : std::vector<std::string>{profile};
+    for (const std::string& name : names) {
+      auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, "all"});
+      if (!entries) throw CommandError{kUsageError, entries.error().message};
+      groups.push_back({name, std::move(*entries)});
+    }
+    const nlohmann::ordered_json file = backend::make_bake_file(groups, options);
+    if (file["target"].empty()) {
+      throw CommandError{kUsageError,
+                         fmt::format("profile '{}' has no entries that Docker can build (only "
+                                     "platforms with 'docker:' in matrix.yaml; Windows wheels "
+                                     "are built natively)",
+                                     profile)};
+    }
+    const std::string text = json_text(file, 2) + "\n";
+    if (output == "-") {
+      out_ << text;
+    } else {
+      auto written = fs::write_file_atomic(output, text);
+      if (!written) throw CommandError{kUsageError, written.error().message};
+      err_ << fmt::format("sagebuild: wrote {} ({} targets)\n", output, file["target"].size());
+    }
+    return kSuccess;
+  }
+
+  std::string profile_, output_ = "-";
+  backend::BakeOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_bake_command(const Context& context) {
+  return std::make_unique<BakeCommand>(context);
+}
+
+}  // namespace sagebuild::cli

@@ -1,0 +1,337 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "backend/build_options.h"
+#include "backend/current_environment.h"
+#include "backend/docker_build.h"
+#include "backend/entry_build.h"
+#include "backend/msvc.h"
+#include "cli/commands/commands.h"
+#include "cli/progress_display.h"
+#include "cli/terminal.h"
+#include "platform/interrupt.h"
+#include "platform/process.h"
+#include "util/text.h"
+#include "wheel/compare.h"
+
+namespace sagebuild::cli {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// --timeout/--retries/... of the commands that talk to servers.
+// sagebuild build: what the flags say, before the matrix is read.
+struct BuildFlags {
+  std::string profile;
+  std::vector<std::string> entries;
+  std::string env;  // "current" for --env current
+  std::string platform = "linux";
+  std::string backend = "native";
+  std::vector<std::string> cuda_paths;       // "X.Y=DIR"
+  std::filesystem::path python = "python3";  // --env current: the interpreter
+  std::string arch_list;                     // --env current: --arch-list
+  bool require_clean = false;
+  bool check_reproducible = false;
+  backend::BuildOptions options;
+};
+
+class BuildCommand final : public Command {
+ public:
+  using Command::Command;
+
+  void define(CLI::App& cmd) override {
+    cmd.add_option("--env", flags_.env,
+                   "current: the active interpreter, its torch and the CUDA found")
+        ->check(CLI::IsMember({"current"}));
+    cmd.add_option("--profile", flags_.profile, "build this profile's entries");
+    cmd.add_option("--entry", flags_.entries,
+                   "build only this entry (an id from `sagebuild matrix`); repeatable");
+    cmd.add_option("--platform", flags_.platform, "platform of the entries")->capture_default_str();
+    cmd.add_option("-j,--jobs", flags_.options.jobs, "entries built at once")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+    cmd.add_option("--backend", flags_.backend,
+                   "native (here) or docker (docker buildx bake of docker/Dockerfile.linux)")
+        ->check(CLI::IsMember({"native", "docker"}))
+        ->capture_default_str();
+    cmd.add_flag("--dry-run", flags_.options.dry_run,
+                 "print each entry's toolchain, commands and environment; build nothing");
+    cmd.add_flag("--force", flags_.options.force, "rebuild wheels that are up to date");
+    cmd.add_option("--cache-dir", flags_.options.cache,
+                   "environments, toolkits and kernels (default: $SAGEBUILD_CACHE_DIR, "
+                   "else $XDG_CACHE_HOME/sagebuild, else ~/.cache/sagebuild)");
+    cmd.add_flag_callback(
+        "--no-cache", [this] { flags_.options.kernel_cache = false; },
+        "compile the kernels for every entry instead of using the kernel cache");
+    cmd.add_flag("--skip-unavailable", flags_.options.skip_unavailable,
+                 "skip entries whose Python or CUDA toolkit this machine lacks, saying how "
+                 "to get them, instead of failing");
+    cmd.add_flag_callback(
+        "--no-import-test", [this] { flags_.options.import_test = false; },
+        "skip installing and importing each wheel in a fresh venv");
+    cmd.add_option("--torch-index-url", flags_.options.torch.index_url,
+                   "where torch comes from (default: pip's configured index)");
+    cmd.add_option("--torch-find-links", flags_.options.torch.find_links,
+                   "a directory or URL of torch wheels (pip --find-links)");
+    cmd.add_option("--python-env", flags_.options.torch.existing,
+                   "an interpreter whose environment has torch: entries of its Python and "
+                   "torch build there; repeatable");
+    cmd.add_option("--cuda-path", flags_.cuda_paths,
+                   "X.Y=DIR: the CUDA X.Y toolkit is in DIR; repeatable");
+    cmd.add_option("--python", flags_.python,
+                   "--env current: interpreter whose torch to build against")
+        ->capture_default_str();
+    cmd.add_option("--dist", flags_.options.dist, "where verified wheels go")
+        ->capture_default_str();
+    cmd.add_option("--arch-list", flags_.arch_list,
+                   "--env current: CUDA architectures (TORCH_CUDA_ARCH_LIST form; default: the "
+                   "entry's)");
+    cmd.add_flag("--require-clean", flags_.require_clean,
+                 "refuse to build from a working tree with uncommitted changes");
+    cmd.add_flag("--check-reproducible", flags_.check_reproducible,
+                 "build twice and require byte-identical wheels");
+  }
+
+  int run() override {
+    flags_.options.backend =
+        flags_.backend == "docker" ? backend::Backend::docker : backend::Backend::native;
+    return build(std::move(flags_));
+  }
+
+ private:
+  int build(BuildFlags flags) {
+    if (flags.env.empty() && flags.profile.empty() && flags.entries.empty()) {
+      throw CommandError{kUsageError,
+                         "say what to build: --profile NAME, --entry ID, or --env current"};
+    }
+    if (!flags.env.empty() && (!flags.profile.empty() || !flags.entries.empty())) {
+      throw CommandError{kUsageError,
+                         "--env current builds this environment's wheel; it does not take "
+                         "--profile or --entry"};
+    }
+    if (flags.env.empty() && flags.check_reproducible) {
+      throw CommandError{kUsageError, "--check-reproducible works with --env current"};
+    }
+    const LoadedMatrix m = load();
+    std::vector<matrix::Entry> selected;
+    if (flags.env.empty()) {
+      selected = select_entries(m, flags);
+      if (flags.options.dry_run && std::all_of(selected.begin(), selected.end(),
+                                               [](const auto& e) { return e.os == "windows"; })) {
+        std::vector<backend::MsvcEntryPlan> plans;
+        for (const auto& e : selected)
+          plans.push_back({e.id, e.wheel, e.cuda, m.matrix.package.build_command});
+        backend::describe_msvc(plans, out_);
+        return kSuccess;
+      }
+      check_buildable_here(selected, flags.options.backend);
+    }
+
+    BuildSource source = build_source(m, flags.require_clean);
+    backend::BuildOptions options = flags.options;
+    options.root = m.root;
+    options.package_version = source.version;
+    options.git = std::move(source.git);
+    options.source_date_epoch = source.source_date_epoch;
+    if (auto normalized = backend::normalize_build_options(options, flags.cuda_paths);
+        !normalized) {
+      throw CommandError{kUsageError, normalized.error().message};
+    }
+    if (!flags.env.empty()) {
+      auto current = backend::probe_current_environment(m.matrix, flags.python, flags.arch_list,
+                                                        options.package_version);
+      if (!current) throw CommandError{kBuildFailure, current.error().message};
+      if (!current->warning.empty()) out_ << "sagebuild: warning: " << current->warning << "\n";
+      backend::use_current_environment(*current, options);
+      if (flags.check_reproducible) {
+        // Both builds compile everything themselves: a cached part would be compared with
+        // itself.
+        options.kernel_cache = false;
+        options.force = true;
+      }
+      selected = {current->entry};
+    }
+    out_ << fmt::format("sagebuild: {} entr{} of {}, version {}, cache {}{}\n", selected.size(),
+                        selected.size() == 1 ? "y" : "ies",
+                        !flags.env.empty()      ? "this environment"
+                        : flags.profile.empty() ? "the matrix"
+                                                : "profile " + flags.profile,
+                        options.package_version, options.cache.string(),
+                        options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
+    if (options.dry_run) {
+      if (options.backend == backend::Backend::docker) {
+        backend::describe_docker(selected, options, out_);
+      } else {
+        backend::describe_entries(m.matrix, selected, options, out_);
+      }
+      return kSuccess;
+    }
+    const auto results =
+        run_builds(m, selected, options, flags.env.empty() ? Reason::in_table : Reason::in_error);
+    if (flags.check_reproducible)
+      return check_reproducibility(m, selected.front(), options, results.front());
+    return kSuccess;
+  }
+
+  // The entries a build names: a profile's (all, or those named), or entries named anywhere in
+  // the matrix.
+  std::vector<matrix::Entry> select_entries(const LoadedMatrix& m, const BuildFlags& flags) {
+    std::vector<matrix::Entry> selected;
+    std::vector<matrix::Entry> pool;
+    std::vector<std::string> profiles = {flags.profile};
+    if (flags.profile.empty()) profiles = m.matrix.profile_names();
+    for (const std::string& name : profiles) {
+      auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, flags.platform});
+      if (!entries) {
+        if (!flags.profile.empty()) throw CommandError{kUsageError, entries.error().message};
+        continue;
+      }
+      for (auto& e : *entries) {
+        const bool seen = std::any_of(pool.begin(), pool.end(),
+                                      [&](const matrix::Entry& p) { return p.id == e.id; });
+        if (!seen) pool.push_back(std::move(e));
+      }
+    }
+    if (flags.entries.empty()) {
+      selected = pool;
+    } else {
+      std::vector<std::string> ids;
+      for (const auto& e : pool)
+        ids.push_back(e.id);
+      for (const std::string& id : flags.entries) {
+        auto it = std::find_if(pool.begin(), pool.end(),
+                               [&](const matrix::Entry& e) { return e.id == id; });
+        if (it == pool.end()) {
+          throw CommandError{
+              kUsageError,
+              fmt::format("no entry '{}' in {}{}", id,
+                          flags.profile.empty() ? "any profile" : "profile '" + flags.profile + "'",
+                          text::did_you_mean(id, ids))};
+        }
+        selected.push_back(*it);
+      }
+    }
+    if (selected.empty()) throw CommandError{kUsageError, "nothing to build"};
+    return selected;
+  }
+
+  void check_buildable_here(const std::vector<matrix::Entry>& selected, backend::Backend how) {
+    for (const auto& e : selected) {
+      if (how == backend::Backend::docker && e.docker_platform.empty()) {
+        throw CommandError{kUsageError,
+                           fmt::format("{}: platform '{}' has no 'docker:' platform in "
+                                       "matrix.yaml, so the Docker backend cannot build it",
+                                       e.id, e.platform)};
+      }
+      if (e.os != "linux") {
+        throw CommandError{
+            kUsageError,
+            fmt::format("{} is a {} entry: it builds on a {} runner (the MSVC backend), not "
+                        "here (--dry-run shows its plan); pick --platform linux",
+                        e.id, e.os, e.os)};
+      }
+    }
+  }
+
+  // Where a failed entry's reason goes besides its progress line: the results table (a profile
+  // build: the error only counts), or the error itself (--env current, a single build).
+  enum class Reason { in_table, in_error };
+
+  // Builds the entries, prints the results table, and turns failures into the exit code.
+  std::vector<backend::EntryResult> run_builds(const LoadedMatrix& m,
+                                               const std::vector<matrix::Entry>& selected,
+                                               const backend::BuildOptions& options,
+                                               Reason reason) {
+    const platform::InterruptGuard interrupts;
+    const ProgressStyle style = running_in_github_actions() ? ProgressStyle::github
+                                : stdout_is_terminal()      ? ProgressStyle::live
+                                                            : ProgressStyle::plain;
+    auto progress = make_progress(style, out_);
+    const auto results =
+        options.backend == backend::Backend::docker
+            ? backend::build_entries_docker(m.matrix, selected, options, *progress, out_)
+            : backend::build_entries(m.matrix, selected, options, *progress, out_);
+    out_ << "\n" << backend::format_results(results);
+    std::size_t failed = 0, verification = 0, built = 0;
+    std::vector<const backend::EntryResult*> skipped;
+    for (const auto& r : results) {
+      if (r.ok())
+        ++built;
+      else if (r.outcome == backend::EntryOutcome::verification_failed)
+        ++verification;
+      else if (r.outcome == backend::EntryOutcome::skipped)
+        skipped.push_back(&r);
+      else
+        ++failed;
+    }
+    const stdfs::path dist = options.dist.is_absolute() ? options.dist : m.root / options.dist;
+    if (platform::stop_requested()) {
+      throw CommandError{kInterrupted,
+                         fmt::format("interrupted: {} of {} entr{} finished; nothing unfinished "
+                                     "reached {}",
+                                     built, results.size(), results.size() == 1 ? "y" : "ies",
+                                     options.dist.string())};
+    }
+    if (failed + verification > 0) {
+      const std::string why = reason == Reason::in_error && results.size() == 1
+                                  ? results.front().message
+                                  : fmt::format("{} of {} entries failed; logs under build/logs/",
+                                                failed + verification, results.size());
+      throw CommandError{failed ? kBuildFailure : kVerificationFailure, why};
+    }
+    if (!skipped.empty()) {
+      out_ << fmt::format(
+          "sagebuild: skipped {} entr{} this machine lacks the toolchain of "
+          "(--skip-unavailable):\n",
+          skipped.size(), skipped.size() == 1 ? "y" : "ies");
+      for (const auto* r : skipped)
+        out_ << fmt::format("  {}: {}\n", r->id, r->message);
+    }
+    if (built == 0) {
+      throw CommandError{kBuildFailure, fmt::format("no entry could be built on this machine "
+                                                    "({} skipped)",
+                                                    skipped.size())};
+    }
+    out_ << fmt::format("sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s",
+                        dist.string());
+    return results;
+  }
+
+  // Builds the same entry again in another directory and compares its wheel byte for byte with
+  // the first; the second wheel never reaches dist/.
+  int check_reproducibility(const LoadedMatrix& m, const matrix::Entry& entry,
+                            backend::BuildOptions options, const backend::EntryResult& first) {
+    out_ << "sagebuild: --check-reproducible: building it a second time\n";
+    options.reproducibility_run = true;
+    options.dist = m.root / "build" / "sagebuild" / "reproducibility";
+    std::error_code ec;
+    stdfs::remove_all(options.dist, ec);
+    const auto again = run_builds(m, {entry}, options, Reason::in_error);
+    auto compared = wheel::compare_wheels(first.wheel, again.front().wheel);
+    if (!compared) throw CommandError{kBuildFailure, compared.error().message};
+    if (compared->identical) {
+      out_ << fmt::format("sagebuild: reproducible: the second build of {} is byte-identical\n",
+                          first.wheel.filename().string());
+      return kSuccess;
+    }
+    std::string lines;
+    for (const auto& d : compared->differences) {
+      lines += fmt::format("\n  {}{}", d.entry.empty() ? "" : d.entry + ": ", d.detail);
+    }
+    throw CommandError{
+        kVerificationFailure,
+        fmt::format("not reproducible: two builds of {} differ (second: {}):{}",
+                    first.wheel.filename().string(), again.front().wheel.string(), lines)};
+  }
+
+  BuildFlags flags_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_build_command(const Context& context) {
+  return std::make_unique<BuildCommand>(context);
+}
+
+}  // namespace sagebuild::cli

@@ -1,0 +1,87 @@
+#include "github/release.h"
+
+#include <fmt/format.h>
+
+#include "cli/commands/commands.h"
+#include "cli/network_flags.h"
+#include "util/fs.h"
+
+namespace sagebuild::cli {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class ReleaseCommand final : public Command {
+ public:
+  using Command::Command;
+
+  void define(CLI::App& cmd) override {
+    cmd.add_option("files", files_, "wheels (or any files) to attach")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd.add_option("--tag", request_.tag, "the release's tag, e.g. v2.2.0")->required();
+    cmd.add_option("--repo", request_.repo, "owner/name (default: $GITHUB_REPOSITORY)");
+    cmd.add_option("--title", request_.title, "release name (default: the tag)");
+    cmd.add_option("--notes", request_.notes, "release notes, for a new release");
+    cmd.add_option("--notes-file", notes_file_, "release notes from a file")
+        ->check(CLI::ExistingFile);
+    cmd.add_flag("--draft", request_.draft, "create the release as a draft");
+    cmd.add_flag("--clobber", request_.clobber,
+                 "replace assets of the same name whose content differs");
+    network_.add_to(&cmd);
+  }
+
+  int run() override {
+    if (!notes_file_.empty()) {
+      auto notes = fs::read_file(notes_file_);
+      if (!notes) throw CommandError{kUsageError, notes.error().message};
+      request_.notes = *notes;
+    }
+    return release(request_, files_, network_);
+  }
+
+ private:
+  int release(github::ReleaseRequest request, const std::vector<std::string>& files,
+              const NetworkFlags& network) {
+    request.token = env_or({"GITHUB_TOKEN", "GH_TOKEN"});
+    if (request.token.empty()) {
+      throw CommandError{kUsageError, "no token: set GITHUB_TOKEN (or GH_TOKEN)"};
+    }
+    if (request.repo.empty()) request.repo = env_or({"GITHUB_REPOSITORY"});
+    if (request.repo.empty() || request.repo.find('/') == std::string::npos) {
+      throw CommandError{kUsageError,
+                         "no repository: pass --repo owner/name (or set "
+                         "GITHUB_REPOSITORY)"};
+    }
+    request.api_url = env_or({"GITHUB_API_URL"}, "https://api.github.com");
+    network.apply(request.http, request.retry, err_);
+    std::vector<stdfs::path> paths(files.begin(), files.end());
+    auto result = github::upload_release_assets(
+        request, paths, [this](const std::string& line) { out_ << "sagebuild: " << line << "\n"; });
+    if (!result) throw CommandError{kPublishFailure, result.error().message};
+    std::size_t failed = 0;
+    for (const auto& a : result->assets)
+      failed += a.outcome == github::AssetOutcome::failed;
+    if (failed) {
+      throw CommandError{kPublishFailure,
+                         fmt::format("{} of {} asset{} not uploaded", failed, result->assets.size(),
+                                     result->assets.size() == 1 ? "" : "s")};
+    }
+    out_ << fmt::format("sagebuild: release {} has all {} asset{}\n", request.tag,
+                        result->assets.size(), result->assets.size() == 1 ? "" : "s");
+    return kSuccess;
+  }
+
+  github::ReleaseRequest request_;
+  std::vector<std::string> files_;
+  std::string notes_file_;
+  NetworkFlags network_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_release_command(const Context& context) {
+  return std::make_unique<ReleaseCommand>(context);
+}
+
+}  // namespace sagebuild::cli

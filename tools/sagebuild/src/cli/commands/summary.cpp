@@ -1,0 +1,70 @@
+#include "github/summary.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands/commands.h"
+#include "util/fs.h"
+
+namespace sagebuild::cli {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class SummaryCommand final : public Command {
+ public:
+  using Command::Command;
+
+  void define(CLI::App& cmd) override {
+    cmd.add_option("results", files_, "results JSON files (default: build/results/*.json)");
+  }
+
+  int run() override { return summary(files_); }
+
+ private:
+  // Results files given, else build/results/*.json beside matrix.yaml.
+  int summary(std::vector<std::string> files) {
+    if (files.empty()) {
+      const LoadedMatrix m = load();
+      std::error_code ec;
+      for (const auto& f : stdfs::directory_iterator(m.root / "build" / "results", ec)) {
+        if (f.path().extension() == ".json") files.push_back(f.path().string());
+      }
+      std::sort(files.begin(), files.end());
+      if (files.empty())
+        throw CommandError{kUsageError, "no results: build/results/*.json is empty"};
+    }
+    std::vector<nlohmann::json> results;
+    for (const std::string& file : files) {
+      auto text = fs::read_file(file);
+      if (!text) throw CommandError{kUsageError, text.error().message};
+      auto doc = nlohmann::json::parse(*text, nullptr, false);
+      if (doc.is_discarded() || !doc.is_object()) {
+        throw CommandError{kUsageError, fmt::format("{} is not a results JSON object", file)};
+      }
+      results.push_back(std::move(doc));
+    }
+    const std::string markdown = github::summary_markdown(results);
+    if (const char* path = std::getenv("GITHUB_STEP_SUMMARY"); path && *path) {
+      auto written = fs::append_file(path, markdown);
+      if (!written) throw CommandError{kUsageError, written.error().message};
+      out_ << fmt::format("sagebuild: summary of {} entr{} appended to $GITHUB_STEP_SUMMARY\n",
+                          results.size(), results.size() == 1 ? "y" : "ies");
+    } else {
+      out_ << markdown;
+    }
+    return kSuccess;
+  }
+
+  std::vector<std::string> files_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_summary_command(const Context& context) {
+  return std::make_unique<SummaryCommand>(context);
+}
+
+}  // namespace sagebuild::cli

@@ -1,0 +1,41 @@
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cli/commands/commands.h"
+
+namespace sagebuild::cli {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class ValidateCommand final : public Command {
+ public:
+  using Command::Command;
+
+  void define(CLI::App& cmd) override { (void)cmd; }
+
+  int run() override { return validate(); }
+
+ private:
+  int validate() {
+    const LoadedMatrix m = load();
+    std::set<std::string> ids;
+    for (const auto& profile : m.matrix.profiles) {
+      for (const auto& e : expand(m, profile.name, "all"))
+        ids.insert(e.id);
+    }
+    out_ << fmt::format("{}: ok ({} {} {}, {} profiles, {} distinct entries)\n", m.display_name,
+                        m.matrix.package.name, m.package_version, m.matrix.package.version.file,
+                        m.matrix.profiles.size(), ids.size());
+    return kSuccess;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_validate_command(const Context& context) {
+  return std::make_unique<ValidateCommand>(context);
+}
+
+}  // namespace sagebuild::cli
