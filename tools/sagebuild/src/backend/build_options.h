@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "matrix/version.h"
+#include "util/version.h"
 #include "toolchain/environment.h"
 #include "util/expected.h"
 #include "vcs/git.h"

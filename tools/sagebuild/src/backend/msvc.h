@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "matrix/version.h"
+#include "util/version.h"
 #include "util/expected.h"
 
 namespace sagebuild::backend {

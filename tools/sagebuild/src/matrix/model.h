@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "matrix/diagnostics.h"
-#include "matrix/version.h"
+#include "util/version.h"
 
 namespace sagebuild::matrix {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "matrix/version.h"
+#include "util/version.h"
 #include "util/expected.h"
 
 namespace sagebuild::toolchain {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "matrix/version.h"
+#include "util/version.h"
 #include "util/glob.h"
 #include "wheel/zip_archive.h"
 

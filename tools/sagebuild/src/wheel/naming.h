@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "matrix/version.h"
+#include "util/version.h"
 
 namespace sagebuild::wheel {
 

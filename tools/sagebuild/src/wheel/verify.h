@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "matrix/version.h"
+#include "util/version.h"
 #include "wheel/provenance.h"
 #include "wheel/zip_archive.h"
 

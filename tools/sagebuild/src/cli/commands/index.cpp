@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
-#include "github/simple_index.h"
+#include "registry/simple_index.h"
 #include "util/text.h"
 
 namespace sagebuild::cli {
@@ -23,15 +23,15 @@ class IndexCommand final : public Command {
  private:
   int index(const std::vector<std::string>& inputs, const std::string& site) {
     const std::vector<stdfs::path> wheels = wheel_files("index", inputs);
-    std::vector<github::IndexedWheel> described;
+    std::vector<registry::IndexedWheel> described;
     for (const auto& w : wheels) {
-      auto d = github::describe_wheel(w);
+      auto d = registry::describe_wheel(w);
       if (!d)
         throw CommandError{kUsageError,
                            fmt::format("cannot index {}: {}", w.string(), d.error().message)};
       described.push_back(std::move(*d));
     }
-    auto summary = github::write_index(described, site);
+    auto summary = registry::write_index(described, site);
     if (!summary) throw CommandError{kUsageError, summary.error().message};
     out_ << fmt::format(
         "sagebuild: indexed {} wheel{} into {}: simple/, per CUDA major {}, per variant {}\n",

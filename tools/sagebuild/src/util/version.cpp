@@ -1,4 +1,4 @@
-#include "matrix/version.h"
+#include "util/version.h"
 
 #include <algorithm>
 #include <charconv>

@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "matrix/version.h"
+#include "util/version.h"
 #include "util/expected.h"
 
-namespace sagebuild::github {
+namespace sagebuild::registry {
 
 struct IndexedWheel {
   std::filesystem::path path;
@@ -59,4 +59,4 @@ std::vector<const IndexedWheel*> cuda_index_wheels(const std::vector<IndexedWhee
 Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
                                    const std::filesystem::path& site);
 
-}  // namespace sagebuild::github
+}  // namespace sagebuild::registry

@@ -1,4 +1,4 @@
-#include "github/simple_index.h"
+#include "registry/simple_index.h"
 
 #include <fstream>
 #include <map>
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "matrix/version.h"
+#include "util/version.h"
 #include "util/fs.h"
 #include "util/json_text.h"
 #include "util/sha256.h"
@@ -19,7 +19,7 @@
 #include "wheel/repack.h"
 #include "wheel/zip_archive.h"
 
-namespace sagebuild::github {
+namespace sagebuild::registry {
 namespace {
 
 namespace stdfs = std::filesystem;
@@ -272,4 +272,4 @@ Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
   return summary;
 }
 
-}  // namespace sagebuild::github
+}  // namespace sagebuild::registry
