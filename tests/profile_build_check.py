@@ -293,6 +293,16 @@ def main():
               json.dumps(record, indent=1))
         check("the entry's log holds the build and the verification report",
               "import test passed" in open(record["log"]).read())
+        # A result an earlier, unrelated run left behind is not part of this run's summary.
+        stale = os.path.join(project.root, "build", "results", "linux-stale-entry.json")
+        with open(stale, "w") as f:
+            json.dump({"entry": "linux-stale-entry", "status": "build_failed", "message": "old"}, f)
+        summary = subprocess.run([sagebuild, "--matrix", os.path.join(project.root, "matrix.yaml"), "summary"],
+                                 capture_output=True, text=True, env=clean_env(GITHUB_STEP_SUMMARY=""))
+        check("summary reports the latest build's entries, not stale results",
+              summary.returncode == 0 and "1 wheel ready, 0 failed" in summary.stdout
+              and wheel in summary.stdout and "linux-stale-entry" not in summary.stdout,
+              summary.stdout[-1500:] + summary.stderr)
         print(f"     first build: {seconds:.1f} s")
 
         again, again_seconds = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env",
@@ -300,6 +310,9 @@ def main():
         check("a second run with nothing changed is up to date and builds nothing",
               again.returncode == 0 and "up_to_date" in again.stdout and again_seconds < 10,
               again.stdout + again.stderr)
+        check("the no-op run keeps the last real build's record and log",
+              project.results() == record and "import test passed" in open(record["log"]).read(),
+              json.dumps(project.results(), indent=1))
         print(f"     second run: {again_seconds:.2f} s")
 
         forced, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env", torch_python,
@@ -315,10 +328,19 @@ def main():
         dry, _ = run(project.argv(sagebuild, "--profile", "all", "--dry-run", "--python-env",
                                   torch_python), env)
         check("--dry-run prints each entry's toolchain and exact command, builds nothing",
-              dry.returncode == 0 and f"{ENTRY}\n" in dry.stdout
+              f"{ENTRY}\n" in dry.stdout
               and "SKBUILD_CMAKE_DEFINE=SAGEATTN_KERNELS_PREBUILT=" in dry.stdout
               and "-m pip wheel --no-deps" in dry.stdout
               and "no CUDA 12.6 toolkit" in dry.stdout, dry.stdout[-3000:])
+        check("--dry-run ends with what can build here and fails as the build would (exit 4)",
+              dry.returncode == 4 and "entries can build here; 2 cannot:\n" in dry.stdout
+              and "  linux-pytorch211-cu126-python312: no CUDA 12.6 toolkit\n" in dry.stdout
+              and "--skip-unavailable builds the others" in dry.stderr,
+              dry.stdout[-600:] + dry.stderr)
+        lenient, _ = run(project.argv(sagebuild, "--profile", "all", "--dry-run", "--python-env",
+                                      torch_python, "--skip-unavailable"), env)
+        check("--dry-run --skip-unavailable plans the others and succeeds",
+              lenient.returncode == 0, lenient.stdout[-600:] + lenient.stderr)
         shared_cache(sagebuild, repo, tmp, torch_python, project.cache)
 
         wheels = os.path.join(tmp, "wheels")

@@ -42,6 +42,7 @@ BuildBudget plan_budget(int requested_jobs, std::size_t entries, unsigned cores,
   const int total = std::max(1, std::min(static_cast<int>(std::max(1u, cores)), by_memory));
   b.jobs = std::max(
       1, std::min<int>(requested_jobs, static_cast<int>(std::max<std::size_t>(1, entries))));
+  b.total = total;
   b.parallel = std::max(1, total / b.jobs);
   // nvcc --threads compiles the architectures of one file in parallel: worth it only when the
   // entry's share of processes exceeds the number of kernel files.

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "util/version.h"
 #include "toolchain/environment.h"
 #include "util/expected.h"
+#include "util/version.h"
 #include "vcs/git.h"
 
 namespace sagebuild::backend {
@@ -55,6 +55,7 @@ Expected<Ok> normalize_build_options(BuildOptions& options,
 // How many compile processes a build may run.
 struct BuildBudget {
   int jobs = 1;          // entries at once
+  int total = 1;         // compile processes in all (a shared cache entry's compile gets them)
   int parallel = 1;      // compile jobs per entry
   int nvcc_threads = 1;  // nvcc --threads per compile job
   std::string why;       // the rule, for the log

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/fs.h"
 #include "util/json_text.h"
@@ -125,6 +126,27 @@ std::vector<std::string> changed_inputs(const BuildInputs& before, const BuildIn
     if (!now.values.contains(key)) changed.push_back(key);
   }
   return changed;
+}
+
+void write_last_run(const stdfs::path& root, const std::vector<std::string>& entries) {
+  std::error_code ec;
+  stdfs::create_directories(root / "build", ec);
+  (void)fs::write_file_atomic(root / "build" / "last-run.json",
+                              json_text(nlohmann::json{{"entries", entries}}, 2) + "\n");
+}
+
+std::optional<std::vector<std::string>> read_last_run(const stdfs::path& root) {
+  auto text = fs::read_file(root / "build" / "last-run.json", 1u << 20);
+  if (!text) return std::nullopt;
+  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("entries") || !j["entries"].is_array()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> entries;
+  for (const auto& e : j["entries"]) {
+    if (e.is_string()) entries.push_back(e.get<std::string>());
+  }
+  return entries;
 }
 
 std::string format_results(const std::vector<EntryResult>& results) {

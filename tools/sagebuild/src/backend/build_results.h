@@ -77,6 +77,11 @@ std::optional<RecordedBuild> read_recorded_build(const std::filesystem::path& ro
 // since the last build: ...". Empty when the record holds no inputs to compare.
 std::vector<std::string> changed_inputs(const BuildInputs& before, const BuildInputs& now);
 
+// build/last-run.json: the entries the latest `sagebuild build` was asked for, so that `sagebuild
+// summary` reports that run and not every result an earlier run left in build/results/.
+void write_last_run(const std::filesystem::path& root, const std::vector<std::string>& entries);
+std::optional<std::vector<std::string>> read_last_run(const std::filesystem::path& root);
+
 // The table printed at the end of a build.
 std::string format_results(const std::vector<EntryResult>& results);
 

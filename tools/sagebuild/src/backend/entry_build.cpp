@@ -151,13 +151,15 @@ class EntryRun {
       : m_(m), e_(e), o_(o), budget_(budget), progress_(progress) {
     result_.id = e.id;
     result_.log = o.root / "build" / "logs" / (e.id + suffix() + ".log");
+    log_ = result_.log;
+    log_ += ".partial";
   }
 
   EntryResult run() {
     const auto start = Clock::now();
     std::error_code ec;
     stdfs::create_directories(result_.log.parent_path(), ec);
-    stdfs::remove(result_.log, ec);
+    stdfs::remove(log_, ec);
     try {
       execute();
     } catch (const std::exception& ex) {  // never a crash: report it as this entry's failure
@@ -168,6 +170,14 @@ class EntryRun {
       result_.message = "interrupted (Ctrl-C) during " + failed_phase_;
     }
     result_.seconds = seconds_since(start);
+    if (result_.outcome == EntryOutcome::up_to_date) {
+      // Nothing was built: the last real build's log and record still describe the wheel.
+      stdfs::remove(log_, ec);
+      return result_;
+    }
+    // The log takes its name only now, so an interrupted or crashed run never leaves a log
+    // that looks finished, and a run that stops early does not erase the last one before it ends.
+    if (!fs::move_file(log_, result_.log)) result_.log = log_;
     if (!o_.reproducibility_run) {
       write_result(o_.root, e_, result_,
                    result_.outcome == EntryOutcome::built ? &inputs_ : nullptr);
@@ -242,8 +252,8 @@ class EntryRun {
   bool prepare_environment() {
     phase("environment");
     toolchain::EnvironmentRequest request{
-        python_,  python_version_, e_.torch,    m_.package.build_requires,
-        o_.torch, o_.cache,        result_.log, [this](const std::string& l) { note(l); }};
+        python_,  python_version_, e_.torch, m_.package.build_requires,
+        o_.torch, o_.cache,        log_,     [this](const std::string& l) { note(l); }};
     auto env = toolchain::prepare_environment(request);
     if (!env) return fail(EntryOutcome::build_failed, env.error().message);
     env_ = *env;
@@ -333,11 +343,13 @@ class EntryRun {
   }
 
   KernelBuildOptions cache_options() {
+    // What the cache holds is shared: the entries that need it wait for it, so its compile gets
+    // every compile process (an entry's own, without the cache, gets the entry's share).
     return {o_.kernel_cache ? o_.cache : stdfs::path(),
             work(),
-            budget_.parallel,
+            o_.kernel_cache ? budget_.total : budget_.parallel,
             budget_.nvcc_threads,
-            result_.log,
+            log_,
             [this](const std::string& l) { note(l); }};
   }
 
@@ -393,7 +405,7 @@ class EntryRun {
                                          m_, e_, o_, toolkit_, prebuilt_, work(), budget_.parallel),
                                      .timeout = std::chrono::hours(2),
                                      .keep_output = 4096,
-                                     .log_file = result_.log});
+                                     .log_file = log_});
     if (!built) return fail(EntryOutcome::build_failed, built.error().message);
     if (!built->ok()) {
       return fail(
@@ -465,7 +477,7 @@ class EntryRun {
     }
     std::ostringstream report;
     const FinishedWheel finished = finish_wheel(finish, report);
-    std::ofstream(result_.log, std::ios::app) << report.str();
+    std::ofstream(log_, std::ios::app) << report.str();
     if (finished.outcome == FinishedWheel::Outcome::verification_failed) {
       result_.wheel = finished.wheel;
       return fail(EntryOutcome::verification_failed,
@@ -516,13 +528,18 @@ class EntryRun {
     log_line(line);
   }
   void log_line(const std::string& line) {
-    std::ofstream(result_.log, std::ios::app) << "sagebuild: " << line << "\n";
+    std::ofstream(log_, std::ios::app) << "sagebuild: " << line << "\n";
   }
   bool fail(EntryOutcome outcome, const std::string& message) {
     failed_phase_ = current_phase_.empty() ? "planning" : current_phase_;
     end_phase();
     result_.outcome = outcome;
+    // Messages name the log where the user will find it (log_ is renamed to it at the end).
     result_.message = message;
+    for (std::size_t at = result_.message.find(log_.string()); at != std::string::npos;
+         at = result_.message.find(log_.string(), at)) {
+      result_.message.replace(at, log_.string().size(), result_.log.string());
+    }
     log_line("error: " + message);
     return false;
   }
@@ -537,6 +554,7 @@ class EntryRun {
   const BuildBudget& budget_;
   Progress& progress_;
   EntryResult result_;
+  stdfs::path log_;  // written during the run; becomes result_.log at its end (see run)
   std::string current_phase_;
   std::string failed_phase_ = "planning";
   Clock::time_point phase_start_;
@@ -557,10 +575,8 @@ class EntryRun {
 
 }  // namespace
 
-std::vector<EntryResult> build_entries(const matrix::Matrix& m,
-                                       const std::vector<matrix::Entry>& entries,
-                                       const BuildOptions& options, Progress& progress,
-                                       std::ostream& out) {
+BuildBudget budget_for(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                       const BuildOptions& options) {
   std::size_t kernel_files = 0;
   if (m.package.kernels) {
     for (const std::string& f : part_sources(options.root, *m.package.kernels))
@@ -569,9 +585,15 @@ std::vector<EntryResult> build_entries(const matrix::Matrix& m,
   std::size_t archs = 1;
   for (const auto& e : entries)
     archs = std::max(archs, e.archs.size());
-  const BuildBudget budget =
-      plan_budget(options.jobs, entries.size(), std::thread::hardware_concurrency(),
-                  available_memory_gb(), kernel_files, archs);
+  return plan_budget(options.jobs, entries.size(), std::thread::hardware_concurrency(),
+                     available_memory_gb(), kernel_files, archs);
+}
+
+std::vector<EntryResult> build_entries(const matrix::Matrix& m,
+                                       const std::vector<matrix::Entry>& entries,
+                                       const BuildOptions& options, Progress& progress,
+                                       std::ostream& out) {
+  const BuildBudget budget = budget_for(m, entries, options);
   out << "sagebuild: " << budget.why << "\n";
 
   std::vector<EntryResult> results(entries.size());
@@ -602,21 +624,43 @@ std::vector<EntryResult> build_entries(const matrix::Matrix& m,
   return results;
 }
 
-void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                      const BuildOptions& o, std::ostream& out) {
+std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
+                                          const std::vector<matrix::Entry>& entries,
+                                          const BuildOptions& o, std::ostream& out) {
+  const BuildBudget budget = budget_for(m, entries, o);
+  out << "sagebuild: " << budget.why << "\n";
+  std::vector<Unavailable> unavailable;
+  auto missing = [&](const matrix::Entry& e, const std::string& why) {
+    if (unavailable.empty() || unavailable.back().id != e.id) unavailable.push_back({e.id, why});
+  };
   for (const matrix::Entry& e : entries) {
     out << fmt::format("{}\n", e.id);
     out << fmt::format("  wheel        {}\n", e.wheel);
-    auto python = toolchain::find_python(e.python.str(), m.toolchains);
+    // An existing environment's interpreter first, then the machine's: as the build finds it.
+    Expected<stdfs::path> python = Error{""};
+    for (const Version& v : candidate_pythons(m, e)) {
+      for (const stdfs::path& existing : o.torch.existing) {
+        if (!python && toolchain::python_version(existing) == v.str()) python = existing;
+      }
+    }
+    for (const Version& v : candidate_pythons(m, e)) {
+      if (python) break;
+      auto found = toolchain::find_python(v.str(), m.toolchains);
+      if (found || python.error().message.empty()) python = found;
+    }
     out << fmt::format("  python       {}\n",
                        python ? python->string() : "MISSING: " + python.error().message);
+    if (!python) missing(e, python.error().message);
     out << fmt::format("  environment  {}/envs/cp{}{}-torch{}-*: torch=={} from {}{}\n",
                        o.cache.string(), e.python.major(), e.python.minor(), e.torch.str(),
                        e.torch.str(),
                        o.torch.index_url.empty() ? "pip's index" : redact_url(o.torch.index_url),
                        o.torch.find_links.empty() ? "" : " + --find-links " + o.torch.find_links);
     const matrix::CudaToolkit* cuda = m.find_cuda(e.cuda);
-    if (!cuda) continue;
+    if (!cuda) {
+      missing(e, fmt::format("CUDA {} is not in matrix.yaml", e.cuda.str()));
+      continue;
+    }
     toolchain::CudaSearch search{o.cuda_paths,
                                  m.toolchains,
                                  o.cache / "cuda",
@@ -646,6 +690,7 @@ void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>&
     } else {
       // The plan still shows the commands, with the toolkit's place left open.
       out << fmt::format("  toolkit      MISSING: {}\n", toolkit.error().message);
+      missing(e, toolkit.error().message);
       shown.root = fmt::format("<CUDA {} toolkit>", e.cuda.str());
       shown.nvcc = shown.root / "bin" / "nvcc";
       if (m.package.kernels) {
@@ -661,11 +706,13 @@ void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>&
       prebuilt.binding = o.cache / "bindings" / fmt::format("torch{}-<key>", e.torch.str()) /
                          "prefix" / m.package.binding->library;
     }
-    for (const auto& [name, value] : wheel_build_environment(m, e, o, shown, prebuilt, work, 1)) {
+    for (const auto& [name, value] :
+         wheel_build_environment(m, e, o, shown, prebuilt, work, budget.parallel)) {
       if (name != "PATH") out << fmt::format("    {}={}\n", name, value);
     }
     out << "\n";
   }
+  return unavailable;
 }
 
 }  // namespace sagebuild::backend

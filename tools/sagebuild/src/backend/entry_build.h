@@ -32,8 +32,14 @@ std::vector<EntryResult> build_entries(const matrix::Matrix& m,
                                        std::ostream& out);
 
 // --dry-run: for each entry, the interpreter, environment, toolkit and kernel cache entry it
-// would use and the exact build command and environment, without building or installing.
-void describe_entries(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                      const BuildOptions& options, std::ostream& out);
+// would use and the exact build command and environment (with the parallelism the build would
+// use), without building or installing. Returns the entries this machine cannot build, why.
+struct Unavailable {
+  std::string id;
+  std::string reason;
+};
+std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
+                                          const std::vector<matrix::Entry>& entries,
+                                          const BuildOptions& options, std::ostream& out);
 
 }  // namespace sagebuild::backend

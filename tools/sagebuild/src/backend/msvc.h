@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "util/version.h"
 #include "util/expected.h"
+#include "util/version.h"
 
 namespace sagebuild::backend {
 

@@ -130,16 +130,28 @@ TEST_CASE("build needs to be told what to build, and says so", "[cli]") {
 }
 
 TEST_CASE("build --dry-run shows each entry's plan and builds nothing", "[cli]") {
-  const Run dry = sagebuild(
-      {"build", "--profile", "stable", "--dry-run", "--cache-dir", "/nonexistent/sagebuild-cache"});
+  const Run dry = sagebuild({"build", "--profile", "stable", "--dry-run", "--skip-unavailable",
+                             "--cache-dir", "/nonexistent/sagebuild-cache"});
   CHECK(dry.code == kSuccess);
   CHECK(dry.out.find("sagebuild: 3 entries of profile stable") != std::string::npos);
+  CHECK(dry.out.find(" of 3 entries can build here") != std::string::npos);
   CHECK(dry.out.find("linux-sage2-pytorch28-cu129-python312\n  wheel        "
                      "sageattention-2.2.0-280.129-cp312-cp312-manylinux_2_28_x86_64.whl") !=
         std::string::npos);
   CHECK(dry.out.find("-m pip wheel --no-deps --no-build-isolation") != std::string::npos);
   CHECK(dry.out.find("TORCH_CUDA_ARCH_LIST=8.0;8.6;8.9;9.0a;12.0") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists("/nonexistent/sagebuild-cache"));
+
+  // Without --skip-unavailable a plan that cannot build everything here fails as the build would;
+  // which entries can build depends on the machine's CUDA toolkits, so both outcomes are checked.
+  const Run strict = sagebuild({"build", "--profile", "stable", "--dry-run"});
+  if (strict.out.find("cannot:\n") == std::string::npos) {
+    CHECK(strict.code == kSuccess);
+  } else {
+    CHECK(strict.code == kBuildFailure);
+    CHECK(strict.err.find("cannot build on this machine (see above; --skip-unavailable builds the "
+                          "others)") != std::string::npos);
+  }
 }
 
 TEST_CASE("profiles and validate", "[cli]") {

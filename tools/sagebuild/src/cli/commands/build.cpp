@@ -163,10 +163,31 @@ class BuildCommand final : public Command {
       if (options.backend == backend::Backend::docker) {
         backend::describe_docker(selected, options, out_);
       } else {
-        backend::describe_entries(m.matrix, selected, options, out_);
+        const auto unavailable = backend::describe_entries(m.matrix, selected, options, out_);
+        out_ << fmt::format("sagebuild: {} of {} entr{} can build here",
+                            selected.size() - unavailable.size(), selected.size(),
+                            selected.size() == 1 ? "y" : "ies");
+        if (unavailable.empty()) {
+          out_ << "\n";
+        } else {
+          out_ << fmt::format("; {} cannot:\n", unavailable.size());
+          for (const auto& u : unavailable)
+            out_ << fmt::format("  {}: {}\n", u.id, u.reason.substr(0, u.reason.find(':')));
+          if (!options.skip_unavailable) {
+            throw CommandError{
+                kBuildFailure,
+                fmt::format("{} entr{} cannot build on this machine (see above; "
+                            "--skip-unavailable builds the others)",
+                            unavailable.size(), unavailable.size() == 1 ? "y" : "ies")};
+          }
+        }
       }
       return kSuccess;
     }
+    std::vector<std::string> ids;
+    for (const auto& e : selected)
+      ids.push_back(e.id);
+    backend::write_last_run(m.root, ids);
     const auto results =
         run_builds(m, selected, options, flags.env.empty() ? Reason::in_table : Reason::in_error);
     if (flags.check_reproducible)

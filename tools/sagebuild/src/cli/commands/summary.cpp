@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/build_results.h"
 #include "cli/commands/commands.h"
 #include "util/fs.h"
 
@@ -24,17 +25,29 @@ class SummaryCommand final : public Command {
   int run() override { return summary(files_); }
 
  private:
-  // Results files given, else build/results/*.json beside matrix.yaml.
+  // Results files given, else those of the latest build (build/last-run.json names its entries).
   int summary(std::vector<std::string> files) {
     if (files.empty()) {
+      // The latest build's entries (build/last-run.json), not whatever earlier runs left.
       const LoadedMatrix m = load();
-      std::error_code ec;
-      for (const auto& f : stdfs::directory_iterator(m.root / "build" / "results", ec)) {
-        if (f.path().extension() == ".json") files.push_back(f.path().string());
+      const stdfs::path dir = m.root / "build" / "results";
+      if (const auto last = backend::read_last_run(m.root)) {
+        for (const std::string& id : *last) {
+          std::error_code ec;
+          const stdfs::path file = backend::results_file(m.root, id);
+          if (stdfs::is_regular_file(file, ec)) files.push_back(file.string());
+        }
+      } else {
+        std::error_code ec;
+        for (const auto& f : stdfs::directory_iterator(dir, ec)) {
+          if (f.path().extension() == ".json") files.push_back(f.path().string());
+        }
+        std::sort(files.begin(), files.end());
       }
-      std::sort(files.begin(), files.end());
-      if (files.empty())
-        throw CommandError{kUsageError, "no results: build/results/*.json is empty"};
+      if (files.empty()) {
+        throw CommandError{kUsageError,
+                           "no results: the last build recorded none in build/results/"};
+      }
     }
     std::vector<nlohmann::json> results;
     for (const std::string& file : files) {
