@@ -314,12 +314,24 @@ def main():
               project.results() == record and "import test passed" in open(record["log"]).read(),
               json.dumps(project.results(), indent=1))
         print(f"     second run: {again_seconds:.2f} s")
+        quiet, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env", torch_python,
+                                    "--quiet"), env)
+        check("--quiet: a build with nothing to report prints nothing",
+              quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == "",
+              quiet.stdout + quiet.stderr)
 
         forced, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env", torch_python,
-                                     "--force"), env)
+                                     "--force", "--verbose"), env)
         check("--force rebuilds, taking the kernels from the cache",
               forced.returncode == 0 and "kernel cache hit: cuda13.0-" in forced.stdout,
               forced.stdout[-2000:])
+        commands = [l for l in forced.stdout.splitlines() if l.startswith(f"[{ENTRY}] sagebuild: $ ")]
+        check("--verbose shows each command the build runs, and its output, under the entry",
+              any(" -m pip wheel --no-deps" in c for c in commands)
+              and f"[{ENTRY}] Successfully built sageattention" in forced.stdout,
+              "\n".join(commands) or forced.stdout[-2000:])
+        check("the entry's log names each command it ran",
+              " -m pip wheel --no-deps" in open(project.results()["log"]).read())
         naive, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env", torch_python,
                                     "--force", "--no-cache"), env)
         check("--no-cache compiles the kernels for the entry itself",

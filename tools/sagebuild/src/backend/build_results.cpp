@@ -149,12 +149,30 @@ std::optional<std::vector<std::string>> read_last_run(const stdfs::path& root) {
   return entries;
 }
 
+std::string short_reason(const std::string& message) {
+  constexpr std::size_t kWidth = 60;
+  std::string first = message.substr(0, message.find('\n'));
+  // "no CUDA 12.9 toolkit: <where it looked>" reads as "no CUDA 12.9 toolkit".
+  if (const std::size_t colon = first.find(": "); colon != std::string::npos && colon >= 8) {
+    first.resize(colon);
+  }
+  if (first.size() > kWidth) {
+    std::size_t cut = kWidth - 3;
+    while (cut > 0 && (static_cast<unsigned char>(first[cut]) & 0xC0) == 0x80)
+      --cut;  // not inside a UTF-8 sequence
+    first = first.substr(0, cut) + "...";
+  }
+  return first;
+}
+
 std::string format_results(const std::vector<EntryResult>& results) {
   std::string table =
       fmt::format("{:<44} {:<20} {:>7}  {}\n", "entry", "status", "seconds", "wheel / reason");
   for (const EntryResult& r : results) {
+    // The progress line above gave the full reason; the table points back to it.
     std::string what =
-        r.ok() ? r.wheel.filename().string() : r.message.substr(0, r.message.find('\n'));
+        r.ok() ? r.wheel.filename().string()
+               : short_reason(r.message) + (short_reason(r.message) == r.message ? "" : " (above)");
     table +=
         fmt::format("{:<44} {:<20} {:>7.1f}  {}\n", r.id, outcome_name(r.outcome), r.seconds, what);
   }

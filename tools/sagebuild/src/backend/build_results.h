@@ -82,7 +82,10 @@ std::vector<std::string> changed_inputs(const BuildInputs& before, const BuildIn
 void write_last_run(const std::filesystem::path& root, const std::vector<std::string>& entries);
 std::optional<std::vector<std::string>> read_last_run(const std::filesystem::path& root);
 
-// The table printed at the end of a build.
+// A failure's reason as a table cell: its first clause, at most 60 characters.
+std::string short_reason(const std::string& message);
+
+// The table printed at the end of a build (failures by their short reason).
 std::string format_results(const std::vector<EntryResult>& results);
 
 }  // namespace sagebuild::backend

@@ -109,8 +109,34 @@ TEST_CASE("the results table names each entry's outcome", "[build]") {
   CHECK(table.find("linux-a") != std::string::npos);
   CHECK(table.find("a-1-cp312-cp312-linux_x86_64.whl") != std::string::npos);
   CHECK(table.find("build_failed") != std::string::npos);
-  CHECK(table.find("no Python 3.9 here") != std::string::npos);
+  CHECK(table.find("no Python 3.9 here (above)\n") != std::string::npos);
+  CHECK(table.find("looked in") == std::string::npos);
   CHECK(table.find("second line") == std::string::npos);
+}
+
+TEST_CASE("a failure's reason is given once in full; the table refers to it", "[build]") {
+  // The progress line carries the whole reason; the table cell is its first clause.
+  const std::string long_reason =
+      "no CUDA 12.9 toolkit: $CUDA_HOME /usr/local/cuda: nvcc 13.0.88; /usr/local/cuda-12.9: "
+      "absent; cache /root/.cache/sagebuild/cuda/12.9/toolkit: absent. Install it";
+  CHECK(short_reason(long_reason) == "no CUDA 12.9 toolkit");
+  CHECK(short_reason("interrupted (Ctrl-C) during wheel") == "interrupted (Ctrl-C) during wheel");
+  const std::string unbroken(200, 'x');
+  CHECK(short_reason(unbroken) == std::string(57, 'x') + "...");
+  // Never cut inside a UTF-8 sequence.
+  std::string accented;
+  for (int i = 0; i < 40; ++i)
+    accented += "\xc3\xa9";  // é
+  const std::string cut = short_reason(accented);
+  CHECK(cut.size() <= 60);
+  CHECK(cut.substr(0, cut.size() - 3).size() % 2 == 0);
+  std::vector<EntryResult> results(1);
+  results[0].id = "linux-c";
+  results[0].outcome = EntryOutcome::build_failed;
+  results[0].message = long_reason;
+  const std::string table = format_results(results);
+  CHECK(table.find("no CUDA 12.9 toolkit (above)\n") != std::string::npos);
+  CHECK(table.find("/usr/local/cuda-12.9") == std::string::npos);
 }
 
 TEST_CASE("outcomes have one spelling, read back as written", "[build]") {

@@ -49,12 +49,15 @@ std::string explain_parse_error(const CLI::App& app, int argc, const char* const
                        text::join(commands, ", "));
   }
   // An option the command does not have.
+  // Its own options and the global ones (which may follow the command: -q, --matrix).
   std::vector<std::string> options;
-  for (const CLI::Option* o : command->get_options()) {
-    for (const std::string& name : o->get_lnames())
-      options.push_back("--" + name);
-    for (const std::string& name : o->get_snames())
-      options.push_back("-" + name);
+  for (const CLI::App* scope : {command, &app}) {
+    for (const CLI::Option* o : scope->get_options()) {
+      for (const std::string& name : o->get_lnames())
+        options.push_back("--" + name);
+      for (const std::string& name : o->get_snames())
+        options.push_back("-" + name);
+    }
   }
   for (int i = at + 1; i < argc; ++i) {
     std::string word = argv[i];
@@ -73,7 +76,8 @@ std::string explain_parse_error(const CLI::App& app, int argc, const char* const
 
 int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   std::string matrix_option;  // --matrix / SAGEBUILD_MATRIX, read by every command's load()
-  const Context context{out, err, matrix_option};
+  Verbosity verbosity = Verbosity::normal;
+  const Context context{out, err, matrix_option, verbosity};
   CLI::App app{
       "sagebuild: builds, verifies and ships the SageAttention CUDA wheels described "
       "by matrix.yaml",
@@ -85,6 +89,13 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   app.add_option("--matrix", matrix_option,
                  "matrix.yaml to read (default: the nearest one in this directory or above)")
       ->envname("SAGEBUILD_MATRIX");
+  auto* quiet = app.add_flag_callback(
+      "-q,--quiet", [&verbosity] { verbosity = Verbosity::quiet; },
+      "print only results, failures and errors");
+  app.add_flag_callback(
+         "-v,--verbose", [&verbosity] { verbosity = Verbosity::verbose; },
+         "also print each command a build runs with its output, and every check's outcome")
+      ->excludes(quiet);
 
   // One subcommand per row of the command table, each with the flags its command defines.
   std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands;

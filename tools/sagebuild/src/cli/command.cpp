@@ -179,6 +179,12 @@ std::vector<stdfs::path> Command::wheel_files(const std::string& command,
   return wheels;
 }
 
+std::ostream& Command::info() const {
+  // A stream without a buffer drops what is written to it.
+  static std::ostream nowhere(nullptr);
+  return quiet() ? nowhere : out_;
+}
+
 std::string env_or(std::initializer_list<const char*> names, std::string fallback) {
   for (const char* name : names) {
     if (const char* v = std::getenv(name); v && *v) return v;

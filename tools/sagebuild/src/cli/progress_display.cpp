@@ -72,9 +72,25 @@ class GithubProgress : public backend::Progress {
   std::map<std::string, std::vector<std::string>> lines_;
 };
 
+// --quiet: the failures of another display, nothing else.
+class FailuresOnly : public backend::Progress {
+ public:
+  explicit FailuresOnly(std::unique_ptr<backend::Progress> inner) : inner_(std::move(inner)) {}
+  void phase(const std::string&, const std::string&) override {}
+  void note(const std::string&, const std::string&) override {}
+  void finished(const std::string& id, bool ok, const std::string& line) override {
+    if (!ok) inner_->finished(id, ok, line);
+  }
+  void stop() override { inner_->stop(); }
+
+ private:
+  std::unique_ptr<backend::Progress> inner_;
+};
+
 class LiveProgress : public backend::Progress {
  public:
-  explicit LiveProgress(std::ostream& out) : out_(out), drawer_([this] { draw_loop(); }) {}
+  LiveProgress(std::ostream& out, bool color)
+      : out_(out), color_(color), drawer_([this] { draw_loop(); }) {}
   ~LiveProgress() override { stop(); }
   void phase(const std::string& id, const std::string& phase) override {
     std::lock_guard lock(mutex_);
@@ -89,7 +105,9 @@ class LiveProgress : public backend::Progress {
   void finished(const std::string& id, bool ok, const std::string& line) override {
     std::lock_guard lock(mutex_);
     running_.erase(id);
-    above_locked(fmt::format("{} {}: {}", ok ? "\033[32m✓\033[0m" : "\033[31m✗\033[0m", id, line));
+    const char* mark =
+        ok ? (color_ ? "\033[32m✓\033[0m" : "✓") : (color_ ? "\033[31m✗\033[0m" : "✗");
+    above_locked(fmt::format("{} {}: {}", mark, id, line));
   }
   void stop() override {
     {
@@ -121,7 +139,9 @@ class LiveProgress : public backend::Progress {
     if (stopped_) return;
     clear_locked();
     for (const auto& [id, row] : running_) {
-      out_ << fmt::format("  \033[36m{:>5.0f} s\033[0m  {}  {}\n", since(row.start), id, row.phase);
+      const std::string timer = fmt::format("{:>5.0f} s", since(row.start));
+      out_ << "  " << (color_ ? "\033[36m" + timer + "\033[0m" : timer) << "  " << id << "  "
+           << row.phase << "\n";
       ++drawn_;
     }
     out_ << std::flush;
@@ -134,6 +154,7 @@ class LiveProgress : public backend::Progress {
     }
   }
   std::ostream& out_;
+  bool color_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::map<std::string, Row> running_;
@@ -144,16 +165,22 @@ class LiveProgress : public backend::Progress {
 
 }  // namespace
 
-std::unique_ptr<backend::Progress> make_progress(ProgressStyle style, std::ostream& out) {
+std::unique_ptr<backend::Progress> make_progress(ProgressStyle style, std::ostream& out,
+                                                 ProgressOptions options) {
+  std::unique_ptr<backend::Progress> display;
   switch (style) {
     case ProgressStyle::live:
-      return std::make_unique<LiveProgress>(out);
+      display = std::make_unique<LiveProgress>(out, options.color);
+      break;
     case ProgressStyle::github:
-      return std::make_unique<GithubProgress>(out);
+      display = std::make_unique<GithubProgress>(out);
+      break;
     case ProgressStyle::plain:
+      display = std::make_unique<PlainProgress>(out);
       break;
   }
-  return std::make_unique<PlainProgress>(out);
+  if (options.quiet) return std::make_unique<FailuresOnly>(std::move(display));
+  return display;
 }
 
 }  // namespace sagebuild::cli

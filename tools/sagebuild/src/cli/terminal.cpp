@@ -62,6 +62,20 @@ bool stdout_is_terminal() {
   return SAGEBUILD_ISATTY(1) != 0;
 }
 
+bool color_wanted() {
+  // no-color.org: NO_COLOR set to anything but the empty string turns colour off.
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  const char* term = std::getenv("TERM");
+  return !(term && std::string_view(term) == "dumb");
+}
+
+bool terminal_redraws() {
+  // A dumb terminal cannot move the cursor up: it gets one line per event.
+  const char* term = std::getenv("TERM");
+  return stdout_is_terminal() && !(term && std::string_view(term) == "dumb");
+}
+
 bool running_in_github_actions() {
   const char* value = std::getenv("GITHUB_ACTIONS");
   return value && std::string_view(value) == "true";

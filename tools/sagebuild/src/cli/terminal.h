@@ -9,6 +9,8 @@ namespace sagebuild::cli {
 bool stderr_is_terminal();
 bool stdout_is_terminal();
 bool running_in_github_actions();  // GITHUB_ACTIONS=true
+bool color_wanted();               // not NO_COLOR (no-color.org), not TERM=dumb
+bool terminal_redraws();           // stdout is a terminal that can redraw lines (not TERM=dumb)
 
 // Workflow command escaping, as the Actions toolkit does it (escapeData, escapeProperty).
 std::string escape_data(std::string_view s);

@@ -1,12 +1,16 @@
 // The parts of platform/process.h that are the same on every operating system.
 #include "platform/process.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstring>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include "platform/process_impl.h"
+#include "util/secrets.h"
 
 namespace sagebuild::platform {
 namespace {
@@ -15,7 +19,69 @@ namespace {
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
+std::mutex g_observer_mutex;
+std::shared_ptr<const LogObserver> g_observer;
+
+// A word as a POSIX shell reads it back: bare when it is only safe characters, else in single
+// quotes (a quote inside becomes '\'').
+std::string shell_word(std::string_view word) {
+  const bool safe = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("@%+=:,./-_", c);
+  });
+  if (safe) return std::string(word);
+  std::string quoted = "'";
+  for (const char c : word) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+bool secret_name(std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const char* marker : {"TOKEN", "PASSWORD", "SECRET", "KEY", "AUTH", "CREDENTIAL"}) {
+    if (upper.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string masked(std::string_view text) {
+  return text.find("://") != std::string_view::npos ? redact_url(text) : std::string(text);
+}
+
+void write_command_to_log(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  const std::string line = "sagebuild: " + command_for_log(argv, options);
+  std::ofstream(options.log_file, std::ios::binary | std::ios::app) << line << "\n";
+  if (const auto observer = detail::log_observer()) (*observer)(options.log_file, line);
+}
+
 }  // namespace
+
+std::string command_for_log(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  std::string line = "$";
+  if (!options.working_directory.empty()) {
+    line += " cd " + shell_word(options.working_directory.string()) + " &&";
+  }
+  for (const std::string& name : options.unset)
+    line += " unset " + shell_word(name) + ";";
+  for (const auto& [name, value] : options.environment) {
+    line +=
+        " " + name + "=" + shell_word(secret_name(name) && !value.empty() ? "***" : masked(value));
+  }
+  for (const std::string& word : argv)
+    line += " " + shell_word(masked(word));
+  return line;
+}
+
+void set_log_observer(LogObserver observer) {
+  std::lock_guard lock(g_observer_mutex);
+  g_observer = observer ? std::make_shared<const LogObserver>(std::move(observer)) : nullptr;
+}
 
 void request_stop() noexcept {
   g_stop.store(true);
@@ -53,6 +119,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
     stopped.cancelled = true;
     return stopped;
   }
+  if (!options.log_file.empty()) write_command_to_log(argv, options);
   const auto program = find_in_path(argv[0]);
   if (!program) return Error{fmt::format("cannot run '{}': not found in PATH", argv[0])};
   return detail::spawn_and_wait(*program, argv, options);
@@ -60,20 +127,41 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
 
 namespace detail {
 
+std::shared_ptr<const LogObserver> log_observer() {
+  std::lock_guard lock(g_observer_mutex);
+  return g_observer;
+}
+
 OutputCollector::OutputCollector(ProcessResult& result, const ProcessOptions& options)
-    : result_(result), keep_(options.keep_output) {
-  if (!options.log_file.empty()) log_.open(options.log_file, std::ios::binary | std::ios::app);
+    : result_(result), keep_(options.keep_output), log_path_(options.log_file) {
+  if (!options.log_file.empty()) {
+    log_.open(options.log_file, std::ios::binary | std::ios::app);
+    observer_ = log_observer();
+  }
 }
 
 void OutputCollector::add(const char* data, std::size_t size) {
   result_.output.append(data, size);
   if (log_) log_.write(data, static_cast<std::streamsize>(size));
   if (result_.output.size() > 2 * keep_) result_.output.erase(0, result_.output.size() - keep_);
+  if (!observer_) return;
+  // Whole lines only; "\r" ends one too (pip and cmake redraw progress with it).
+  for (std::size_t i = 0; i < size; ++i) {
+    const char c = data[i];
+    if (c == '\n' || c == '\r') {
+      if (!line_.empty()) (*observer_)(log_path_, line_);
+      line_.clear();
+    } else {
+      line_ += c;
+    }
+  }
 }
 
 void OutputCollector::finish() {
   if (result_.output.size() > keep_) result_.output.erase(0, result_.output.size() - keep_);
   if (log_) log_.flush();
+  if (observer_ && !line_.empty()) (*observer_)(log_path_, line_);
+  line_.clear();
 }
 
 }  // namespace detail

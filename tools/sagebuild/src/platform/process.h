@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,19 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
 void request_stop() noexcept;
 bool stop_requested() noexcept;
 void clear_stop() noexcept;  // for tests, and for a tool that goes on after an interruption
+
+// A command as the logs show it, ready to paste into a POSIX shell:
+// "$ cd DIR && NAME=value ... program args", each word quoted where it needs to be, credentials
+// in URLs masked and the values of secret-looking variables (TOKEN, PASSWORD, SECRET, KEY, AUTH)
+// hidden. run_process writes it to the log file before the child's output.
+std::string command_for_log(const std::vector<std::string>& argv, const ProcessOptions& options);
+
+// --verbose: each line run_process writes to a log file (the command, then the child's output
+// line by line) is also handed to the observer, with the log it went to. Set it before the
+// processes start and clear it (nullptr) after; it is called from the threads that run them.
+using LogObserver =
+    std::function<void(const std::filesystem::path& log_file, std::string_view line)>;
+void set_log_observer(LogObserver observer);
 
 // The first executable named `program` in PATH.
 std::optional<std::filesystem::path> find_in_path(std::string_view program);

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,17 +17,24 @@ Expected<ProcessResult> spawn_and_wait(const std::filesystem::path& program,
                                        const std::vector<std::string>& argv,
                                        const ProcessOptions& options);
 
-// The child's output as it arrives: all of it to the log file, the last keep_output bytes kept.
+// The observer set with set_log_observer (null when none).
+std::shared_ptr<const LogObserver> log_observer();
+
+// The child's output as it arrives: all of it to the log file (and, line by line, to the log
+// observer), the last keep_output bytes kept.
 class OutputCollector {
  public:
   OutputCollector(ProcessResult& result, const ProcessOptions& options);
   void add(const char* data, std::size_t size);
-  void finish();  // trims the kept output to its size
+  void finish();  // trims the kept output to its size, hands on the last unfinished line
 
  private:
   ProcessResult& result_;
   std::size_t keep_;
+  std::filesystem::path log_path_;
   std::ofstream log_;
+  std::shared_ptr<const LogObserver> observer_;
+  std::string line_;  // the observer's unfinished line
 };
 
 }  // namespace sagebuild::platform::detail

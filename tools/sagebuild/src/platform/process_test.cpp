@@ -1,8 +1,11 @@
 #include "platform/process.h"
 
+#include <mutex>
 #include <thread>
 
 #include <catch2/catch.hpp>
+
+#include "util/fs.h"
 
 namespace sagebuild::platform {
 namespace {
@@ -74,6 +77,55 @@ TEST_CASE("only the tail of long output is kept", "[process]") {
   REQUIRE(r);
   CHECK(r->output.size() == 100);
   CHECK(r->last_line() == "line19999");
+}
+
+TEST_CASE("a log names the command it ran, ready to paste, with secrets hidden", "[process]") {
+  const ProcessOptions options{
+      .working_directory = "/tmp/a dir",
+      .environment = {{"CUDA_HOME", "/usr/local/cuda"},
+                      {"PIP_INDEX_URL", "https://user:s3cret@example.invalid/simple"},
+                      {"TWINE_PASSWORD", "hunter2"}}};
+  const std::string line = command_for_log({"python", "-m", "pip", "it's"}, options);
+  CHECK(
+      line ==
+      "$ cd '/tmp/a dir' && CUDA_HOME=/usr/local/cuda "
+      "PIP_INDEX_URL='https://user:***@example.invalid/simple' TWINE_PASSWORD='***' python -m pip "
+      "'it'\\''s'");
+  CHECK(line.find("s3cret") == std::string::npos);
+  CHECK(line.find("hunter2") == std::string::npos);
+
+  fs::TempDir dir("sagebuild-process");
+  const auto log = dir.path() / "entry.log";
+  auto r = run_process({"sh", "-c", "echo one; printf 'two\\rthree'"}, {.log_file = log});
+  REQUIRE(r);
+  auto text = fs::read_file(log);
+  REQUIRE(text);
+  CHECK(text->starts_with("sagebuild: $ sh -c 'echo one; printf '\\''two\\rthree'\\'''\n"));
+  CHECK(text->ends_with("one\ntwo\rthree"));
+}
+
+TEST_CASE("the log observer sees each command and each line of its output", "[process]") {
+  fs::TempDir dir("sagebuild-process");
+  const auto log = dir.path() / "linux-x.log.partial";
+  std::mutex mutex;
+  std::vector<std::pair<std::string, std::string>> seen;
+  set_log_observer([&](const std::filesystem::path& file, std::string_view line) {
+    std::lock_guard lock(mutex);
+    seen.emplace_back(file.filename().string(), std::string(line));
+  });
+  auto r = run_process({"sh", "-c", "echo one; printf 'two\\rthree'"}, {.log_file = log});
+  auto unlogged = run_process({"sh", "-c", "echo not logged"});
+  set_log_observer(nullptr);
+  auto after = run_process({"sh", "-c", "echo after"}, {.log_file = log});
+  REQUIRE(r);
+  REQUIRE(unlogged);
+  REQUIRE(after);
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[0].first == "linux-x.log.partial");
+  CHECK(seen[0].second.starts_with("sagebuild: $ sh -c "));
+  CHECK(seen[1].second == "one");
+  CHECK(seen[2].second == "two");
+  CHECK(seen[3].second == "three");  // the last line, without its newline, at the end
 }
 
 }  // namespace

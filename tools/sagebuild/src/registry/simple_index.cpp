@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "util/version.h"
 #include "util/fs.h"
 #include "util/json_text.h"
 #include "util/sha256.h"
+#include "util/version.h"
 #include "wheel/dist_info.h"
 #include "wheel/filename.h"
 #include "wheel/naming.h"

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "util/version.h"
 #include "util/expected.h"
+#include "util/version.h"
 
 namespace sagebuild::toolchain {
 

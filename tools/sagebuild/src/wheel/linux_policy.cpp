@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "util/version.h"
 #include "util/glob.h"
+#include "util/version.h"
 #include "wheel/zip_archive.h"
 
 namespace sagebuild::wheel {

@@ -20,6 +20,29 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
+// --verbose: while it lives, what the build's processes write to an entry's log (each command,
+// then its output) also shows as that entry's progress notes. The log's name is the entry id.
+class LogEcho {
+ public:
+  explicit LogEcho(backend::Progress* progress) {
+    if (!progress) return;
+    platform::set_log_observer([progress](const stdfs::path& log, std::string_view line) {
+      std::string id = log.filename().string();
+      id = id.substr(0, id.find(".log"));
+      progress->note(id, std::string(line));
+    });
+    active_ = true;
+  }
+  ~LogEcho() {
+    if (active_) platform::set_log_observer(nullptr);
+  }
+  LogEcho(const LogEcho&) = delete;
+  LogEcho& operator=(const LogEcho&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
 // --timeout/--retries/... of the commands that talk to servers.
 // sagebuild build: what the flags say, before the matrix is read.
 struct BuildFlags {
@@ -142,7 +165,7 @@ class BuildCommand final : public Command {
       auto current = backend::probe_current_environment(m.matrix, flags.python, flags.arch_list,
                                                         options.package_version);
       if (!current) throw CommandError{kBuildFailure, current.error().message};
-      if (!current->warning.empty()) out_ << "sagebuild: warning: " << current->warning << "\n";
+      if (!current->warning.empty()) err_ << "sagebuild: warning: " << current->warning << "\n";
       backend::use_current_environment(*current, options);
       if (flags.check_reproducible) {
         // Both builds compile everything themselves: a cached part would be compared with
@@ -152,13 +175,13 @@ class BuildCommand final : public Command {
       }
       selected = {current->entry};
     }
-    out_ << fmt::format("sagebuild: {} entr{} of {}, version {}, cache {}{}\n", selected.size(),
-                        selected.size() == 1 ? "y" : "ies",
-                        !flags.env.empty()      ? "this environment"
-                        : flags.profile.empty() ? "the matrix"
-                                                : "profile " + flags.profile,
-                        options.package_version, options.cache.string(),
-                        options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
+    info() << fmt::format("sagebuild: {} entr{} of {}, version {}, cache {}{}\n", selected.size(),
+                          selected.size() == 1 ? "y" : "ies",
+                          !flags.env.empty()      ? "this environment"
+                          : flags.profile.empty() ? "the matrix"
+                                                  : "profile " + flags.profile,
+                          options.package_version, options.cache.string(),
+                          options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
     if (options.dry_run) {
       if (options.backend == backend::Backend::docker) {
         backend::describe_docker(selected, options, out_);
@@ -266,14 +289,17 @@ class BuildCommand final : public Command {
                                                Reason reason) {
     const platform::InterruptGuard interrupts;
     const ProgressStyle style = running_in_github_actions() ? ProgressStyle::github
-                                : stdout_is_terminal()      ? ProgressStyle::live
+                                : terminal_redraws()        ? ProgressStyle::live
                                                             : ProgressStyle::plain;
-    auto progress = make_progress(style, out_);
+    auto progress = make_progress(style, out_, {.color = color_wanted(), .quiet = quiet()});
+    const LogEcho echo(verbose() ? progress.get() : nullptr);
     const auto results =
         options.backend == backend::Backend::docker
-            ? backend::build_entries_docker(m.matrix, selected, options, *progress, out_)
-            : backend::build_entries(m.matrix, selected, options, *progress, out_);
-    out_ << "\n" << backend::format_results(results);
+            ? backend::build_entries_docker(m.matrix, selected, options, *progress, info())
+            : backend::build_entries(m.matrix, selected, options, *progress, info());
+    const bool all_ok = std::all_of(results.begin(), results.end(),
+                                    [](const backend::EntryResult& r) { return r.ok(); });
+    if (!quiet() || !all_ok) out_ << "\n" << backend::format_results(results);
     std::size_t failed = 0, verification = 0, built = 0;
     std::vector<const backend::EntryResult*> skipped;
     for (const auto& r : results) {
@@ -302,20 +328,20 @@ class BuildCommand final : public Command {
       throw CommandError{failed ? kBuildFailure : kVerificationFailure, why};
     }
     if (!skipped.empty()) {
-      out_ << fmt::format(
+      info() << fmt::format(
           "sagebuild: skipped {} entr{} this machine lacks the toolchain of "
           "(--skip-unavailable):\n",
           skipped.size(), skipped.size() == 1 ? "y" : "ies");
       for (const auto* r : skipped)
-        out_ << fmt::format("  {}: {}\n", r->id, r->message);
+        info() << fmt::format("  {}: {}\n", r->id, backend::short_reason(r->message));
     }
     if (built == 0) {
       throw CommandError{kBuildFailure, fmt::format("no entry could be built on this machine "
                                                     "({} skipped)",
                                                     skipped.size())};
     }
-    out_ << fmt::format("sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s",
-                        dist.string());
+    info() << fmt::format("sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s",
+                          dist.string());
     return results;
   }
 
@@ -323,7 +349,7 @@ class BuildCommand final : public Command {
   // the first; the second wheel never reaches dist/.
   int check_reproducibility(const LoadedMatrix& m, const matrix::Entry& entry,
                             backend::BuildOptions options, const backend::EntryResult& first) {
-    out_ << "sagebuild: --check-reproducible: building it a second time\n";
+    info() << "sagebuild: --check-reproducible: building it a second time\n";
     options.reproducibility_run = true;
     options.dist = m.root / "build" / "sagebuild" / "reproducibility";
     std::error_code ec;

@@ -3,6 +3,7 @@
 #include "cli/commands/commands.h"
 #include "cli/network_flags.h"
 #include "registry/upload.h"
+#include "util/secrets.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -31,8 +32,8 @@ class PublishCommand final : public Command {
     request.password = env_or({"SAGEBUILD_PUBLISH_PASSWORD", "TWINE_PASSWORD"});
     network.apply(request.http, request.retry, err_);
     std::vector<stdfs::path> paths(files.begin(), files.end());
-    out_ << fmt::format("sagebuild: publishing {} file{} to {}\n", paths.size(),
-                        paths.size() == 1 ? "" : "s", request.repository_url);
+    info() << fmt::format("sagebuild: publishing {} file{} to {}\n", paths.size(),
+                          paths.size() == 1 ? "" : "s", redact_url(request.repository_url));
     const auto results = registry::publish_wheels(
         request, paths, [this](const std::string& line) { out_ << "sagebuild: " << line << "\n"; });
     std::size_t failed = 0;

@@ -129,7 +129,10 @@ class VerifyWheelCommand final : public Command {
         reports.push_back(wheel::report_to_json(report));
         continue;
       }
+      // --quiet: only the wheels that failed; --verbose: every check's outcome after the report.
+      if (quiet() && report.ok()) continue;
       out_ << wheel::format_report(report);
+      if (verbose()) out_ << check_outcomes(report);
       if (annotate) {
         for (const auto& f : report.findings) {
           out_ << error_annotation(file.string(), 0, 0,
@@ -146,6 +149,23 @@ class VerifyWheelCommand final : public Command {
       return kVerificationFailure;
     }
     return kSuccess;
+  }
+
+  static std::string check_outcomes(const wheel::WheelReport& report) {
+    std::string lines;
+    for (const std::string& id : report.checks_run) {
+      const bool failed = std::any_of(report.findings.begin(), report.findings.end(),
+                                      [&](const wheel::Finding& f) { return f.check == id; });
+      const auto* check = wheel::find_check(id);
+      lines += fmt::format("      {:<7} {} {}\n", failed ? "failed" : "passed", id,
+                           check ? check->name : "");
+    }
+    for (const auto& [id, why] : report.skipped) {
+      const auto* check = wheel::find_check(id);
+      lines +=
+          fmt::format("      {:<7} {} {} ({})\n", "skipped", id, check ? check->name : "", why);
+    }
+    return lines;
   }
 
   int list_checks(bool json) {
