@@ -9,6 +9,7 @@ packages=(
   libgit2-dev libmbedtls-dev libhttp-parser-dev libssh2-1-dev libpcre2-dev zlib1g-dev git
   libcurl4-openssl-dev
   gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64
+  zsh
 )
 
 missing=()

@@ -49,9 +49,13 @@ std::string explain_parse_error(const CLI::App& app, int argc, const char* const
                        text::join(commands, ", "));
   }
   // An option the command does not have.
-  // Its own options and the global ones (which may follow the command: -q, --matrix).
+  // Its own options (and its subcommands': cache prune) and the global ones (which may follow
+  // the command: -q, --matrix).
   std::vector<std::string> options;
-  for (const CLI::App* scope : {command, &app}) {
+  std::vector<const CLI::App*> scopes = {command, &app};
+  for (const CLI::App* sub : command->get_subcommands({}))
+    scopes.push_back(sub);
+  for (const CLI::App* scope : scopes) {
     for (const CLI::Option* o : scope->get_options()) {
       for (const std::string& name : o->get_lnames())
         options.push_back("--" + name);

@@ -1,6 +1,7 @@
 #include "cli/app.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "cli/terminal.h"
 #include "github/output.h"
 #include "test_support.h"
+#include "util/fs.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -161,6 +163,44 @@ TEST_CASE("profiles and validate", "[cli]") {
   const Run validate = sagebuild({"validate"});
   CHECK(validate.code == kSuccess);
   CHECK(validate.out.find(": ok (sageattention 2.2.0") != std::string::npos);
+}
+
+TEST_CASE("cache lists and prunes the build cache", "[cli]") {
+  fs::TempDir dir("sagebuild-cache");
+  const std::filesystem::path entry = dir.path() / "kernels" / "cuda13.0-aa";
+  std::filesystem::create_directories(entry);
+  std::ofstream(entry / "kernels.a") << std::string(2000, 'x');
+  const std::filesystem::path lock = entry.string() + ".lock";
+  std::ofstream(lock).flush();
+  std::filesystem::last_write_time(
+      lock, std::filesystem::file_time_type::clock::now() - std::chrono::hours(24 * 40));
+  const std::string cache = dir.path().string();
+
+  const Run listed = sagebuild({"cache", "--cache-dir", cache});
+  CHECK(listed.code == kSuccess);
+  CHECK(listed.out.find("kernels/cuda13.0-aa") != std::string::npos);
+  CHECK(listed.out.find("40 days ago") != std::string::npos);
+  const Run json = sagebuild({"cache", "list", "--format", "json", "--cache-dir", cache});
+  CHECK(nlohmann::json::parse(json.out)["entries"][0]["bytes"] == 2000);
+
+  const Run vague = sagebuild({"cache", "prune", "--cache-dir", cache});
+  CHECK(vague.code == kUsageError);
+  CHECK(vague.err.find("say what to prune: --older-than AGE, --max-size SIZE or --all") !=
+        std::string::npos);
+  const Run typo = sagebuild({"cache", "prune", "--older-thn", "30d"});
+  CHECK(typo.code == kUsageError);
+  CHECK(typo.err.find("did you mean '--older-than'?") != std::string::npos);
+  const Run dry =
+      sagebuild({"cache", "prune", "--older-than", "30d", "--dry-run", "--cache-dir", cache});
+  CHECK(dry.out.find("would remove kernels/cuda13.0-aa (2 kB, unused for 40 days)") !=
+        std::string::npos);
+  CHECK(std::filesystem::exists(entry));
+  const Run young = sagebuild({"cache", "prune", "--older-than", "60d", "--cache-dir", cache});
+  CHECK(young.out.find("removed 0 entries") != std::string::npos);
+  const Run pruned = sagebuild({"cache", "prune", "--older-than", "30d", "--cache-dir", cache});
+  CHECK(pruned.code == kSuccess);
+  CHECK(pruned.out.find("removed kernels/cuda13.0-aa") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(entry));
 }
 
 }  // namespace

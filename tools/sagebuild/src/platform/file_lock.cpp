@@ -1,6 +1,7 @@
 // The parts of platform/file_lock.h that are the same on every operating system.
 #include "platform/file_lock.h"
 
+#include <fstream>
 #include <random>
 
 #include <fmt/format.h>
@@ -24,15 +25,44 @@ FileLock::~FileLock() {
   if (handle_ >= 0) release(handle_);
 }
 
+Expected<FileLock> FileLock::acquire(const std::filesystem::path& path,
+                                     const std::function<void()>& waiting) {
+  return lock(path, true, waiting);
+}
+
+Expected<FileLock> FileLock::try_acquire(const std::filesystem::path& path) {
+  return lock(path, false, {});
+}
+
+namespace {
+
+// The lock file's modification time is the entry's last use.
+void mark_used(const std::filesystem::path& lock_file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(lock_file, ec)) std::ofstream(lock_file, std::ios::app).flush();
+  std::filesystem::last_write_time(lock_file, std::filesystem::file_time_type::clock::now(), ec);
+}
+
+}  // namespace
+
+void mark_directory_used(const std::filesystem::path& final) {
+  mark_used(final.string() + ".lock");
+}
+
 Expected<bool> make_directory_once(
     const std::filesystem::path& final, const std::string& marker,
     const std::function<Expected<Ok>(const std::filesystem::path& staging)>& fill,
     const std::function<void()>& waiting) {
   namespace stdfs = std::filesystem;
   std::error_code ec;
-  if (stdfs::exists(final / marker, ec)) return false;
-  auto lock = FileLock::acquire(final.string() + ".lock", waiting);
+  const stdfs::path lock_file = final.string() + ".lock";
+  if (stdfs::exists(final / marker, ec)) {
+    mark_used(lock_file);
+    return false;
+  }
+  auto lock = FileLock::acquire(lock_file, waiting);
   if (!lock) return lock.error();
+  mark_used(lock_file);
   if (stdfs::exists(final / marker, ec)) return false;  // made while we waited
   const stdfs::path staging = final.string() + fmt::format(".tmp-{:08x}", std::random_device{}());
   stdfs::remove_all(staging, ec);

@@ -19,6 +19,9 @@ class FileLock {
   // Gives up, with an error, when request_stop() is called while waiting.
   static Expected<FileLock> acquire(const std::filesystem::path& path,
                                     const std::function<void()>& waiting = {});
+  // The lock if no one holds it; an error ("... is in use by another sagebuild run") if someone
+  // does (`sagebuild cache prune` leaves such entries alone).
+  static Expected<FileLock> try_acquire(const std::filesystem::path& path);
   FileLock(FileLock&& other) noexcept;
   FileLock& operator=(FileLock&& other) noexcept;
   FileLock(const FileLock&) = delete;
@@ -28,6 +31,8 @@ class FileLock {
  private:
   // The open file: a descriptor on POSIX, a HANDLE's value on Windows; -1 when moved from.
   explicit FileLock(std::intptr_t handle) : handle_(handle) {}
+  static Expected<FileLock> lock(const std::filesystem::path& path, bool wait,
+                                 const std::function<void()>& waiting);  // per OS
   static void release(std::intptr_t handle);  // closes it: the system drops the lock
   std::intptr_t handle_ = -1;
 };
@@ -36,10 +41,14 @@ class FileLock {
 // environments, toolkits, kernels, bindings): under the lock file `final`.lock, `fill` writes a
 // staging directory beside it, which is then renamed into place. `final` counts as made when it
 // holds `marker`; then nothing runs. A failed or interrupted fill leaves nothing behind.
-// Returns true when this call made it.
+// Returns true when this call made it. Either way the entry is marked used now (the lock file's
+// time), which is what `sagebuild cache` lists and prunes by.
 Expected<bool> make_directory_once(
     const std::filesystem::path& final, const std::string& marker,
     const std::function<Expected<Ok>(const std::filesystem::path& staging)>& fill,
     const std::function<void()>& waiting = {});
+
+// Marks the entry `final` (made by make_directory_once) used now.
+void mark_directory_used(const std::filesystem::path& final);
 
 }  // namespace sagebuild::platform

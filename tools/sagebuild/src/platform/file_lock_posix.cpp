@@ -12,8 +12,8 @@
 
 namespace sagebuild::platform {
 
-Expected<FileLock> FileLock::acquire(const std::filesystem::path& path,
-                                     const std::function<void()>& waiting) {
+Expected<FileLock> FileLock::lock(const std::filesystem::path& path, bool wait,
+                                  const std::function<void()>& waiting) {
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -25,6 +25,10 @@ Expected<FileLock> FileLock::acquire(const std::filesystem::path& path,
       const int err = errno;
       ::close(fd);
       return Error{fmt::format("cannot lock {}: {}", path.string(), std::strerror(err))};
+    }
+    if (!wait) {
+      ::close(fd);
+      return Error{fmt::format("{} is in use by another sagebuild run", path.string())};
     }
     if (!told && waiting) waiting();
     told = true;

@@ -12,8 +12,8 @@ namespace sagebuild::platform {
 
 // LockFileEx on the whole file; released by the system when the handle closes or the process
 // ends, like flock on POSIX.
-Expected<FileLock> FileLock::acquire(const std::filesystem::path& path,
-                                     const std::function<void()>& waiting) {
+Expected<FileLock> FileLock::lock(const std::filesystem::path& path, bool wait,
+                                  const std::function<void()>& waiting) {
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   HANDLE h = ::CreateFileW(path.c_str(), GENERIC_READ | GENERIC_WRITE,
@@ -33,6 +33,10 @@ Expected<FileLock> FileLock::acquire(const std::filesystem::path& path,
       const DWORD err = ::GetLastError();
       ::CloseHandle(h);
       return Error{fmt::format("cannot lock {} (error {})", path.string(), err)};
+    }
+    if (!wait) {
+      ::CloseHandle(h);
+      return Error{fmt::format("{} is in use by another sagebuild run", path.string())};
     }
     if (!told && waiting) waiting();
     told = true;

@@ -96,7 +96,25 @@ Expected<std::string> site_packages(const stdfs::path& python) {
   return r->last_line();
 }
 
+constexpr const char* kRuntimePth = "sagebuild-torch-runtime.pth";
+
 }  // namespace
+
+std::optional<stdfs::path> shared_runtime_of(const stdfs::path& venv) {
+  std::vector<stdfs::path> candidates = {venv / "Lib" / "site-packages" / kRuntimePth};
+  std::error_code ec;
+  for (const auto& lib : stdfs::directory_iterator(venv / "lib", ec))
+    candidates.push_back(lib.path() / "site-packages" / kRuntimePth);
+  for (const stdfs::path& pth : candidates) {
+    auto text = fs::read_file(pth, 64 * 1024);
+    if (!text) continue;
+    std::string line = text->substr(0, text->find('\n'));
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+      line.pop_back();
+    if (!line.empty()) return stdfs::path(line);
+  }
+  return std::nullopt;
+}
 
 Expected<BuildEnvironment> probe_torch(const stdfs::path& python, const stdfs::path& log) {
   auto r = platform::run_process({python.string(), "-c", kProbeTorch},
@@ -147,6 +165,15 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
                                        request.python.minor(), torch, short_digest(identity));
   const stdfs::path venv = request.cache / "envs" / name;
   const std::string shown_index = redact_url(request.source.index_url);
+  // A venv whose shared runtime is gone (removed by hand) cannot import torch: made again.
+  if (auto runtime = shared_runtime_of(venv);
+      runtime && !stdfs::exists(*runtime / "sagebuild-runtime.json", ec)) {
+    if (request.note) {
+      request.note(
+          fmt::format("{} lost its CUDA runtime ({}): making it again", name, runtime->string()));
+    }
+    stdfs::remove(venv / "sagebuild-env.json", ec);
+  }
 
   auto made = make_once(
       venv, "sagebuild-env.json",
@@ -204,8 +231,8 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
           if (!shared_made) return shared_made.error();
           auto site = site_packages(pip.python);
           if (!site) return site.error();
-          if (auto w = fs::write_file_atomic(stdfs::path(*site) / "sagebuild-torch-runtime.pth",
-                                             shared.string() + "\n");
+          if (auto w =
+                  fs::write_file_atomic(stdfs::path(*site) / kRuntimePth, shared.string() + "\n");
               !w) {
             return w.error();
           }
@@ -224,6 +251,8 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
       },
       request.note);
   if (!made) return made.error();
+  // Using the venv uses its runtime: both count as used now (what cache prune goes by).
+  if (auto runtime = shared_runtime_of(venv)) platform::mark_directory_used(*runtime);
   // What torch reports is asked once (importing it takes a second) and kept beside the venv.
   const stdfs::path probed = venv / "sagebuild-torch.json";
   Expected<BuildEnvironment> env = Error{""};

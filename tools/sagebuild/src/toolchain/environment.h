@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct BuildEnvironment {
 };
 
 Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request);
+
+// The torch-runtime/<digest> directory a cached venv reaches through its .pth file, if any: the
+// venv needs it, so `sagebuild cache prune` never removes the one without the other.
+std::optional<std::filesystem::path> shared_runtime_of(const std::filesystem::path& venv);
 
 // What torch reports of itself in an environment: version, CUDA, C++ ABI.
 Expected<BuildEnvironment> probe_torch(const std::filesystem::path& python,

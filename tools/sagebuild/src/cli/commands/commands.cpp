@@ -26,8 +26,12 @@ const std::vector<CommandSpec>& command_table() {
        make_index_command},
       {"summary", "Markdown of build results for $GITHUB_STEP_SUMMARY (stdout when unset)",
        make_summary_command},
+      {"cache", "List the build cache (sizes, last use) or prune it", make_cache_command},
+      {"completion", "Print the bash or zsh completion script", make_completion_command},
       // The filename parser alone, for the differential tests (tests/wheels/).
       {"parse-wheel-names", "", make_parse_wheel_names_command, true},
+      // Profiles and entry ids for the completion scripts.
+      {"complete-values", "", make_complete_values_command, true},
   };
   return table;
 }
