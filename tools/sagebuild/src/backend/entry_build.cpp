@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/build_steps.h"
+#include "backend/entry_toolchain.h"
 #include "backend/install_check.h"
 #include "backend/kernel_cache.h"
+#include "backend/wheel_environment.h"
 #include "backend/wheel_finish.h"
 #include "platform/process.h"
 #include "toolchain/cuda.h"
@@ -30,7 +32,6 @@ namespace sagebuild::backend {
 namespace {
 
 namespace stdfs = std::filesystem;
-using Settings = std::vector<std::pair<std::string, std::string>>;
 
 // The files of the package's own sources (python/), hashed: part of an entry's inputs.
 std::string package_sources_digest(const stdfs::path& dir) {
@@ -54,94 +55,6 @@ std::string package_sources_digest(const stdfs::path& dir) {
   }
   const auto d = sha256({reinterpret_cast<const std::uint8_t*>(all.data()), all.size()});
   return to_hex(d);
-}
-
-// What {placeholders} in package.build_environment and the parts' cmake settings stand for.
-Settings placeholder_values(const matrix::Entry& e) {
-  return {{"archs", e.arch_list()},
-          {"abi", e.abi_name()},
-          {"torch", e.torch.str()},
-          {"torch_requirement", e.torch_requirement}};
-}
-
-Settings package_environment(const matrix::Matrix& m, const matrix::Entry& e) {
-  const Settings values = placeholder_values(e);
-  Settings out;
-  for (const auto& [name, value] : m.package.build_environment)
-    out.emplace_back(name, text::fill_placeholders(value, values));
-  return out;
-}
-
-std::vector<std::string> binding_settings(const matrix::Matrix& m, const matrix::Entry& e) {
-  if (!m.package.binding) return {};
-  std::vector<std::string> settings = part_settings(*m.package.binding, placeholder_values(e));
-  const auto user = user_settings_from_environment(m.package.binding->user_settings);
-  settings.insert(settings.end(), user.begin(), user.end());
-  return settings;
-}
-
-// The prebuilt parts the wheel build links: empty paths when a part is not declared (or, for
-// the binding, compiled by the wheel build itself).
-struct Prebuilt {
-  stdfs::path kernels;
-  stdfs::path binding;
-};
-
-// What the wheel build runs with on top of sagebuild's own environment.
-Settings wheel_build_environment(const matrix::Matrix& m, const matrix::Entry& e,
-                                 const BuildOptions& o, const toolchain::CudaToolkitPath& toolkit,
-                                 const Prebuilt& prebuilt, const stdfs::path& work, int parallel) {
-  std::vector<std::string> defines;
-  if (const char* user = std::getenv("SKBUILD_CMAKE_DEFINE"); user && *user) {
-    defines.emplace_back(user);
-  }
-  if (m.package.kernels) {
-    defines.push_back(m.package.kernels->handoff + "=" + prebuilt.kernels.string());
-  }
-  defines.push_back("CUDAToolkit_ROOT=" + toolkit.root.string());
-  if (m.package.binding) {
-    // Always said, empty when the wheel build compiles the binding itself.
-    defines.push_back(m.package.binding->handoff + "=" + prebuilt.binding.string());
-  }
-  if (!m.package.binding || prebuilt.binding.empty()) {
-    // The wheel build compiles the binding: with the binding's own settings (its ABI).
-    for (const std::string& setting : binding_settings(m, e))
-      defines.push_back(setting);
-    if (const std::string launcher = compiler_launcher(); !launcher.empty()) {
-      defines.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + launcher);
-    }
-  }
-  const char* path = std::getenv("PATH");
-  Settings env = {{"TORCH_CUDA_ARCH_LIST", e.arch_list()},
-                  {"SOURCE_DATE_EPOCH", std::to_string(o.source_date_epoch)},
-                  {"PATH", (toolkit.root / "bin").string() + ":" + (path ? path : "")},
-                  {"CUDA_HOME", toolkit.root.string()},
-                  {"CUDACXX", toolkit.nvcc.string()},
-                  {"SKBUILD_CMAKE_DEFINE", text::join(defines, ";")},
-                  {"SKBUILD_BUILD_DIR", (work / "cmake").string()},
-                  {"CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(parallel)},
-                  {"PIP_NO_INPUT", "1"}};
-  const Settings package = package_environment(m, e);
-  env.insert(env.end(), package.begin(), package.end());
-  return env;
-}
-
-// The Pythons an entry can build with, in order of preference: its own, and for a stable-ABI
-// entry (whose wheel serves every Python) the other Pythons its torch release was published
-// for, newest first, so that a machine with only some of them still builds it.
-std::vector<Version> candidate_pythons(const matrix::Matrix& m, const matrix::Entry& e) {
-  std::vector<Version> out = {e.python};
-  if (e.abi != matrix::Abi::stable) return out;
-  for (const auto& release : m.torch) {
-    if (release.version != e.torch) continue;
-    std::vector<Version> others;
-    for (const auto& p : release.python) {
-      if (p.value != e.python) others.push_back(p.value);
-    }
-    std::sort(others.begin(), others.end(), [](const auto& a, const auto& b) { return a > b; });
-    out.insert(out.end(), others.begin(), others.end());
-  }
-  return out;
 }
 
 class EntryRun {
@@ -190,23 +103,23 @@ class EntryRun {
 
   bool find_toolchain() {
     phase("toolchain");
-    const matrix::CudaToolkit* declared = m_.find_cuda(e_.cuda);
-    // A toolkit given with --cuda-path that matrix.yaml does not declare (the current
-    // environment's) is taken as it is.
-    matrix::CudaToolkit given{e_.cuda, e_.cuda_full, std::nullopt, "", {}};
-    const bool is_given = std::any_of(o_.cuda_paths.begin(), o_.cuda_paths.end(),
-                                      [&](const auto& p) { return p.first == e_.cuda; });
-    if (!declared && !is_given) {
+    // A matrix that names no such toolkit is wrong whatever the machine: fails before the rest.
+    if (!toolkit_declared(m_, e_, o_)) {
       return fail(EntryOutcome::build_failed,
                   fmt::format("CUDA {} is not in matrix.yaml", e_.cuda.str()));
     }
-    auto python = find_interpreter();
+    auto python = find_entry_python(m_, e_, o_);
     if (!python) return fail(unavailable(), python.error().message);
-    python_ = *python;
-    toolchain::CudaSearch search{
-        o_.cuda_paths, m_.toolchains, o_.cache / "cuda",
-        python_,       true,          [this](const std::string& l) { note(l); }};
-    auto toolkit = toolchain::find_cuda(declared ? *declared : given, search);
+    python_ = python->python;
+    python_version_ = python->version;
+    if (python->version != e_.python) {
+      note(
+          fmt::format("Python {} is not here; the {} wheel serves every Python, so Python {} "
+                      "builds it",
+                      e_.python.str(), e_.abi_name(), python->version.str()));
+    }
+    auto toolkit =
+        find_entry_toolkit(m_, e_, o_, python_, true, [this](const std::string& l) { note(l); });
     if (!toolkit) return fail(unavailable(), toolkit.error().message);
     toolkit_ = *toolkit;
     note(fmt::format("Python {}: {}; CUDA {}: {}", python_version_.str(), python_.string(),
@@ -217,36 +130,6 @@ class EntryRun {
   // A toolchain this machine lacks: a failure, or with --skip-unavailable a skipped entry.
   EntryOutcome unavailable() const {
     return o_.skip_unavailable ? EntryOutcome::skipped : EntryOutcome::build_failed;
-  }
-
-  // The entry's interpreter: an existing environment's of its Python first (--python-env,
-  // --env current), else one found on this machine.
-  Expected<stdfs::path> find_interpreter() {
-    const std::vector<Version> candidates = candidate_pythons(m_, e_);
-    for (const Version& python : candidates) {
-      for (const stdfs::path& existing : o_.torch.existing) {
-        if (toolchain::python_version(existing) == python.str()) {
-          python_version_ = python;
-          return existing;
-        }
-      }
-    }
-    std::string tried;
-    for (const Version& python : candidates) {
-      auto found = toolchain::find_python(python.str(), m_.toolchains);
-      if (found) {
-        python_version_ = python;
-        if (python != e_.python) {
-          note(
-              fmt::format("Python {} is not here; the {} wheel serves every Python, so Python "
-                          "{} builds it",
-                          e_.python.str(), e_.abi_name(), python.str()));
-        }
-        return *found;
-      }
-      if (tried.empty()) tried = found.error().message;
-    }
-    return Error{tried};
   }
 
   bool prepare_environment() {
@@ -622,97 +505,6 @@ std::vector<EntryResult> build_entries(const matrix::Matrix& m,
     t.join();
   progress.stop();
   return results;
-}
-
-std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
-                                          const std::vector<matrix::Entry>& entries,
-                                          const BuildOptions& o, std::ostream& out) {
-  const BuildBudget budget = budget_for(m, entries, o);
-  out << "sagebuild: " << budget.why << "\n";
-  std::vector<Unavailable> unavailable;
-  auto missing = [&](const matrix::Entry& e, const std::string& why) {
-    if (unavailable.empty() || unavailable.back().id != e.id) unavailable.push_back({e.id, why});
-  };
-  for (const matrix::Entry& e : entries) {
-    out << fmt::format("{}\n", e.id);
-    out << fmt::format("  wheel        {}\n", e.wheel);
-    // An existing environment's interpreter first, then the machine's: as the build finds it.
-    Expected<stdfs::path> python = Error{""};
-    for (const Version& v : candidate_pythons(m, e)) {
-      for (const stdfs::path& existing : o.torch.existing) {
-        if (!python && toolchain::python_version(existing) == v.str()) python = existing;
-      }
-    }
-    for (const Version& v : candidate_pythons(m, e)) {
-      if (python) break;
-      auto found = toolchain::find_python(v.str(), m.toolchains);
-      if (found || python.error().message.empty()) python = found;
-    }
-    out << fmt::format("  python       {}\n",
-                       python ? python->string() : "MISSING: " + python.error().message);
-    if (!python) missing(e, python.error().message);
-    out << fmt::format("  environment  {}/envs/cp{}{}-torch{}-*: torch=={} from {}{}\n",
-                       o.cache.string(), e.python.major(), e.python.minor(), e.torch.str(),
-                       e.torch.str(),
-                       o.torch.index_url.empty() ? "pip's index" : redact_url(o.torch.index_url),
-                       o.torch.find_links.empty() ? "" : " + --find-links " + o.torch.find_links);
-    const matrix::CudaToolkit* cuda = m.find_cuda(e.cuda);
-    if (!cuda) {
-      missing(e, fmt::format("CUDA {} is not in matrix.yaml", e.cuda.str()));
-      continue;
-    }
-    toolchain::CudaSearch search{o.cuda_paths,
-                                 m.toolchains,
-                                 o.cache / "cuda",
-                                 python ? *python : stdfs::path("python3"),
-                                 false,
-                                 {}};
-    auto toolkit = toolchain::find_cuda(*cuda, search);
-    Prebuilt prebuilt;
-    toolchain::CudaToolkitPath shown;
-    if (toolkit) {
-      shown = *toolkit;
-      out << fmt::format("  toolkit      CUDA {}: {}\n", toolkit->version, toolkit->origin);
-      if (m.package.kernels) {
-        KernelInputs inputs{o.root, *m.package.kernels, *toolkit, e.archs,
-                            user_settings_from_environment(m.package.kernels->user_settings)};
-        auto key = kernel_key(inputs);
-        prebuilt.kernels = o.kernel_cache && key
-                               ? o.cache / "kernels" / key->name / "prefix"
-                               : o.root / "build" / "sagebuild" / e.id / "kernels" / "prefix";
-        std::error_code ec;
-        out << fmt::format("  kernels      {} ({})\n", key ? key->name : key.error().message,
-                           !o.kernel_cache ? "compiled for this entry (--no-cache)"
-                           : stdfs::exists(prebuilt.kernels.parent_path() / "key.json", ec)
-                               ? "cached"
-                               : "to compile");
-      }
-    } else {
-      // The plan still shows the commands, with the toolkit's place left open.
-      out << fmt::format("  toolkit      MISSING: {}\n", toolkit.error().message);
-      missing(e, toolkit.error().message);
-      shown.root = fmt::format("<CUDA {} toolkit>", e.cuda.str());
-      shown.nvcc = shown.root / "bin" / "nvcc";
-      if (m.package.kernels) {
-        prebuilt.kernels =
-            o.cache / "kernels" / fmt::format("cuda{}-<key>", e.cuda.str()) / "prefix";
-      }
-    }
-    const stdfs::path work = o.root / "build" / "sagebuild" / e.id;
-    const stdfs::path venv_python = o.cache / "envs" / "<environment>" / "bin" / "python";
-    out << "  command      "
-        << text::join(build_command_argv(m, o.root, venv_python, work / "backend"), " ") << "\n";
-    if (m.package.binding && o.kernel_cache) {
-      prebuilt.binding = o.cache / "bindings" / fmt::format("torch{}-<key>", e.torch.str()) /
-                         "prefix" / m.package.binding->library;
-    }
-    for (const auto& [name, value] :
-         wheel_build_environment(m, e, o, shown, prebuilt, work, budget.parallel)) {
-      if (name != "PATH") out << fmt::format("    {}={}\n", name, value);
-    }
-    out << "\n";
-  }
-  return unavailable;
 }
 
 }  // namespace sagebuild::backend

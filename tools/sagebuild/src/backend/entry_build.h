@@ -31,15 +31,9 @@ std::vector<EntryResult> build_entries(const matrix::Matrix& m,
                                        const BuildOptions& options, Progress& progress,
                                        std::ostream& out);
 
-// --dry-run: for each entry, the interpreter, environment, toolkit and kernel cache entry it
-// would use and the exact build command and environment (with the parallelism the build would
-// use), without building or installing. Returns the entries this machine cannot build, why.
-struct Unavailable {
-  std::string id;
-  std::string reason;
-};
-std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
-                                          const std::vector<matrix::Entry>& entries,
-                                          const BuildOptions& options, std::ostream& out);
+// The compile budget a build of these entries gets (build_options.h's plan_budget, with this
+// machine's cores and memory and the package's kernel sources).
+BuildBudget budget_for(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                       const BuildOptions& options);
 
 }  // namespace sagebuild::backend

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "backend/build_options.h"
+#include "backend/build_plan.h"
 #include "backend/current_environment.h"
 #include "backend/docker_build.h"
 #include "backend/entry_build.h"
