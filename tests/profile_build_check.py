@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from checklib import check, finish
+from checklib import check, fake_toolkit, finish, write_script
 
 MATRIX = """\
 schema: 1
@@ -67,24 +67,6 @@ ENTRY = "linux-pytorch211-cu130-python312"
 MARKER = f"sagebuild-interrupt-probe-{os.getpid()}"
 # The fakes sleep in this interpreter, named by its full path (not whatever `python3` is on PATH).
 SLEEP = f'exec {sys.executable} -c "import time; time.sleep(600)" {MARKER}'
-
-
-def write_script(path, body):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + body + "\n")
-    os.chmod(path, stat.S_IRWXU)
-    return path
-
-
-def fake_toolkit(root, version, otherwise):
-    """A CUDA toolkit whose nvcc reports `version` and does `otherwise` for anything else."""
-    release = version.rsplit(".", 1)[0]
-    write_script(os.path.join(root, "bin", "nvcc"),
-                 f'if [ "$1" = "--version" ]; then\n'
-                 f"  echo 'Cuda compilation tools, release {release}, V{version}'; exit 0\nfi\n"
-                 + otherwise)
-    return root
 
 
 class Project:

@@ -179,6 +179,50 @@ std::vector<stdfs::path> Command::wheel_files(const std::string& command,
   return wheels;
 }
 
+// The entries a build names: a profile's (all, or those named), or entries named anywhere in
+// the matrix.
+std::vector<matrix::Entry> Command::select_entries(const LoadedMatrix& m,
+                                                   const std::string& profile,
+                                                   const std::vector<std::string>& ids_given,
+                                                   const std::string& platform) const {
+  std::vector<matrix::Entry> selected;
+  std::vector<matrix::Entry> pool;
+  std::vector<std::string> profiles = {profile};
+  if (profile.empty()) profiles = m.matrix.profile_names();
+  for (const std::string& name : profiles) {
+    auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, platform});
+    if (!entries) {
+      if (!profile.empty()) throw CommandError{kUsageError, entries.error().message};
+      continue;
+    }
+    for (auto& e : *entries) {
+      const bool seen = std::any_of(pool.begin(), pool.end(),
+                                    [&](const matrix::Entry& p) { return p.id == e.id; });
+      if (!seen) pool.push_back(std::move(e));
+    }
+  }
+  if (ids_given.empty()) {
+    selected = pool;
+  } else {
+    std::vector<std::string> ids;
+    for (const auto& e : pool)
+      ids.push_back(e.id);
+    for (const std::string& id : ids_given) {
+      auto it = std::find_if(pool.begin(), pool.end(),
+                             [&](const matrix::Entry& e) { return e.id == id; });
+      if (it == pool.end()) {
+        throw CommandError{
+            kUsageError, fmt::format("no entry '{}' in {}{}", id,
+                                     profile.empty() ? "any profile" : "profile '" + profile + "'",
+                                     text::did_you_mean(id, ids))};
+      }
+      selected.push_back(*it);
+    }
+  }
+  if (selected.empty()) throw CommandError{kUsageError, "nothing to build"};
+  return selected;
+}
+
 std::ostream& Command::info() const {
   // A stream without a buffer drops what is written to it.
   static std::ostream nowhere(nullptr);

@@ -70,6 +70,11 @@ class Command {
   std::optional<LoadedMatrix> load_if_present() const;
   std::vector<matrix::Entry> expand(const LoadedMatrix& m, const std::string& profile,
                                     const std::string& platform) const;
+  // The entries a build (or doctor) names: a profile's (all, or those of `ids` in it), or the
+  // entries `ids` names anywhere in the matrix, or every entry of the platform.
+  std::vector<matrix::Entry> select_entries(const LoadedMatrix& m, const std::string& profile,
+                                            const std::vector<std::string>& ids,
+                                            const std::string& platform) const;
 
   struct SourceVersion {
     std::optional<vcs::GitState> git;

@@ -140,7 +140,7 @@ class BuildCommand final : public Command {
     const LoadedMatrix m = load();
     std::vector<matrix::Entry> selected;
     if (flags.env.empty()) {
-      selected = select_entries(m, flags);
+      selected = select_entries(m, flags.profile, flags.entries, flags.platform);
       if (flags.options.dry_run && std::all_of(selected.begin(), selected.end(),
                                                [](const auto& e) { return e.os == "windows"; })) {
         std::vector<backend::MsvcEntryPlan> plans;
@@ -217,48 +217,6 @@ class BuildCommand final : public Command {
     if (flags.check_reproducible)
       return check_reproducibility(m, selected.front(), options, results.front());
     return kSuccess;
-  }
-
-  // The entries a build names: a profile's (all, or those named), or entries named anywhere in
-  // the matrix.
-  std::vector<matrix::Entry> select_entries(const LoadedMatrix& m, const BuildFlags& flags) {
-    std::vector<matrix::Entry> selected;
-    std::vector<matrix::Entry> pool;
-    std::vector<std::string> profiles = {flags.profile};
-    if (flags.profile.empty()) profiles = m.matrix.profile_names();
-    for (const std::string& name : profiles) {
-      auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, flags.platform});
-      if (!entries) {
-        if (!flags.profile.empty()) throw CommandError{kUsageError, entries.error().message};
-        continue;
-      }
-      for (auto& e : *entries) {
-        const bool seen = std::any_of(pool.begin(), pool.end(),
-                                      [&](const matrix::Entry& p) { return p.id == e.id; });
-        if (!seen) pool.push_back(std::move(e));
-      }
-    }
-    if (flags.entries.empty()) {
-      selected = pool;
-    } else {
-      std::vector<std::string> ids;
-      for (const auto& e : pool)
-        ids.push_back(e.id);
-      for (const std::string& id : flags.entries) {
-        auto it = std::find_if(pool.begin(), pool.end(),
-                               [&](const matrix::Entry& e) { return e.id == id; });
-        if (it == pool.end()) {
-          throw CommandError{
-              kUsageError,
-              fmt::format("no entry '{}' in {}{}", id,
-                          flags.profile.empty() ? "any profile" : "profile '" + flags.profile + "'",
-                          text::did_you_mean(id, ids))};
-        }
-        selected.push_back(*it);
-      }
-    }
-    if (selected.empty()) throw CommandError{kUsageError, "nothing to build"};
-    return selected;
   }
 
   void check_buildable_here(const std::vector<matrix::Entry>& selected, backend::Backend how) {

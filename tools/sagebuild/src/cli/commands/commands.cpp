@@ -26,6 +26,8 @@ const std::vector<CommandSpec>& command_table() {
        make_index_command},
       {"summary", "Markdown of build results for $GITHUB_STEP_SUMMARY (stdout when unset)",
        make_summary_command},
+      {"doctor", "What this machine can build of the matrix, why not, and how to fix it",
+       make_doctor_command},
       {"cache", "List the build cache (sizes, last use) or prune it", make_cache_command},
       {"completion", "Print the bash or zsh completion script", make_completion_command},
       // The filename parser alone, for the differential tests (tests/wheels/).

@@ -31,6 +31,7 @@ std::unique_ptr<Command> make_publish_command(const Context& context);
 std::unique_ptr<Command> make_index_command(const Context& context);
 std::unique_ptr<Command> make_summary_command(const Context& context);
 std::unique_ptr<Command> make_cache_command(const Context& context);
+std::unique_ptr<Command> make_doctor_command(const Context& context);
 std::unique_ptr<Command> make_completion_command(const Context& context);
 std::unique_ptr<Command> make_complete_values_command(const Context& context);
 std::unique_ptr<Command> make_parse_wheel_names_command(const Context& context);
