@@ -15,10 +15,10 @@ Usage: robustness_check.py SAGEBUILD
 """
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 
 from checklib import check, finish
@@ -31,13 +31,20 @@ platforms: {{linux: {{tag: {tag}, os: linux}}}}
 """
 
 
+def children_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(sagebuild, matrix, *args, timeout=30):
-    start = time.monotonic()
+    """The result and the CPU seconds sagebuild used: CPU time, not wall time, so that the bounds
+    below measure sagebuild's work and not how busy the machine is (ctest -j runs beside it)."""
+    start = children_cpu_seconds()
     try:
         done = subprocess.run([sagebuild, "--matrix", matrix, *args], capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, timeout
-    return done, time.monotonic() - start
+    return done, children_cpu_seconds() - start
 
 
 def write(tmp, text, version="1.0\n"):
@@ -64,7 +71,7 @@ def main():
         text = HEAD.format(name="demo", tag="linux_x86_64") + \
             'torch: {"2.11.0": {cuda: ["13.0"], python: ["3.12"]}}\nprofiles:\n' + "\n".join(profiles) + "\n"
         done, seconds = run(sagebuild, write(tmp, text), "validate")
-        check(f"a 24-level diamond of profiles validates in under 2 s ({seconds:.2f} s)",
+        check(f"a 24-level diamond of profiles validates in under 2 CPU seconds ({seconds:.2f} s)",
               done is not None and done.returncode == 0 and seconds < 2, done and done.stderr.decode()[-300:])
 
         # As many torch releases as the size limit (1 MiB) allows: each its own entry.
@@ -74,7 +81,7 @@ def main():
             "source_dir: src", 'source_dir: src, entry_id: "{platform}-{torch_minor}-{torch_patch}"') + \
             "torch:\n" + torch + "profiles: {all: {}}\n"
         done, seconds = run(sagebuild, write(tmp, text), "validate", timeout=60)
-        check(f"20,000 torch releases (a 1 MiB matrix.yaml) validate in under a second ({seconds:.2f} s)",
+        check(f"20,000 torch releases (a 1 MiB matrix.yaml) validate in under a CPU second ({seconds:.2f} s)",
               done is not None and done.returncode == 0 and seconds < 1, done and done.stderr.decode()[-300:])
 
         done, seconds = run(sagebuild, "/dev/zero", "validate")

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "../src/workspace.h"  // the kernels' constants the reference must follow
+#include "sageattn/tile_policy.h"  // the kernels' tiling, which the reference must follow
 
 namespace sageattn::reference {
 namespace {

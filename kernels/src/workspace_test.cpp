@@ -1,6 +1,6 @@
-// workspace.h: the Hopper kernel's choice of consumer warpgroups and key block (the launcher
-// and the host reference must agree on it, since the key block sets how P is rounded), and the
-// workspace's layout per path.
+// tile_policy.h: the Hopper kernel's choice of consumer warpgroups and key block (the launcher
+// and the host reference must agree on it, since the key block sets how P is rounded); and
+// workspace.h: the workspace's layout per path.
 #include "workspace.h"
 
 #include <vector>

@@ -1,0 +1,74 @@
+// The kernels' tiling rules, on host and device: the row and key blocks, the scale
+// granularities, the constants of the softmax's exp2 domain, and which Hopper kernel (two, three
+// or four consumer warpgroups, so which key block) a call runs. The kernels follow them, the
+// workspace layout (src/workspace.h) sizes by them, and the host reference (reference/) rounds
+// as they do.
+#pragma once
+
+#include "sageattn/sageattn.h"
+
+namespace sageattn::detail {
+
+// The query rows' padding (the attention kernels' grids cover q_pad rows, and they quantize rows
+// past qo_len as zeros) and the per_block scale granularity, in rows.
+inline constexpr int kBlockM = 64;
+inline constexpr int kBlockN = 64;  // keys per attention main-loop iteration
+inline constexpr int kWarpRows = 16;
+// The 16-bit P·V path's row-max headroom, in log2 units (attention.cuh; the host reference
+// models it): the max it subtracts moves only when a block's max exceeds it by more than this.
+#ifndef SAGEATTN_MMA_MAX_HEADROOM
+#define SAGEATTN_MMA_MAX_HEADROOM 8
+#endif
+inline constexpr float kMmaMaxHeadroom = SAGEATTN_MMA_MAX_HEADROOM;
+inline constexpr float kLog2e = 1.4426950408889634f;      // Q's scales carry sm_scale·log2(e)
+inline constexpr float kFp8Max = 448.f;                   // e4m3's largest finite value
+inline constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448): P's scale, in exp2's domain
+// The attention kernels find a key's scale with a shift by log2 of the rows per scale.
+static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) == 0,
+              "scale granularities are powers of two");
+
+// How many consumer warpgroups the Hopper kernel runs for a call, and so its key block (the
+// online softmax's block, which the host reference must match for the same rounding of P).
+// Knobs per head dim: see sm90_consumer_warpgroups (kernels/NOTES.md, s30, s33 and s38).
+#ifndef SAGEATTN_SM90_CONSUMERS_D64
+#define SAGEATTN_SM90_CONSUMERS_D64 0
+#endif
+#ifndef SAGEATTN_SM90_CONSUMERS_D128
+#define SAGEATTN_SM90_CONSUMERS_D128 0
+#endif
+// Causal calls with fewer query rows than this keep two consumer warpgroups: 192-row tiles lose
+// more to the diagonal than a third warpgroup gains (H200: 1k causal with 2 is 12-13% faster at
+// d=64, s30, and 7% at d=128, s33; 4k causal 2-6% and 5-10% faster with 3).
+inline constexpr int kThreeConsumersMinCausalRows = 2048;
+
+// Calls at d=64 with 16-bit P·V and at most this many query rows run four consumer
+// warpgroups (256-row tiles, 64-key blocks): H100, fp16_sm90 TOPS four / three (two for
+// causal 1k): 1k 424 / 379, causal 1k 268 / 241, 4k 502 / 503, causal 4k 411 / 392, but 16k
+// 527 / 546 (kernels/NOTES.md, s38). At 1k, 192-row tiles compute 1,152 rows for 1,024.
+inline constexpr int kFourConsumersMaxRows = 4096;
+
+// 3 at d=64 (both P·V types) and, 16-bit P·V only, at d=128, where O, S and P fit the 160
+// registers of three only with 64-key blocks. The e4m3 path's second-level accumulator fits
+// there only when computed in two parts of channels, and that was 10-15% slower (s34, s35).
+// 4 at d=64 with 16-bit P·V on short calls (112 registers each: the e4m3 path's O' does not fit).
+// Knobs per head dim: 2, 3, 4 (d=64, 16-bit P·V; else 3), or 0 for the rule.
+inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
+  const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
+  if (knob == 2 || (head_dim == 128 && uses_fp8_v(path))) return 2;
+  const bool four_fit = head_dim == 64 && !uses_fp8_v(path);
+  if (knob == 4) return four_fit ? 4 : 3;
+  if (knob == 3) return 3;
+  if (four_fit && qo_len <= kFourConsumersMaxRows) return 4;
+  return !causal || qo_len >= kThreeConsumersMinCausalRows ? 3 : 2;
+}
+// Keys per block of the Hopper kernel's main loop (its S tile's width): 64 where the registers
+// of three (d=128) or four (d=64) consumer warpgroups hold no wider S tile.
+constexpr int sm90_key_block(int head_dim, int consumers) {
+  return (head_dim == 128 && consumers == 3) || consumers == 4 ? 64 : 128;
+}
+
+inline int granularity_rows(Granularity g) {
+  return g == Granularity::per_block ? kBlockM : kWarpRows;
+}
+
+}  // namespace sageattn::detail

@@ -1,0 +1,134 @@
+// The quantization kernels' shapes and shared pieces: threads per CTA, the rows a job covers, the
+// per-thread shared-memory stage of cp.async loads, the queue's plan (JobPlan, made on the host by
+// quantize.cu) and the counters through which a unit's statistics are published.
+// Part of quantize.cu's one translation unit (its anonymous namespace): included there only.
+#pragma once
+
+#include <cstdint>
+#include <cuda/atomic>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "../device_primitives.cuh"
+#include "../quantize.h"
+#include "../quantize_queue.h"
+
+namespace sageattn::detail {
+namespace {
+
+// Threads per CTA, per head dim: 4 warps at d=64, 8 at d=128. The fused queue then runs 4 CTAs
+// per SM at d=64 (2 at d=128), which measured faster for d=64 at every length; at d=128 the
+// smaller CTAs were as fast up to 4k tokens per head and slower beyond (kernels/NOTES.md, q10).
+#ifndef SAGEATTN_QUANT_THREADS_D64
+#define SAGEATTN_QUANT_THREADS_D64 128
+#endif
+#ifndef SAGEATTN_QUANT_THREADS_D128
+#define SAGEATTN_QUANT_THREADS_D128 256
+#endif
+template <int D>
+constexpr int kThreads = D == 64 ? SAGEATTN_QUANT_THREADS_D64 : SAGEATTN_QUANT_THREADS_D128;
+static_assert((kThreads<64> == 128 || kThreads<64> == 256) &&
+                  (kThreads<128> == 128 || kThreads<128> == 256),
+              "jobs of 4 or 8 warps");
+constexpr int kLoadsPerThread = 8;  // 16-byte loads each thread has in flight in a job
+constexpr int kScaleRows = 16;      // the finest scale granularity (per_warp)
+template <int D>
+constexpr int kScratchWords = 16 * kThreads<D>;  // 64 bytes per thread beside the stage
+// CTAs per SM the plain queue's registers must allow: 64 registers per thread (4 CTAs of 256
+// threads); then a few dozen bytes spill to L1, measured faster than 2 CTAs per SM without
+// spills (kernels/NOTES.md, q3).
+#ifndef SAGEATTN_QUANT_MIN_BLOCKS_256
+#define SAGEATTN_QUANT_MIN_BLOCKS_256 4
+#endif
+template <int D>
+constexpr int kMinBlocks = SAGEATTN_QUANT_MIN_BLOCKS_256 * 256 / kThreads<D>;
+template <int D>
+constexpr int kStageBytes = kLoadsPerThread* kThreads<D> * 16;
+template <int D>
+constexpr int kSmemBytes = kStageBytes<D> + kScratchWords<D> * 4;
+
+// Rows of D channels: D/8 threads per row (16 bytes each), so a job of kThreads<D>/32 warps x 8
+// loads covers kJobRows<D> rows: 128 at D=128 (8 warps), 128 at D=64 (4 warps).
+template <int D>
+constexpr int kThreadsPerRow = D / 8;
+template <int D>
+constexpr int kRowsPerLoad = 32 / kThreadsPerRow<D>;  // rows one warp-wide load covers
+template <int D>
+constexpr int kWarpRows = kLoadsPerThread* kRowsPerLoad<D>;
+template <int D>
+constexpr int kJobRows = kThreads<D> / 32 * kWarpRows<D>;
+template <int D>
+constexpr int kStatJobRows = 2 * kJobRows<D>;  // rows of K and V per statistics job
+
+struct InputView {
+  const void* data;
+  std::int64_t sb, sh, ss;
+};
+
+template <typename T>
+__device__ __forceinline__ const T* row_ptr(const InputView& in, int b, int h, int s) {
+  return static_cast<const T*>(in.data) + b * in.sb + h * in.sh +
+         static_cast<std::int64_t>(s) * in.ss;
+}
+
+// Element i of 8 loaded 16-bit values, as float.
+template <typename T>
+__device__ __forceinline__ float element(const uint4& raw, int i) {
+  return static_cast<float>(reinterpret_cast<const T*>(&raw)[i]);
+}
+
+// Where a thread's loads land: slot l of thread t is stage[l * kThreads<D> + t] (16 bytes), so a
+// warp's copies and reads are consecutive. Only the thread that issued a copy reads it.
+template <int D>
+struct Stage {
+  uint4* base;
+  __device__ uint4& at(int l) const { return base[l * kThreads<D> + threadIdx.x]; }
+  __device__ void copy(int l, const void* src, bool valid, const void* any_valid) const {
+    device::cp_async_16(&at(l), valid ? src : any_valid, valid);
+  }
+};
+
+// The queue's shape, computed on the host (plan_jobs) and read by every CTA.
+struct JobPlan {
+  InputView k, v;
+  Workspace w;
+  int heads_kv, kv_len;
+  int units;       // batch x KV heads
+  int stat_jobs;   // per unit: 0 when neither K's mean nor V's maxima are needed
+  int kv_jobs;     // per unit, for K, and as many again for V on the FP8 paths
+  int quant_jobs;  // per unit: K's and V's (the fused queue: its slices)
+  QueueShape queue;
+  int total_jobs;
+  int stat_publishes;  // per counter: the statistics are complete when this many jobs published
+  bool fused;          // the fused queue (fused_quantize_kernel), else the plain one
+  bool smooth_k, fp8;
+  float inv_kv_len;
+};
+
+__device__ __forceinline__ std::int64_t unit_offset(int b, int heads, int h) {
+  return static_cast<std::int64_t>(b) * heads + h;
+}
+
+// Counters of published statistics per unit: 2 in the fused queue on the FP8 paths (a barrier
+// group each for K's slices and V's), else 1 (the plain queue's statistics jobs compute both).
+__device__ __forceinline__ int barrier_groups(const JobPlan& p) {
+  return p.fused && p.fp8 ? 2 : 1;
+}
+
+// Whether a fused slice waits at a barrier: V's always (its maxima), K's only when smoothed.
+__device__ __forceinline__ bool slice_has_barrier(const JobPlan& p, bool is_v) {
+  return is_v || p.smooth_k;
+}
+
+// The counter of published statistics that a job of (unit, K or V) waits on (workspace.h). The
+// plain queue's statistics jobs compute K's and V's together: one counter per unit. The fused
+// queue's K and V slices add to their own statistic only, so each waits for its own: a K slice
+// need not wait for the unit's V (q11).
+__device__ __forceinline__ std::uint32_t* statistics_counter(const JobPlan& p, std::int64_t unit,
+                                                             bool is_v) {
+  const int groups = barrier_groups(p);
+  return p.w.job_counters + 1 + unit * groups + (is_v ? groups - 1 : 0);
+}
+
+}  // namespace
+}  // namespace sageattn::detail

@@ -1,0 +1,173 @@
+// The Hopper kernel's compile-time shape (attention_sm90.cuh): the tuning knobs, and per head
+// dim, P·V type and consumer count, the tile sizes, register split, stages and shared-memory
+// layout (Sm90Config); the kernel's one parameter (Sm90Args). Which consumer count a call gets
+// is the tile policy's (sageattn/tile_policy.h), which the host reference follows too.
+#pragma once
+
+#include <cstdint>
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <type_traits>
+
+#include "../attention_launch.h"
+#include "sageattn/tile_policy.h"
+
+// Tuning knobs (kernels/NOTES.md has what each measured): shared-memory stages of K and V, and
+// ping-pong between the consumer warpgroups.
+#ifndef SAGEATTN_SM90_STAGES
+#define SAGEATTN_SM90_STAGES 3
+#endif
+#ifndef SAGEATTN_SM90_PINGPONG
+#define SAGEATTN_SM90_PINGPONG 1
+#endif
+
+// How many of the 16 column groups (4 scores each per thread) of an S tile take their exp2 from
+// a polynomial on the FMA pipe (exp2_fma.h) instead of the MUFU unit, spread evenly over the
+// tile, per head dim: the MUFU would otherwise be as busy as the tensor cores at d=128. The best
+// share moves whenever the softmax's other instructions change (kernels/NOTES.md, s14, s21).
+#ifndef SAGEATTN_SM90_FMA_EXP2_D128
+#define SAGEATTN_SM90_FMA_EXP2_D128 1
+#endif
+#ifndef SAGEATTN_SM90_FMA_EXP2_D64
+#define SAGEATTN_SM90_FMA_EXP2_D64 4
+#endif
+// ... at d=64 with three consumer warpgroups (SAGEATTN_SM90_CONSUMERS_D64): none, the FMA pipe
+// is the busier one there (s31: 0/1/2/3 groups gave fp8_sm90 16k 620/610/592/555 TOPS)
+#ifndef SAGEATTN_SM90_FMA_EXP2_D64_C3
+#define SAGEATTN_SM90_FMA_EXP2_D64_C3 0
+#endif
+// ... at d=64 with four (64-key blocks: 8 column groups)
+#ifndef SAGEATTN_SM90_FMA_EXP2_D64_C4
+#define SAGEATTN_SM90_FMA_EXP2_D64_C4 0
+#endif
+
+// ... at d=128 with three consumer warpgroups (16-bit P·V, 64-key blocks: 8 column groups)
+#ifndef SAGEATTN_SM90_FMA_EXP2_D128_C3
+#define SAGEATTN_SM90_FMA_EXP2_D128_C3 0
+#endif
+// Stages of the K/V ring with 64-key blocks (half the bytes per stage of 128-key ones).
+#ifndef SAGEATTN_SM90_STAGES_N64
+#define SAGEATTN_SM90_STAGES_N64 4
+#endif
+
+// Consumer warpgroups (tile_policy.h: SAGEATTN_SM90_CONSUMERS_D64, _D128 and the rule): with 3, a
+// CTA owns 192 query rows, each consumer thread gets 160 registers, and a 16-bit turn retires its
+// P·V before it issues Q·Kᵀ (as the e4m3 one does for its merge), so that P's fragments and the
+// next S can share registers. At d=128 they fit only with 64-key blocks (S 32 registers, not 64).
+// With 4 (d=64, 16-bit P·V only): 256-row tiles, 112 registers, 64-key blocks.
+
+namespace sageattn::detail {
+
+// PvT: P·V's type. __nv_fp8_e4m3 (the fp8_sm90 path): V quantized per channel, two-level FP32
+// accumulation. half or __nv_bfloat16 (the fp16_sm90 path): V as the caller gave it, P in the
+// same type, accumulated straight into O (16-bit wgmma accumulates in full FP32).
+template <int D, typename PvT, int kConsumerWarpgroups>
+struct Sm90Config {
+  static_assert(D == 64 || D == 128, "head dims 64 and 128");
+  static constexpr int kD = D;
+  using Pv = PvT;
+  static constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
+  static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
+                "P·V in e4m3, fp16 or bf16");
+  static constexpr int kConsumers = kConsumerWarpgroups;  // of 64 rows each
+  static_assert(kConsumers == 2 || (kConsumers == 3 && (D == 64 || !kPv8)) ||
+                    (kConsumers == 4 && D == 64 && !kPv8),
+                "2, or 3 at d=64 and with 16-bit P·V at d=128, or 4 at d=64 with 16-bit P·V");
+  static constexpr int kBlockM = 64 * kConsumers;
+  static constexpr int kBlockN = sm90_key_block(D, kConsumers);
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  // 16-bit with 3 or 4 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
+  // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
+  // kernels/NOTES.md, s33.)
+  static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3;
+  static constexpr int kStages = kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64 : SAGEATTN_SM90_STAGES;
+  static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
+  static constexpr int kFmaExp2Groups =
+      D == 128 ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
+      : kConsumers == 4 ? SAGEATTN_SM90_FMA_EXP2_D64_C4
+      : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
+                        : SAGEATTN_SM90_FMA_EXP2_D64;
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : kConsumers == 3 ? 160 : 112;
+  // The consumers' claim beyond the launch's allocation (64K over the threads, in steps of 8)
+  // must fit in what the producer releases: setmaxnreg.inc waits for the registers the CTA's
+  // setmaxnreg.dec gave back (four consumers claiming 120 each, 3,072 more than that, hung).
+  static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+  static_assert(kConsumers * (kConsumerRegisters - kLaunchRegisters) <=
+                    kLaunchRegisters - kProducerRegisters,
+                "the consumers' registers come from the producer's");
+  // The 16-bit path's row-max headroom (tile_policy.h): O is rescaled only when a row's max moved
+  // by more than it. The e4m3 path scales P to 448 and needs the exact max.
+  static constexpr float kMaxHeadroom = kPv8 ? 0.f : kMmaMaxHeadroom;
+  // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64.
+  static constexpr int kQKSwizzle = D;
+  static constexpr int kQBytes = kBlockM * D;
+  static constexpr int kKBytes = kBlockN * D;
+  // V, e4m3: D rows of kBlockN = 128 keys (128-byte swizzle), then 8 rows of e4m3 ones
+  // (written once). V, 16-bit: kBlockN rows (keys) of D channels as the caller laid them out, in
+  // D/64 boxes of 64 channels (128 swizzled bytes per key), then a further 64-channel block of
+  // ones (written once). Either way P·V with N = D + 8 leaves P's row sums in the accumulator's
+  // last 8 columns. (A separate N = 8 wgmma per k-step against a tile of ones measured 2-4%
+  // slower at d=128: kernels/NOTES.md, s29.)
+  static constexpr int kVSwizzle = kBlockN;
+  static constexpr int kVRows = D + 8;
+  static constexpr int kVBoxBytes = kBlockN * 128;  // 16-bit: one box of 64 channels
+  static constexpr int kVLoadBytes = D * kBlockN * (kPv8 ? 1 : 2);  // what the TMA brings
+  static constexpr int kVBytes = kPv8 ? kVRows * kBlockN : (D / 64 + 1) * kVBoxBytes;
+  // O's accumulator registers per thread (with the row sums' 4), and P·V's k-steps per
+  // key block (k = 32 for e4m3, 16 for 16-bit types).
+  static constexpr int kOFloats = kVRows / 2;
+  static constexpr int kPvSteps = kBlockN / (kPv8 ? 32 : 16);
+  static constexpr int kQOffset = 0;
+  static constexpr int kKOffset = kQOffset + kQBytes;
+  static constexpr int kVOffset = kKOffset + kStages * kKBytes;
+  static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
+  static constexpr int kBarriers = 3 * kStages;  // k_full, v_full, empty per stage
+  // K's scales of each stage's block: one per 16-key column group of the S tile (8 floats),
+  // written by the producer beside the TMA's K tile.
+  static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
+  static constexpr int kScaleGroups = kBlockN / 16;
+  static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
+  // Q's quantization (quantize_q.cuh): per row sm_scale·(q · mean(K)) for the LSE, and per
+  // warp its rows' max |q| (per_block scales take the warpgroup's).
+  static constexpr int kQAuxOffset = kKScaleOffset + kKScaleBytes;
+  static constexpr int kQAuxBytes = (kBlockM + 4 * kConsumers) * 4;
+  // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
+  static constexpr int kSmemBytes = kQAuxOffset + kQAuxBytes + 1024;
+  static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
+                    kVBytes % 1024 == 0,
+                "swizzled tiles start on 1024-byte boundaries");
+};
+
+// The kernel's one parameter: the tensor maps must live in parameter space (__grid_constant__)
+// for the TMA to read them.
+struct Sm90Args {
+  CUtensorMap k_map, v_map;
+  AttentionArgs a;
+};
+
+// What a CTA's set-up works out (attention_sm90.cuh), which both roles read: its shared-memory
+// tiles and barriers, its (batch, head) and query rows, the key blocks it visits.
+struct Sm90Cta {
+  const Sm90Args& args;
+  unsigned char* smem;  // the dynamic shared memory, aligned to 1024 bytes
+  unsigned char* s_q;
+  unsigned char* s_k;
+  unsigned char* s_v;
+  std::uint64_t* k_full;  // [kStages]: K (and its staged scales) landed
+  std::uint64_t* v_full;  // [kStages]: V landed
+  std::uint64_t* empty;   // [kStages]: every consumer warp released the stage
+  float* s_kscale;        // [kStages][kScaleGroups]
+  int head, batch, kv_head, kv_bh, q_bh;
+  int causal_offset;         // kv_len - qo_len: the causal diagonal, aligned bottom-right
+  int n_blocks, n_unmasked;  // key blocks visited; those before n_unmasked need no mask
+  int first_round;           // blocks whose stages start free (requested at set-up)
+  int warp, lane;
+  int warp_row0;  // a consumer warp's first query row
+  const float* k_scales;
+  int cta_id;  // SAGEATTN_SM90_TRACE only
+};
+
+}  // namespace sageattn::detail

@@ -1,0 +1,303 @@
+// The consumer warpgroups of the Hopper kernel (attention_sm90.cuh): each quantizes its 64 query
+// rows into the Q tile, then takes one turn per key block (with ping-pong, in alternation with
+// the other warpgroups): P·V of the previous block and Q·Kᵀ of this one on the tensor cores, then
+// the softmax of S (softmax.cuh); the epilogue last (epilogue.cuh).
+#pragma once
+
+#include <cstdint>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <type_traits>
+
+#include "../device_primitives.cuh"
+#include "../quantize_q.cuh"
+#include "config.cuh"
+#include "epilogue.cuh"
+#include "hopper_primitives.cuh"
+#include "softmax.cuh"
+#include "trace.cuh"
+#include "wgmma_ops.cuh"
+
+namespace sageattn::detail {
+
+// The 16-bit P·V wgmma of one k-step (V MN-major, its ones block included).
+template <typename PvT, int N>
+__device__ __forceinline__ void wgmma_pv16(float (&o)[N], const unsigned (&a)[4],
+                                           std::uint64_t v_desc) {
+  if constexpr (std::is_same_v<PvT, half>) {
+    sm90::wgmma_f16_rs_bmn(o, a, v_desc);
+  } else {
+    sm90::wgmma_bf16_rs_bmn(o, a, v_desc);
+  }
+}
+
+// A consumer thread's whole work after the set-up. q_raw: its warp's 16 query rows of the caller's
+// Q, requested at set-up.
+template <class Cfg>
+__device__ __forceinline__ void sm90_consume(const Sm90Cta& c,
+                                             const uint4 (&q_raw)[kQLoads<Cfg::kD, 16>]) {
+  constexpr int D = Cfg::kD, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
+  constexpr int kStages = Cfg::kStages;
+  using PvT = typename Cfg::Pv;
+  const AttentionArgs& a = c.args.a;
+  unsigned char* const smem = c.smem;
+  unsigned char* const s_q = c.s_q;
+  unsigned char* const s_k = c.s_k;
+  unsigned char* const s_v = c.s_v;
+  std::uint64_t* const k_full = c.k_full;
+  std::uint64_t* const v_full = c.v_full;
+  std::uint64_t* const empty = c.empty;
+  float* const s_kscale = c.s_kscale;
+  [[maybe_unused]] const int head = c.head, batch = c.batch;  // the trace's
+  const int kv_bh = c.kv_bh, causal_offset = c.causal_offset;
+  const int n_blocks = c.n_blocks, n_unmasked = c.n_unmasked;
+  const int warp = c.warp, lane = c.lane, warp_row0 = c.warp_row0;
+#if SAGEATTN_SM90_TRACE
+  const int cta_id = c.cta_id;
+#endif
+  const int wg = warp / 4 - 1;  // consumer warpgroup: rows m0 + 64·wg ...
+  const int w = warp % 4, g = lane / 4, t = lane % 4;
+  // Q: the warpgroup's 64 rows quantized by its own warps into its part of the Q tile (while
+  // the producer's first K and V tiles are on their way), then made visible to the wgmma
+  // (the async proxy) for the whole warpgroup. Named barriers 1 .. kConsumers are the
+  // ping-pong's; the warpgroups' Q barriers follow them.
+  float* q_aux = reinterpret_cast<float*>(smem + Cfg::kQAuxOffset);
+  float* row_km = q_aux + 64 * wg;  // [64]: the warpgroup's rows
+  float* warp_amax = q_aux + kBlockM + 4 * wg;
+  const int q_barrier = 1 + Cfg::kConsumers + wg;
+  const QTileTarget q_target{s_q, 64 * wg + 16 * w, row_km + 16 * w, warp_amax, w};
+  float q_scales[1];
+  quantize_q_rows<D, 16>(
+      a, kv_bh, warp_row0, lane, q_raw, q_target, [&] { sm90::named_barrier_sync(q_barrier, 128); },
+      q_scales);
+  const float q_scale = q_scales[0];
+  sm90::fence_proxy_async();
+  sm90::named_barrier_sync(q_barrier, 128);
+
+  // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
+  // P (e4m3: of 448·P; the ones columns).
+  float o[Cfg::kOFloats];
+  [[maybe_unused]] float o_block[Cfg::kPv8 ? Cfg::kOFloats : 1];  // e4m3: one block's P·V
+#pragma unroll
+  for (int i = 0; i < Cfg::kOFloats; ++i)
+    o[i] = 0.f;
+  float row_max[2] = {-INFINITY, -INFINITY};
+  float rescale_pending[2] = {1.f, 1.f};  // e4m3: O's factor for the block whose P·V is in flight
+  unsigned pa[Cfg::kPvSteps][4];          // P of the previous block as A fragments
+  int s[kBlockN / 2];
+
+  [[maybe_unused]] const bool stamper = threadIdx.x % 128 == 0;  // the warpgroup's thread 0
+  SM90_CTA_STAMP(stamper && wg == 0, kCtaQ);
+  const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
+
+  // Turn nb runs O'(nb-1) = P(nb-1)·V(nb-1) and S(nb) = Q·K(nb)ᵀ back to back, then the
+  // softmax of S(nb): the P·V lags one block so that each warpgroup's tensor-core work comes
+  // in one burst. With ping-pong (kPingPong) the two consumer warpgroups take turns (named
+  // barriers 1 and 2), so one's softmax runs during the other's burst, instead of both
+  // softmaxes at once with the tensor cores idle.
+  constexpr int kBarrierBase = 1;  // 0 is __syncthreads
+  if (Cfg::kPingPong && wg == Cfg::kConsumers - 1 && n_blocks > 0) {
+    sm90::named_barrier_arrive(kBarrierBase + 0, 256);  // warpgroup 0 issues first
+  }
+#if SAGEATTN_SM90_TRACE
+  bool tracing =
+      w == 0 && lane == 0 && blockIdx.x == gridDim.x / 2 && head == 0 && batch == 0 && wg < 2;
+  if (tracing) tracing = atomicAdd(&g_sm90_trace_launch[wg], 1u) == 2;
+  if (tracing) g_sm90_trace_blocks = n_blocks;
+#endif
+
+  // Turn nb of 0 .. n_blocks. has_pv, has_qk and masked are compile-time
+  // (std::bool_constant): the first turn has no P·V, the last no Q·Kᵀ, and masked tiles (keys
+  // past kv_len, the causal diagonal) are the last ones, so they are peeled off the loop and no
+  // branch lies between a wgmma's issue and its wait: where ptxas cannot tell which group a
+  // wait retired, it serializes every wgmma (C7514).
+  auto turn = [&](int nb, auto has_pv_c, auto has_qk_c, auto masked_c)
+      __attribute__((always_inline)) {
+    constexpr bool has_pv = decltype(has_pv_c)::value, has_qk = decltype(has_qk_c)::value;
+    constexpr bool masked = decltype(masked_c)::value;
+    SM90_TRACE(0);  // turn requested: waits for K/V and for the other warpgroup follow
+    const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
+    const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
+    if constexpr (has_qk) sm90::mbarrier_wait(&k_full[stage], phase);
+    if constexpr (has_pv) sm90::mbarrier_wait(&v_full[prev_stage], prev_phase);
+    if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);
+    SM90_TRACE(1);  // turn acquired
+    // (No fence on O' before its wgmma: the first k-step overwrites it, so its old values are
+    // dead; a fence would keep them alive through the softmax. S is set just before its own.)
+    auto issue_pv = [&] {  // e4m3: O'(nb-1) = P(nb-1)·V(nb-1); 16-bit: O += P(nb-1)·V(nb-1)
+      if constexpr (Cfg::kPv8) {
+        const std::uint64_t v_desc =
+            sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
+        sm90::wgmma_fence();
+        sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
+#pragma unroll
+        for (int c = 1; c < Cfg::kPvSteps; ++c)
+          sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
+      } else {
+        const std::uint64_t v_desc =
+            sm90::make_smem_desc_mn128(s_v + prev_stage * Cfg::kVBytes, Cfg::kVBoxBytes);
+        // O's last writes (the rescale) must come before the fence, or ptxas injects a
+        // warpgroup.arrive of its own (C7519).
+        sm90::fence_operands(o);
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int c = 0; c < Cfg::kPvSteps; ++c)  // 16 keys of 128 bytes per k-step
+          wgmma_pv16<PvT>(o, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
+      }
+      sm90::wgmma_commit();
+    };
+    auto issue_qk = [&] {  // S(nb) = Q·K(nb)ᵀ
+      const std::uint64_t k_desc =
+          sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
+      // S starts at the 2^23 trick's bias (0x4B400000, 1.5·2^23 as a float): the scores come
+      // out as kSmallIntBias + s in float bits, so the softmax needs no integer add per score
+      // (64 fewer ALU instructions per block; kernels/NOTES.md, s22). |s| ≤ 128²·D < 2^22: no
+      // overflow, and the trick's range holds.
+#pragma unroll
+      for (int i = 0; i < kBlockN / 2; ++i)
+        s[i] = device::kSmallIntBiasBits;
+      sm90::wgmma_fence();
+      sm90::wgmma_s8_ss(s, q_desc, k_desc);
+#pragma unroll
+      for (int ks = 1; ks < D / 32; ++ks) {
+        sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32),
+                          sm90::advance_desc(k_desc, ks * 32));
+      }
+      sm90::wgmma_commit();
+    };
+    // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'.
+    auto merge_pv = [&] {
+      sm90::wgmma_wait<0>();
+      SM90_TRACE(2);  // P·V landed
+      sm90::fence_operands(o_block);
+#pragma unroll
+      for (int c = 0; c < Cfg::kPvSteps; ++c)
+        sm90::fence_operands(pa[c]);
+      if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+      for (int i = 0; i < Cfg::kOFloats; ++i)
+        o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
+    };
+    // 16-bit: P·V(nb-1) retired (after the turn's wgmma_wait): its stage is free, and O and P's
+    // fragments are the thread's again.
+    auto retire_pv16 = [&] {
+      sm90::fence_operands(o);
+#pragma unroll
+      for (int c = 0; c < Cfg::kPvSteps; ++c)
+        sm90::fence_operands(pa[c]);
+      if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
+    };
+    // Warpgroup 1's last turn has no successor: its arrival would be left over.
+    auto hand_over = [&] {
+      if (Cfg::kPingPong && !(wg == Cfg::kConsumers - 1 && !has_qk)) {
+        sm90::named_barrier_arrive(kBarrierBase + (wg + 1) % Cfg::kConsumers, 256);
+      }
+    };
+    // P·V(nb-1) issued, landed and merged, then Q·Kᵀ(nb) issued, all in the turn. (Q·Kᵀ and
+    // P·V issued together, with P·V waited for during the softmax, measured no gain:
+    // kernels/NOTES.md, s18.)
+    // 16-bit: nothing to merge; P·V(nb-1) and Q·Kᵀ(nb) go out together and retire together.
+    if constexpr (has_pv) {
+      issue_pv();
+      if constexpr (Cfg::kPv8) merge_pv();
+      if constexpr (Cfg::kPvRetiresInTurn) {
+        sm90::wgmma_wait<0>();
+        retire_pv16();
+      }
+    }
+    if constexpr (has_qk) issue_qk();
+    hand_over();
+    SM90_TRACE(3);  // products issued, turn handed over
+    if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv && !has_qk) {
+      sm90::wgmma_wait<0>();
+      retire_pv16();
+    }
+    if constexpr (has_qk) {
+      const int n0 = nb * kBlockN;
+      // K's scales, staged by the producer (read after the Q·Kᵀ was issued: the wgmma
+      // covers the shared-memory latency).
+      const float4* staged = reinterpret_cast<const float4*>(s_kscale + stage * Cfg::kScaleGroups);
+      float kscale[Cfg::kScaleGroups];
+#pragma unroll
+      for (int i = 0; i < Cfg::kScaleGroups / 4; ++i) {
+        const float4 four = staged[i];
+        kscale[4 * i] = four.x * q_scale;
+        kscale[4 * i + 1] = four.y * q_scale;
+        kscale[4 * i + 2] = four.z * q_scale;
+        kscale[4 * i + 3] = four.w * q_scale;
+      }
+      sm90::wgmma_wait<0>();
+      SM90_TRACE(4);  // Q·Kᵀ landed
+      if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv) retire_pv16();
+      // ---- softmax of S(nb) into P(nb)'s A fragments ----
+      sm90::fence_operands(s);
+      auto visible = [&](int j, int e) {
+        if constexpr (!masked) return true;
+        const int key = n0 + 8 * j + 2 * t + (e & 1);
+        const int row = warp_row0 + g + 8 * (e >> 1);
+        return key < a.kv_len && !(a.causal && key > row + causal_offset);
+      };
+      float rescale_new[2], m_use[2];
+      bool moved = false;
+      softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible, Cfg::kMaxHeadroom,
+                              moved);
+      if constexpr (Cfg::kPv8) {
+        softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
+        rescale_pending[0] = rescale_new[0];
+        rescale_pending[1] = rescale_new[1];
+      } else {
+        // O (with its row sums) is idle here (P·V(nb-1) retired): rescale it now, and only
+        // where a row of the warp moved its max (almost never after the first blocks).
+        if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+          for (int i = 0; i < Cfg::kOFloats; ++i)
+            o[i] *= rescale_new[(i >> 1) & 1];
+        }
+        softmax_exp2_16bit<masked, Cfg::kFmaExp2Groups, PvT>(s, kscale, m_use, pa, visible);
+      }
+    }
+    SM90_TRACE(5);  // softmax done
+  };
+  // The epilogue's factors amax/448 of this thread's output columns (V·448/amax undone; P's
+  // 448 is in row_sum too), loaded before the last turn so that their latency hides behind
+  // it. (Loaded among O's stores, as they were, each load waited for the stores before it,
+  // since ptxas cannot rule out that O and v_amax overlap: one L2 round trip per column
+  // group, ~10,000 cycles of epilogue per CTA at d=128; a third of a CTA at 1k tokens.)
+  [[maybe_unused]] float2 col_scale[D / 8];
+  auto load_col_scales = [&] {
+    if constexpr (!Cfg::kPv8) return;  // V is not scaled
+    const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      const float2 amax = *reinterpret_cast<const float2*>(v_amax + 8 * j + 2 * t);
+      col_scale[j] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
+    }
+  };
+  // No turns at all when no key is visible (causal rows before the first key): the turn
+  // protocol's first arrival is made only when there are turns.
+  if (n_blocks > 0) {
+    constexpr std::true_type yes;
+    constexpr std::false_type no;
+    if (n_unmasked > 0) {
+      turn(0, no, yes, no);
+    } else {
+      turn(0, no, yes, yes);
+    }
+    SM90_CTA_STAMP(stamper && wg < 2, kCtaFirst0 + wg);
+    int nb = 1;
+    for (; nb < n_unmasked; ++nb)
+      turn(nb, yes, yes, no);
+    for (; nb < n_blocks; ++nb)
+      turn(nb, yes, yes, yes);
+    load_col_scales();
+    turn(n_blocks, yes, no, no);
+  } else {
+    load_col_scales();
+  }
+  SM90_CTA_STAMP(stamper && wg < 2, kCtaLoopEnd0 + wg);
+  sm90_epilogue<Cfg>(c, o, row_max, col_scale, row_km, w, g, t);
+  SM90_CTA_STAMP(stamper && wg < 2, kCtaEnd0 + wg);
+}
+
+}  // namespace sageattn::detail

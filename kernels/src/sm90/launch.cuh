@@ -1,0 +1,113 @@
+// The Hopper kernel's host side: the tensor maps of K and V (cuTensorMapEncodeTiled, from the
+// driver the runtime loaded), the launch of one kernel instantiation, and the choice of two,
+// three or four consumer warpgroups by the tile policy.
+#pragma once
+
+#include <cstdint>
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include "attention_sm90.cuh"
+
+namespace sageattn::detail {
+
+// cuTensorMapEncodeTiled from the driver the runtime loaded, without linking libcuda.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// A byte tensor [outer][rows][inner], contiguous, read in boxes of box_rows × box_inner.
+inline bool encode_byte_tensor(CUtensorMap* map, const void* base, std::uint64_t inner,
+                               std::uint64_t rows, std::uint64_t outer, unsigned box_inner,
+                               unsigned box_rows, int swizzle_bytes) {
+  const auto encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[3] = {inner, rows, outer};
+  const cuuint64_t strides[2] = {inner, inner * rows};  // bytes, of dims 1 and 2
+  const cuuint32_t box[3] = {box_inner, box_rows, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUtensorMapSwizzle swizzle =
+      swizzle_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(base), dims, strides, box,
+                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The caller's 16-bit V [batch][heads_kv][kv_len][D] with its own strides (elements; D
+// contiguous), read in boxes of 64 channels × `box_keys` keys with 128-byte swizzle. Keys past
+// kv_len arrive as zeros.
+inline bool encode_v16_tensor(CUtensorMap* map, const AttentionArgs& a, int batch, int d,
+                              unsigned box_keys) {
+  const auto encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(a.kv_len),
+                              static_cast<cuuint64_t>(a.heads_kv), static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(a.v_ss) * 2,
+                                 static_cast<cuuint64_t>(a.v_sh) * 2,
+                                 static_cast<cuuint64_t>(a.v_sb) * 2};  // bytes, of dims 1-3
+  const cuuint32_t box[4] = {64, box_keys, 1, 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(a.v), dims, strides, box,
+                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <int D, typename PvT, int kConsumers>
+cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t stream) {
+  using Cfg = Sm90Config<D, PvT, kConsumers>;
+  Sm90Args args{};
+  args.a = a;
+  const std::uint64_t kv_heads = static_cast<std::uint64_t>(batch) * a.heads_kv;
+  bool encoded =
+      encode_byte_tensor(&args.k_map, a.k, D, a.kv_pad, kv_heads, D, Cfg::kBlockN, Cfg::kQKSwizzle);
+  if constexpr (Cfg::kPv8) {
+    encoded = encoded && encode_byte_tensor(&args.v_map, a.v_fp8, a.kv_pad, D, kv_heads,
+                                            Cfg::kBlockN, D, Cfg::kVSwizzle);
+  } else {
+    encoded = encoded && encode_v16_tensor(&args.v_map, a, batch, D, Cfg::kBlockN);
+  }
+  if (!encoded) return cudaErrorNotSupported;
+  auto kernel = attention_sm90_kernel<D, PvT, kConsumers>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           Cfg::kSmemBytes)) {
+    return e;
+  }
+  const dim3 grid((a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM, a.heads_q, batch);
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
+#if SAGEATTN_SM90_TRACE
+  sm90_trace_print<D><<<1, 1, 0, stream>>>(static_cast<int>(grid.x * grid.y * grid.z));
+#endif
+  return cudaGetLastError();
+}
+
+// Two, three or four consumer warpgroups, by tile_policy.h's rule (which the host reference
+// follows).
+template <int D, typename PvT>
+cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
+  constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
+  constexpr int kKnob = D == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
+  if constexpr ((D == 64 || !kPv8) && kKnob != 2) {  // else the kernel of three is not built
+    const PvPath path = kPv8 ? PvPath::fp8_sm90 : PvPath::fp16_sm90;
+    const int consumers = sm90_consumer_warpgroups(D, path, a.causal, a.qo_len);
+    if constexpr (D == 64 && !kPv8 && (kKnob == 0 || kKnob == 4)) {
+      if (consumers == 4) return launch_sm90_kernel<D, PvT, 4>(a, batch, stream);
+    }
+    if (consumers == 3) return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);
+  }
+  return launch_sm90_kernel<D, PvT, 2>(a, batch, stream);
+}
+
+}  // namespace sageattn::detail
