@@ -58,29 +58,27 @@ Status check_device(const Params& p) {
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
     return Status::error("sageattn: no usable CUDA device");
   }
-  if (major < 8) {
-    return Status::error("sageattn: compute capability " + std::to_string(major) + "." +
-                         std::to_string(minor) + " is not supported; sageattn needs 8.0 or newer");
-  }
-  if (p.pv_path == PvPath::fp8 && major * 10 + minor < 89) {
-    return Status::error(
-        "sageattn: the fp8 P·V path needs compute capability 8.9 or newer; this GPU is " +
-        std::to_string(major) + "." + std::to_string(minor) + " (use the fp16 path)");
-  }
-  if (is_sm90_path(p.pv_path)) {
-    const std::string name = path_name(p.pv_path);
-    if (major != 9 || minor != 0) {
+  const std::string capability = std::to_string(major) + "." + std::to_string(minor);
+  const std::string name = path_name(p.pv_path);
+  switch (capability_gap(p.pv_path, major, minor, has_sm90a())) {
+    case CapabilityGap::none:
+      break;
+    case CapabilityGap::below_sm80:
+      return Status::error("sageattn: compute capability " + capability +
+                           " is not supported; sageattn needs 8.0 or newer");
+    case CapabilityGap::fp8_needs_sm89:
+      return Status::error(
+          "sageattn: the fp8 P·V path needs compute capability 8.9 or newer; this GPU is " +
+          capability + " (use the fp16 path)");
+    case CapabilityGap::hopper_only:
       return Status::error("sageattn: the " + name +
                            " path runs on Hopper (compute capability 9.0) only; this GPU is " +
-                           std::to_string(major) + "." + std::to_string(minor) +
-                           " (use the fp8 or fp16 path)");
-    }
-    if (!has_sm90a()) {
+                           capability + " (use the fp8 or fp16 path)");
+    case CapabilityGap::no_sm90a_code:
       return Status::error("sageattn: the " + name +
                            " path needs a library built for sm_90a (add 9.0a to "
                            "SAGEATTN_ARCH_LIST); this one was built for " +
                            compiled_architectures());
-    }
   }
   return Status::success();
 }
@@ -128,7 +126,7 @@ Status validate(const Params& p) {
                          std::to_string(static_cast<int>(p.pv_path)) +
                          "; known: 0 fp16, 1 fp8, 2 fp8_sm90, 3 fp16_sm90");
   }
-  if (p.head_dim != 64 && p.head_dim != 128) {
+  if (!is_supported_head_dim(p.head_dim)) {
     return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
                          " not supported; supported: 64, 128 (pad smaller head dims up)");
   }
@@ -139,10 +137,9 @@ Status validate(const Params& p) {
         std::to_string(p.heads_kv) + ", lengths " + std::to_string(p.qo_len) + "/" +
         std::to_string(p.kv_len) + ")");
   }
-  if (p.heads_q > detail::kMaxGridHeads) {
+  if (p.heads_q > kMaxQueryHeads) {
     return Status::error("sageattn: " + std::to_string(p.heads_q) +
-                         " query heads; one call takes at most " +
-                         std::to_string(detail::kMaxGridHeads) +
+                         " query heads; one call takes at most " + std::to_string(kMaxQueryHeads) +
                          " (the kernels' grid holds them in its y dimension): split the heads "
                          "into several calls");
   }

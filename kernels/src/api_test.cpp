@@ -1,5 +1,6 @@
-// The P·V path rule of the public header (sageattn.h: pv_path_for), which api.cpp's
-// default_pv_path applies with the library's own has_sm90a().
+// The public header's rules (sageattn.h): the P·V path for a GPU (pv_path_for, which
+// api.cpp's default_pv_path applies with the library's own has_sm90a()), what each path needs of
+// the GPU (capability_gap, behind validate()'s refusals), and the head dims taken.
 #include <catch2/catch.hpp>
 
 #include "sageattn/sageattn.h"
@@ -25,6 +26,35 @@ TEST_CASE("without sm_90a code, and off Hopper, the query length changes nothing
     CHECK(pv_path_for(10, 0, true, rows) == PvPath::fp8);
     CHECK(pv_path_for(12, 0, false, rows) == PvPath::fp8);
   }
+}
+
+TEST_CASE("the capability rule: what each path needs", "[api]") {
+  using G = CapabilityGap;
+  for (PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
+    CHECK(capability_gap(path, 7, 5, true) == G::below_sm80);
+  }
+  CHECK(capability_gap(PvPath::fp16, 8, 0, false) == G::none);
+  CHECK(capability_gap(PvPath::fp8, 8, 6, true) == G::fp8_needs_sm89);
+  CHECK(capability_gap(PvPath::fp8, 8, 9, false) == G::none);
+  CHECK(capability_gap(PvPath::fp8, 12, 0, false) == G::none);
+  CHECK(capability_gap(PvPath::fp8_sm90, 8, 9, true) == G::hopper_only);
+  CHECK(capability_gap(PvPath::fp16_sm90, 10, 0, true) == G::hopper_only);
+  CHECK(capability_gap(PvPath::fp8_sm90, 9, 0, false) == G::no_sm90a_code);
+  CHECK(capability_gap(PvPath::fp16_sm90, 9, 0, true) == G::none);
+  // Whatever pv_path_for picks can run where it picked it.
+  for (int cc : {80, 86, 87, 89, 90, 100, 103, 110, 120, 121}) {
+    for (bool sm90a : {false, true}) {
+      CHECK(capability_gap(pv_path_for(cc / 10, cc % 10, sm90a, 1), cc / 10, cc % 10, sm90a) ==
+            G::none);
+    }
+  }
+}
+
+TEST_CASE("supported head dims", "[api]") {
+  CHECK(is_supported_head_dim(64));
+  CHECK(is_supported_head_dim(128));
+  CHECK_FALSE(is_supported_head_dim(96));
+  CHECK_FALSE(is_supported_head_dim(0));
 }
 
 }  // namespace

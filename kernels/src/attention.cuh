@@ -61,9 +61,9 @@ struct AttentionConfig {
   static constexpr float kLog2PScale = PATH == PvPath::fp8 ? kLog2Fp8Max : 0.f;
   // 16-bit P·V path: the subtracted row max moves only when a block's max exceeds it by more
   // than this (log2 units; P ≤ 2^kMaxHeadroom, far inside fp16 and bf16), so that most blocks
-  // skip O's rescale (2·D multiplies per row pair; kernels/NOTES.md, version 9). 0: the exact
-  // running max, O rescaled per block. The fp8 path scales P to e4m3's 448 and needs the exact
-  // max.
+  // skip O's rescale (2·D multiplies per row pair; kernels/NOTES.md, mma-max-headroom). 0: the
+  // exact running max, O rescaled per block. The fp8 path scales P to e4m3's 448 and needs the
+  // exact max.
   static constexpr float kMaxHeadroom = PATH == PvPath::fp8 ? 0.f : kMmaMaxHeadroom;
   // The quantization's scale groups (kWarpRows rows, or kBlockM per block) never straddle an
   // m16 tile, and a CTA's tile is a whole number of the workspace's padding (kBlockM).
@@ -72,7 +72,8 @@ struct AttentionConfig {
 
 // CTAs per SM the register allocation aims for (128 threads each). 0, the default, gives ptxas
 // no minimum (an explicit 1 is not the same: it lets the FP8 d128 kernel grow to 255 registers
-// and spill); 3 caps registers at 168 so that 12 warps share an SM (kernels/NOTES.md, v4).
+// and spill); 3 caps registers at 168 so that 12 warps share an SM (kernels/NOTES.md,
+// mma-launch-bounds-168).
 #ifndef SAGEATTN_MIN_CTAS_PER_SM
 #define SAGEATTN_MIN_CTAS_PER_SM 0
 #endif
@@ -187,7 +188,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   }
   const float* k_scales = a.k_scale + k_head * (a.kv_pad / a.k_rows);
   // k_rows is 16 or kBlockM (a power of two): a shift, not kNTiles integer divisions per key
-  // block (the Hopper kernel gained 21% from the same change, kernels/NOTES.md s3).
+  // block (the same change in the Hopper kernel: kernels/NOTES.md, sm90-kscale-shift).
   const int k_shift = __ffs(a.k_rows) - 1;
   unsigned qa[kMTiles][Cfg::kQInRegisters ? D / 32 : 1][4];
   auto load_q_fragments = [&](int ks, int slot) {
@@ -215,7 +216,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 
     // ---- S = Q K^T: each K fragment feeds every m-tile ----
     // S starts at the 2^23 trick's bias (device::kSmallIntBiasBits): the scores come out as the
-    // floats kSmallIntBias + s, with no integer add per score (kernels/NOTES.md, version 8).
+    // floats kSmallIntBias + s, with no integer add per score (kernels/NOTES.md, mma-score-bias).
     int s[kMTiles][Cfg::kNTiles][4];
     const unsigned char* sk = s_k + stage * Cfg::kKBytes;
 #pragma unroll
@@ -427,7 +428,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       // V was scaled by 448 / amax: undo it. (P's 448 is in row_sum too, so it cancels.) Read
       // through the read-only path, which tells the compiler that the stores of O cannot change
       // it: with a plain load each waited for the stores before it, one round trip per column
-      // tile (kernels/NOTES.md, the Hopper kernel's s17).
+      // tile (kernels/NOTES.md, the Hopper kernel's sm90-epilogue-factors-early).
       const float2 amax =
           __ldg(reinterpret_cast<const float2*>(a.v_amax + k_head * D + dt * 8 + 2 * t));
       col_scale[dt] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));

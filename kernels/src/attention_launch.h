@@ -74,9 +74,9 @@ inline AttentionArgs attention_args(const Params& p, const Workspace& w, float s
 
 // CUDA limits a grid's y and z dimensions to 65,535; the attention kernels put the query heads
 // in y and the batch in z. A larger batch is launched in slices (batch_slice); more query heads
-// than that, validate() refuses.
+// than that, validate() refuses (sageattn.h: kMaxQueryHeads).
 inline constexpr int kMaxGridBatch = 65535;
-inline constexpr int kMaxGridHeads = 65535;
+static_assert(kMaxQueryHeads == 65535, "the grid's y dimension holds the query heads");
 
 // The arguments for batches first_batch, first_batch + 1, ... of `a`: every pointer moved to
 // first_batch, so that a launch whose grid covers only those batches indexes them from zero.

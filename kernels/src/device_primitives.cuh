@@ -157,9 +157,9 @@ __device__ __forceinline__ void store_accumulator_row(const unsigned (&w)[kTiles
 // The 2^23 trick, int32 -> float for |x| < 2^22 with no conversion instruction: the integer
 // kSmallIntBiasBits + x, read as a float, is exactly kSmallIntBias + x (= 1.5·2^23 + x). Both
 // attention kernels start Q·Kᵀ's int32 accumulator at kSmallIntBiasBits, so the tensor cores
-// hand out every score in this "biased" form (no integer add per score; kernels/NOTES.md, s22
-// and version 8); the softmaxes fold the bias's subtraction into their FFMA. Biased scores
-// keep the integers' order, so maxima can be taken on them directly.
+// hand out every score in this "biased" form (no integer add per score; kernels/NOTES.md,
+// sm90-score-bias and mma-score-bias); the softmaxes fold the bias's subtraction into their FFMA.
+// Biased scores keep the integers' order, so maxima can be taken on them directly.
 inline constexpr int kSmallIntBiasBits = 0x4B400000;
 inline constexpr float kSmallIntBias = 12582912.f;
 __device__ __forceinline__ float biased_score(int bits) {
@@ -187,7 +187,7 @@ __device__ __forceinline__ float int8_scale(float amax, float mult) {
 // at a quarter of the FMA pipe's rate, and the Hopper kernel quantizes 16K values per CTA before
 // its first Q·Kᵀ. (One FFMA instead of FMUL + FADD rounds the exact product once: ~4e-4 of the
 // values then differ by 1 from the F2I result, which moved outputs by up to 1% with unsmoothed
-// outlier K and took them further from the host reference; kernels/NOTES.md, s37.)
+// outlier K and took them further from the host reference; kernels/NOTES.md, sm90-q-in-kernel.)
 __device__ __forceinline__ uint2 quantize_int8x8(const float (&x)[8], float inv) {
   unsigned bits[8];
 #pragma unroll
@@ -251,7 +251,7 @@ __device__ __forceinline__ float fast_exp2(float x) {
 // 8·row8 + r (r < 8), as ldmatrix addresses are formed (r = lane % 8): the swizzle then depends
 // on r alone, so the compiler sees that rows a multiple of 8 apart differ by a constant, which
 // the load takes as an immediate offset. Computed from the whole row, it kept one register per
-// row and chunk of a tile and spilled them (kernels/NOTES.md, version 7). ----
+// row and chunk of a tile and spilled them (kernels/NOTES.md, mma-32-rows-per-warp). ----
 template <int ROW_BYTES>
 __device__ __forceinline__ int swizzled_offset(int row8, int r, int chunk) {
   static_assert(ROW_BYTES == 64 || ROW_BYTES % 128 == 0, "rows of 64 bytes or multiples of 128");

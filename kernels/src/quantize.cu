@@ -162,12 +162,11 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   const bool needs_statistics = plan.smooth_k || plan.fp8;
   // The fused queue needs each barrier group's slices (a unit's K, or its V) in at most two
   // consecutive rounds of its grid (fused_quantize_kernel): no more slices per group than CTAs
-  // resident at once. Where it can run it was faster than the plain queue at every length, head
-  // dim and path measured on an H100 (3.35 TB/s). On an H200 (4.9 TB/s) it was faster for K
-  // alone (the 16-bit P·V paths), but not with V (FP8 paths): 2-3% slower at d=128 1-2k, 7-22%
-  // at d=64; with K and V counted apart (q11) it won some lengths there and lost others (d=128
-  // 1k 0.36 vs 0.39 ms, 16k 0.42 vs 0.39), so the plain queue keeps V above 4 TB/s, where its
-  // second read of V costs about what the fused queue's waits do (kernels/NOTES.md q7, q9, q11).
+  // resident at once. Where it can run it was faster than the plain queue on an H100 (3.35 TB/s)
+  // everywhere measured; on an H200 (4.9 TB/s) for K alone (the 16-bit P·V paths) but not with V
+  // (FP8 paths), so the plain queue keeps V above 4 TB/s, where its second read of V costs about
+  // what the fused queue's waits do (kernels/NOTES.md, quant-fused-vs-plain,
+  // quant-fused-pipelined, quant-split-barrier).
   const FusedMode mode = fused_mode();
   const bool fused_pays = mode == FusedMode::wherever_possible ||
                           (r.dram_gbps > 0 && (r.dram_gbps < kFusedMaxDramGBps || !plan.fp8));

@@ -1,6 +1,7 @@
 // Q quantized inside the attention kernels: each warp turns its own query rows of the caller's
 // 16-bit Q into INT8 in its CTA's shared Q tile, so that Q never makes an INT8 round trip
-// through memory and the quantization launch does K and V only (kernels/NOTES.md, s37).
+// through memory and the quantization launch does K and V only (kernels/NOTES.md,
+// sm90-q-in-kernel).
 //
 // The arithmetic is the quantization kernel's (device::int8_inverse_scale, int8_scale,
 // quantize_int8x8: bit-identical results): one scale per 16 rows (per_warp) or per 64

@@ -27,8 +27,8 @@ TEST_CASE("the Hopper kernel runs three or four consumer warpgroups where they f
   CHECK(sm90_consumer_warpgroups(128, PvPath::fp16_sm90, false, 17) == 3);
   CHECK(sm90_consumer_warpgroups(128, PvPath::fp16_sm90, true, 1000) == 2);
   CHECK(sm90_consumer_warpgroups(128, PvPath::fp16_sm90, true, 4097) == 3);
-  // FP8 P·V at d=128: three fit only with its second-level accumulator in parts, and were
-  // 10% slower (kernels/NOTES.md, s35).
+  // FP8 P·V at d=128: three fit only with its second-level accumulator in parts, which was
+  // slower (kernels/NOTES.md, sm90-o-prime-in-two-parts).
   CHECK(sm90_consumer_warpgroups(128, PvPath::fp8_sm90, false, 32768) == 2);
 }
 

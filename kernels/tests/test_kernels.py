@@ -128,7 +128,7 @@ def main():
              in itertools.product(combos, lengths)]
     # More query tiles than the GPU has SMs (1024 and 576 of 128 rows): the CTAs run in several
     # waves, and a kernel whose CTAs walk several tiles each (persistent, as tried for the Hopper
-    # kernel: kernels/NOTES.md, s20) carries its state from one tile to the next.
+    # kernel: kernels/NOTES.md, sm90-persistent-short-kv) carries its state from one tile to the next.
     if not args.tiny and not args.lengths:
         cases += [(d, causal, "HND", torch.float16, path, hq, hk, lq, lk, b)
                   for d, causal, path, (b, hq, hk, lq, lk) in itertools.product(

@@ -71,6 +71,17 @@ inline std::int64_t default_pv_path_number(std::int64_t major, std::int64_t mino
       static_cast<int>(major), static_cast<int>(minor), static_cast<int>(rows)));
 }
 
+// The library's capability rule (sageattn::capability_gap) for a PvPath number, as the
+// CapabilityGap's number; -1 for a number that is no path. sageattention/core.py applies the
+// same rule in Python (it must decide before tracing an op call); the CPU tests compare them.
+inline std::int64_t capability_gap_number(std::int64_t pv_path, std::int64_t major,
+                                          std::int64_t minor, bool has_sm90a) {
+  if (pv_path < 0 || pv_path > static_cast<std::int64_t>(sageattn::PvPath::fp16_sm90)) return -1;
+  return static_cast<std::int64_t>(sageattn::capability_gap(static_cast<sageattn::PvPath>(pv_path),
+                                                            static_cast<int>(major),
+                                                            static_cast<int>(minor), has_sm90a));
+}
+
 // The schema both bindings register: sageattention/_ops.py registers the fake (meta)
 // implementation for it, so torch.compile traces the op without a graph break.
 inline constexpr const char* kAttentionSchema =
@@ -79,5 +90,7 @@ inline constexpr const char* kAttentionSchema =
 inline constexpr const char* kHasSm90aSchema = "has_sm90a() -> bool";
 inline constexpr const char* kDefaultPvPathSchema =
     "default_pv_path(int major, int minor, int qo_len) -> int";
+inline constexpr const char* kCapabilityGapSchema =
+    "capability_gap(int pv_path, int major, int minor, bool has_sm90a) -> int";
 
 }  // namespace sageattention

@@ -57,6 +57,7 @@ TORCH_LIBRARY(sageattention, m) {
   // Whether the kernels include the Hopper wgmma kernel (sm_90a code): sageattn's default there.
   m.def(sageattention::kHasSm90aSchema, []() { return sageattn::has_sm90a(); });
   m.def(sageattention::kDefaultPvPathSchema, &sageattention::default_pv_path_number);
+  m.def(sageattention::kCapabilityGapSchema, &sageattention::capability_gap_number);
   m.def(sageattention::kAttentionSchema);
 }
 

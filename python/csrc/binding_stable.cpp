@@ -74,19 +74,26 @@ std::int64_t default_pv_path(std::int64_t major, std::int64_t minor, std::int64_
   return sageattention::default_pv_path_number(major, minor, qo_len);
 }
 
+std::int64_t capability_gap(std::int64_t pv_path, std::int64_t major, std::int64_t minor,
+                            bool has_sm90a) {
+  return sageattention::capability_gap_number(pv_path, major, minor, has_sm90a);
+}
+
 }  // namespace
 
 STABLE_TORCH_LIBRARY(sageattention, m) {
   m.def(sageattention::kHasSm90aSchema);
   m.def(sageattention::kDefaultPvPathSchema);
+  m.def(sageattention::kCapabilityGapSchema);
   m.def(sageattention::kAttentionSchema);
 }
 
-// has_sm90a and default_pv_path take no tensor: CompositeExplicitAutograd serves every backend,
-// the CPU-only test machines included.
+// has_sm90a, default_pv_path and capability_gap take no tensor: CompositeExplicitAutograd serves
+// every backend, the CPU-only test machines included.
 STABLE_TORCH_LIBRARY_IMPL(sageattention, CompositeExplicitAutograd, m) {
   m.impl("has_sm90a", TORCH_BOX(&has_sm90a));
   m.impl("default_pv_path", TORCH_BOX(&default_pv_path));
+  m.impl("capability_gap", TORCH_BOX(&capability_gap));
 }
 
 STABLE_TORCH_LIBRARY_IMPL(sageattention, CUDA, m) {

@@ -10,14 +10,20 @@ import torch.nn.functional as F
 
 from . import _ops
 
+# The library's facts, as sageattn.h states them (python/tests/test_library_facts.py fails when
+# they drift apart): the head dims it takes (sageattn::kSupportedHeadDims), and the query heads one
+# call takes (kMaxQueryHeads: its grids hold them in their y dimension, which CUDA limits to
+# 65,535; larger batches it launches in slices itself, so _run calls it on slices of the heads;
+# torch's own SDPA fails there too).
 SUPPORTED_HEAD_DIMS = (64, 128)
-# The kernels' grids hold the query heads in their y dimension, which CUDA limits to 65,535: the
-# library refuses more (larger batches it launches in slices itself), so _run calls it on
-# slices of the heads (torch's own SDPA fails there too).
 MAX_QUERY_HEADS = 65535
+# The operator's integer encodings: PvPath and Granularity are sageattn.h's enums; the layout is
+# the binding's (attention_params.h, kLayoutHnd).
 _LAYOUTS = {"HND": 0, "NHD": 1}
 _PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2, "fp16_sm90": 3}
 _GRANULARITY = {"per_block": 0, "per_warp": 1}
+# sageattn::CapabilityGap, in its order.
+CAPABILITY_GAPS = ("none", "below_sm80", "fp8_needs_sm89", "hopper_only", "no_sm90a_code")
 _warned = set()
 
 
@@ -34,11 +40,10 @@ def _strict(strict):
 # Query lengths up to which sageattn runs the Hopper kernel's 16-bit P·V (fp16_sm90) instead of
 # its FP8 one: it meets the accuracy bar (rel-L1 ≤ 0.03; FP8 P·V measures 0.04), and up to 4k it
 # is also faster end to end (no V quantization; what FP8 saves in the attention grows with the
-# query length, V's quantization does not). At 8k, within a few percent either way: H200,
-# sageattn() with quantization, d=128, fp16_sm90 / fp8_sm90 TOPS: 8k 705 / 745, causal 642 / 617;
-# d=64 524 / 564; at 16k 728 / 805 (docs/benchmarks.md, sixteenth session). The library's rule
-# (sageattn.h: kHopperPv16MaxQueryLen, default_pv_path) is the same; tests/test_api_cpu.py
-# compares the two.
+# query length, V's quantization does not). At 8k, within a few percent either way
+# (kernels/NOTES.md, sm90-pv16-path; docs/benchmarks.md). The library's rule (sageattn.h:
+# kHopperPv16MaxQueryLen, default_pv_path) is the same; tests/test_library_facts.py and
+# test_api_cpu.py compare the two.
 HOPPER_PV16_MAX_QUERY_LEN = 8192
 
 
@@ -61,6 +66,24 @@ def path_for_capability(major, minor, seq_q=None):
     if cc == 89 or cc >= 100:
         return "fp8"
     return "fp16"
+
+
+def capability_gap(path, major, minor, has_sm90a):
+    """Why `path` cannot run on a GPU of compute capability major.minor (a name of
+    CAPABILITY_GAPS; "none" when it can), given whether the wheel has sm_90a code: the library's
+    rule (sageattn.h: capability_gap), applied here before the op is called so that the error is
+    Python's and torch.compile traces no call to ask."""
+    cc = major * 10 + minor
+    if cc < 80:
+        return "below_sm80"
+    if path == "fp8" and cc < 89:
+        return "fp8_needs_sm89"
+    if path in ("fp8_sm90", "fp16_sm90"):
+        if cc != 90:
+            return "hopper_only"
+        if not has_sm90a:
+            return "no_sm90a_code"
+    return "none"
 
 
 def _validate(q, k, v, tensor_layout):
@@ -169,20 +192,20 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
                           stacklevel=3)
         return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p)
     major, minor = torch.cuda.get_device_capability(q.device)
-    if path == "fp8" and major * 10 + minor < 89:
-        raise SageAttentionError(f"sageattn: the FP8 P·V kernels need compute capability 8.9 or newer; "
-                                 f"{q.device} is {major}.{minor} (use sageattn_qk_int8_pv_fp16_cuda)")
     if path == "fp16" and (major, minor) == (9, 0) and _ops.HAS_SM90A:
         path = "fp16_sm90"  # the same algorithm on the Hopper kernel: 1.5-1.7x the mma.sync one
-    if path == "fp8_sm90":
-        if (major, minor) != (9, 0):
-            raise SageAttentionError(f"sageattn: sageattn_qk_int8_pv_fp8_cuda_sm90 runs on Hopper (compute "
-                                     f"capability 9.0) only; {q.device} is {major}.{minor} (use sageattn)")
-        if not _ops.HAS_SM90A:
-            raise SageAttentionError("sageattn: this wheel has no sm_90a code for the Hopper kernel; build it "
-                                     "with 9.0a in its architectures (use sageattn_qk_int8_pv_fp16_cuda)")
+    gap = capability_gap(path, major, minor, _ops.HAS_SM90A)
+    if gap == "fp8_needs_sm89":
+        raise SageAttentionError(f"sageattn: the FP8 P·V kernels need compute capability 8.9 or newer; "
+                                 f"{q.device} is {major}.{minor} (use sageattn_qk_int8_pv_fp16_cuda)")
+    if gap == "hopper_only":
+        raise SageAttentionError(f"sageattn: sageattn_qk_int8_pv_fp8_cuda_sm90 runs on Hopper (compute "
+                                 f"capability 9.0) only; {q.device} is {major}.{minor} (use sageattn)")
+    if gap == "no_sm90a_code":
+        raise SageAttentionError("sageattn: this wheel has no sm_90a code for the Hopper kernel; build it "
+                                 "with 9.0a in its architectures (use sageattn_qk_int8_pv_fp16_cuda)")
     head_dim = q.shape[3]
-    padded = 64 if head_dim <= 64 else 128
+    padded = next(d for d in SUPPORTED_HEAD_DIMS if d >= head_dim)  # the next the kernels take
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
     if padded != head_dim:  # smaller head dims are zero-padded: the dot products do not change
         q, k, v = (F.pad(t, (0, padded - head_dim)) for t in (q, k, v))

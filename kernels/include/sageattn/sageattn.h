@@ -97,6 +97,20 @@ Status attention(const Params& params, void* workspace, std::size_t workspace_si
 // The Python package's HOPPER_PV16_MAX_QUERY_LEN is the same number (a CPU test checks).
 inline constexpr int kHopperPv16MaxQueryLen = 8192;
 
+// The head dims the kernels take (smaller ones are padded up by the caller: sageattention pads
+// to the next of these), and the query heads one call takes (the kernels' grid holds them in its
+// y dimension; the Python package calls larger ones in slices). Python mirrors both
+// (core.SUPPORTED_HEAD_DIMS, core.MAX_QUERY_HEADS; a CPU test checks).
+inline constexpr int kSupportedHeadDims[] = {64, 128};
+inline constexpr int kMaxQueryHeads = 65535;
+
+constexpr bool is_supported_head_dim(int head_dim) {
+  for (int d : kSupportedHeadDims) {
+    if (d == head_dim) return true;
+  }
+  return false;
+}
+
 // The path for a compute capability and a query length (≤ 0: not known), given whether the
 // library has sm_90a code. Hopper with sm_90a: the wgmma kernel, fp16_sm90 up to
 // kHopperPv16MaxQueryLen query rows, else fp8_sm90. Hopper without it: mma.sync, where nvcc 13.0
@@ -109,6 +123,23 @@ constexpr PvPath pv_path_for(int major, int minor, bool has_sm90a, int qo_len) {
     return qo_len > 0 && qo_len <= kHopperPv16MaxQueryLen ? PvPath::fp16_sm90 : PvPath::fp8_sm90;
   }
   return (cc == 89 || cc >= 100) ? PvPath::fp8 : PvPath::fp16;
+}
+
+// Why a path cannot run on a GPU of compute capability major.minor, given whether the library
+// has sm_90a code: the one rule behind validate()'s refusals. The Python package applies the same
+// rule before it calls the library (core.capability_gap, whose names are these); its CPU tests
+// compare the two through the binding's capability_gap op.
+enum class CapabilityGap { none, below_sm80, fp8_needs_sm89, hopper_only, no_sm90a_code };
+
+constexpr CapabilityGap capability_gap(PvPath path, int major, int minor, bool has_sm90a) {
+  const int cc = major * 10 + minor;
+  if (cc < 80) return CapabilityGap::below_sm80;
+  if (path == PvPath::fp8 && cc < 89) return CapabilityGap::fp8_needs_sm89;
+  if (is_sm90_path(path)) {
+    if (cc != 90) return CapabilityGap::hopper_only;
+    if (!has_sm90a) return CapabilityGap::no_sm90a_code;
+  }
+  return CapabilityGap::none;
 }
 
 // The path sageattn picks: pv_path_for with this library's has_sm90a() (qo_len ≤ 0 when the

@@ -29,7 +29,8 @@ static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) ==
 
 // How many consumer warpgroups the Hopper kernel runs for a call, and so its key block (the
 // online softmax's block, which the host reference must match for the same rounding of P).
-// Knobs per head dim: see sm90_consumer_warpgroups (kernels/NOTES.md, s30, s33 and s38).
+// Knobs per head dim: see sm90_consumer_warpgroups (kernels/NOTES.md, sm90-d64-three-consumers,
+// sm90-d128-pv16-three-consumers and sm90-d64-four-consumers).
 #ifndef SAGEATTN_SM90_CONSUMERS_D64
 #define SAGEATTN_SM90_CONSUMERS_D64 0
 #endif
@@ -37,21 +38,21 @@ static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) ==
 #define SAGEATTN_SM90_CONSUMERS_D128 0
 #endif
 // Causal calls with fewer query rows than this keep two consumer warpgroups: 192-row tiles lose
-// more to the diagonal than a third warpgroup gains (H200: 1k causal with 2 is 12-13% faster at
-// d=64, s30, and 7% at d=128, s33; 4k causal 2-6% and 5-10% faster with 3).
+// more to the diagonal than a third warpgroup gains (kernels/NOTES.md, sm90-d64-three-consumers
+// and sm90-d128-pv16-three-consumers).
 inline constexpr int kThreeConsumersMinCausalRows = 2048;
 
 // Calls at d=64 with 16-bit P·V and at most this many query rows run four consumer
-// warpgroups (256-row tiles, 64-key blocks): H100, fp16_sm90 TOPS four / three (two for
-// causal 1k): 1k 424 / 379, causal 1k 268 / 241, 4k 502 / 503, causal 4k 411 / 392, but 16k
-// 527 / 546 (kernels/NOTES.md, s38). At 1k, 192-row tiles compute 1,152 rows for 1,024.
+// warpgroups (256-row tiles, 64-key blocks): faster up to 4k, slower on long calls
+// (kernels/NOTES.md, sm90-d64-four-consumers). At 1k, 192-row tiles compute 1,152 rows for 1,024.
 inline constexpr int kFourConsumersMaxRows = 4096;
 
 // 3 at d=64 (both P·V types) and, 16-bit P·V only, at d=128, where O, S and P fit the 160
 // registers of three only with 64-key blocks. The e4m3 path's second-level accumulator fits
-// there only when computed in two parts of channels, and that was 10-15% slower (s34, s35).
-// 4 at d=64 with 16-bit P·V on short calls (112 registers each: the e4m3 path's O' does not fit).
-// Knobs per head dim: 2, 3, 4 (d=64, 16-bit P·V; else 3), or 0 for the rule.
+// there only when computed in two parts of channels, and that was slower
+// (sm90-d128-e4m3-three-consumers, sm90-o-prime-in-two-parts). 4 at d=64 with 16-bit P·V on short
+// calls (112 registers each: the e4m3 path's O' does not fit). Knobs per head dim: 2, 3, 4 (d=64,
+// 16-bit P·V; else 3), or 0 for the rule.
 inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
   const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
   if (knob == 2 || (head_dim == 128 && uses_fp8_v(path))) return 2;

@@ -18,7 +18,8 @@ namespace {
 
 // Threads per CTA, per head dim: 4 warps at d=64, 8 at d=128. The fused queue then runs 4 CTAs
 // per SM at d=64 (2 at d=128), which measured faster for d=64 at every length; at d=128 the
-// smaller CTAs were as fast up to 4k tokens per head and slower beyond (kernels/NOTES.md, q10).
+// smaller CTAs were as fast up to 4k tokens per head and slower beyond (kernels/NOTES.md,
+// quant-mean-in-smem).
 #ifndef SAGEATTN_QUANT_THREADS_D64
 #define SAGEATTN_QUANT_THREADS_D64 128
 #endif
@@ -36,7 +37,7 @@ template <int D>
 constexpr int kScratchWords = 16 * kThreads<D>;  // 64 bytes per thread beside the stage
 // CTAs per SM the plain queue's registers must allow: 64 registers per thread (4 CTAs of 256
 // threads); then a few dozen bytes spill to L1, measured faster than 2 CTAs per SM without
-// spills (kernels/NOTES.md, q3).
+// spills (kernels/NOTES.md, quant-persistent-cp-async).
 #ifndef SAGEATTN_QUANT_MIN_BLOCKS_256
 #define SAGEATTN_QUANT_MIN_BLOCKS_256 4
 #endif
@@ -123,7 +124,7 @@ __device__ __forceinline__ bool slice_has_barrier(const JobPlan& p, bool is_v) {
 // The counter of published statistics that a job of (unit, K or V) waits on (workspace.h). The
 // plain queue's statistics jobs compute K's and V's together: one counter per unit. The fused
 // queue's K and V slices add to their own statistic only, so each waits for its own: a K slice
-// need not wait for the unit's V (q11).
+// need not wait for the unit's V (quant-split-barrier).
 __device__ __forceinline__ std::uint32_t* statistics_counter(const JobPlan& p, std::int64_t unit,
                                                              bool is_v) {
   const int groups = barrier_groups(p);

@@ -20,17 +20,18 @@ namespace {
 // slice is loaded once into a ring of kFusedSlots slots and held there until its unit's
 // statistics are complete; then it is quantized from shared memory. K and V thus come from DRAM
 // once, against twice in the plain queue, whose second read misses L2 (ncu: K read twice at 1k
-// tokens per head too; kernels/NOTES.md, q6).
+// tokens per head too; kernels/NOTES.md, quant-fused-queue).
 //
 // Iteration i of a CTA: (1) issue the copies of round i + 1's slice; (2) once round i's have
 // landed, add that slice's part of the statistics and publish it; (3) wait until round i - 1's
 // slice has its statistic (K's mean, or V's maxima: a K slice waits for the unit's K slices
 // only, a V slice for its V slices), and quantize it. The wait at that barrier therefore comes
-// after this CTA's own next slice is published and while the one after is in flight (q6's
-// version loaded, published, waited and quantized one slice at a time: every CTA idled at each
-// barrier with no loads in flight). K and V in separate slices keep a slot at one stage, so that
-// two CTAs share an SM on the FP8 paths too (q9); separate barriers for K and V halve the CTAs
-// that meet at each, and let units twice as long take this queue (q11).
+// after this CTA's own next slice is published and while the one after is in flight
+// (quant-fused-queue's version loaded, published, waited and quantized one slice at a time: every
+// CTA idled at each barrier with no loads in flight). K and V in separate slices keep a slot at one
+// stage, so that two CTAs share an SM on the FP8 paths too (quant-fused-pipelined); separate
+// barriers for K and V halve the CTAs that meet at each, and let units twice as long take this
+// queue (quant-split-barrier).
 //
 // Why it cannot deadlock: call a unit's K slices, or its V slices, a barrier group. When a group
 // has no more slices than the grid has CTAs (the host's condition), its slices lie in at most
@@ -93,7 +94,7 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
     // A warp's lanes are 8 channel groups x 4 key quads (VTasks): the maxima over the quads meet
     // through two shuffle rounds, then the quad-0 lanes write one partial per channel and row of
     // `partial`, which threads < D reduce (shared-memory atomics here were 15% of the stall
-    // samples, q9).
+    // samples, quant-fused-pipelined).
     constexpr int kPartials = VTasks<D>::kTasks / 32 / VTasks<D>::kGroupsHigh;
     static_assert(kPartials * D <= kScratchWords<D>);
     float* partial = scratch;  // [kPartials][D]

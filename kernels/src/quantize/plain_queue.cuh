@@ -45,7 +45,7 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& sta
 }
 
 // The plain queue: its shared memory allows kMinBlocks CTAs per SM (4 of 256 threads, 8 of 128)
-// and it gets their registers (kernels/NOTES.md, q3).
+// and it gets their registers (kernels/NOTES.md, quant-persistent-cp-async).
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads<D>, kMinBlocks<D>)
     quantize_kernel(const __grid_constant__ JobPlan p) {

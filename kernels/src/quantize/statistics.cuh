@@ -95,7 +95,8 @@ __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const S
 // After a statistics job: the CTA's barrier orders every thread's atomics before thread 0's
 // release, which makes them visible with the count (release is cumulative: the pattern of the
 // cooperative groups' grid barrier). A fence in every thread instead cost each warp a wait
-// for its own outstanding stores (ncu: 7-13% of the fused queue's stall samples, q9).
+// for its own outstanding stores (ncu: 7-13% of the fused queue's stall samples,
+// quant-fused-pipelined).
 __device__ void publish_statistics(const JobPlan& p, int unit, bool is_v) {
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -118,7 +119,7 @@ __device__ __forceinline__ float* staged_statistics(float* scratch) {
 // sums, or nullptr where the job needs none (V jobs read their maxima themselves). (Every thread
 // loading its own 8 sums from L2 instead made a hot spot: 2048 loads of the same 512 bytes per
 // CTA, from all of a unit's CTAs at once, a quarter of the fused queue's stall samples;
-// kernels/NOTES.md, q10.)
+// kernels/NOTES.md, quant-mean-in-smem.)
 template <int D>
 __device__ const float* wait_for_statistics(const JobPlan& p, int b, int hk, bool is_v,
                                             float* scratch) {

@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // A consumer warp's 16 query rows (warp 4 + 4·wg + w: rows m0 + 64·wg + 16·w ..; thread rows
   // g, g + 8), requested before anything else: their DRAM latency then overlaps the set-up
-  // below, as the TMA of an INT8 Q issued at set-up did (kernels/NOTES.md, s37).
+  // below, as the TMA of an INT8 Q issued at set-up did (kernels/NOTES.md, sm90-q-in-kernel).
   const int warp_row0 = m0 + 16 * (warp - 4);
   uint4 q_raw[kQLoads<D, 16>];
   if (warp >= 4) load_q_rows<D, 16>(a, batch, head, warp_row0, lane, q_raw);

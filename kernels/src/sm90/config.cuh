@@ -26,7 +26,8 @@
 // How many of the 16 column groups (4 scores each per thread) of an S tile take their exp2 from
 // a polynomial on the FMA pipe (exp2_fma.h) instead of the MUFU unit, spread evenly over the
 // tile, per head dim: the MUFU would otherwise be as busy as the tensor cores at d=128. The best
-// share moves whenever the softmax's other instructions change (kernels/NOTES.md, s14, s21).
+// share moves whenever the softmax's other instructions change (kernels/NOTES.md,
+// sm90-exp2-polynomial, sm90-kscale-in-smem).
 #ifndef SAGEATTN_SM90_FMA_EXP2_D128
 #define SAGEATTN_SM90_FMA_EXP2_D128 1
 #endif
@@ -34,7 +35,7 @@
 #define SAGEATTN_SM90_FMA_EXP2_D64 4
 #endif
 // ... at d=64 with three consumer warpgroups (SAGEATTN_SM90_CONSUMERS_D64): none, the FMA pipe
-// is the busier one there (s31: 0/1/2/3 groups gave fp8_sm90 16k 620/610/592/555 TOPS)
+// is the busier one there (kernels/NOTES.md, sm90-exp2-share-d64-c3).
 #ifndef SAGEATTN_SM90_FMA_EXP2_D64_C3
 #define SAGEATTN_SM90_FMA_EXP2_D64_C3 0
 #endif
@@ -80,7 +81,7 @@ struct Sm90Config {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   // 16-bit with 3 or 4 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
-  // kernels/NOTES.md, s33.)
+  // kernels/NOTES.md, sm90-d128-pv16-three-consumers.)
   static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3;
   static constexpr int kStages = kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64 : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
@@ -110,7 +111,7 @@ struct Sm90Config {
   // D/64 boxes of 64 channels (128 swizzled bytes per key), then a further 64-channel block of
   // ones (written once). Either way P·V with N = D + 8 leaves P's row sums in the accumulator's
   // last 8 columns. (A separate N = 8 wgmma per k-step against a tile of ones measured 2-4%
-  // slower at d=128: kernels/NOTES.md, s29.)
+  // slower at d=128: kernels/NOTES.md, sm90-pv16-path.)
   static constexpr int kVSwizzle = kBlockN;
   static constexpr int kVRows = D + 8;
   static constexpr int kVBoxBytes = kBlockN * 128;  // 16-bit: one box of 64 channels

@@ -152,8 +152,8 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta& c,
           sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
       // S starts at the 2^23 trick's bias (0x4B400000, 1.5·2^23 as a float): the scores come
       // out as kSmallIntBias + s in float bits, so the softmax needs no integer add per score
-      // (64 fewer ALU instructions per block; kernels/NOTES.md, s22). |s| ≤ 128²·D < 2^22: no
-      // overflow, and the trick's range holds.
+      // (64 fewer ALU instructions per block; kernels/NOTES.md, sm90-score-bias). |s| ≤ 128²·D <
+      // 2^22: no overflow, and the trick's range holds.
 #pragma unroll
       for (int i = 0; i < kBlockN / 2; ++i)
         s[i] = device::kSmallIntBiasBits;
@@ -196,7 +196,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta& c,
     };
     // P·V(nb-1) issued, landed and merged, then Q·Kᵀ(nb) issued, all in the turn. (Q·Kᵀ and
     // P·V issued together, with P·V waited for during the softmax, measured no gain:
-    // kernels/NOTES.md, s18.)
+    // kernels/NOTES.md, sm90-fa3-turn-order.)
     // 16-bit: nothing to merge; P·V(nb-1) and Q·Kᵀ(nb) go out together and retire together.
     if constexpr (has_pv) {
       issue_pv();

@@ -54,7 +54,7 @@ __device__ __forceinline__ void sm90_produce(const Sm90Cta& c) {
     // stage's K also sees its scales. Staged here, the consumers never wait for a global
     // load: loaded by them a turn ahead, the copies ptxas made of the loaded values into
     // other registers still waited for the load in the same turn (ncu: 3.6% of the warps'
-    // time at d=128 16k; kernels/NOTES.md, s21).
+    // time at d=128 16k; kernels/NOTES.md, sm90-kscale-in-smem).
     const int k_shift = __ffs(a.k_rows) - 1;
     const int k_scale_last = a.kv_pad / a.k_rows - 1;  // the last block may reach past it
     auto stage_kscales = [&](int nb) {

@@ -77,8 +77,8 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[kS], const float 
 // One k-step's chunk c (32 keys) at a time: register 2·half + r of chunk c holds row g + 8r, the
 // mma's k indices 16·half + 4t .. +3, which are keys 16·half + {2t, 2t+1, 8+2t, 9+2t} of the
 // chunk: the S fragment's columns j = 4c + 2·half and 4c + 2·half + 1 (V's keys were permuted to
-// match at quantization). (The biases made per chunk instead of all at once measured 1-3% slower
-// at d=64.)
+// match at quantization). (Biases made per chunk instead of all at once were slower at
+// d=64.)
 template <bool kMasked, int kFmaExp2Groups, typename Visible>
 __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const float (&scale)[8],
                                                   const float (&m_use)[2], unsigned (&pa)[4][4],
