@@ -22,6 +22,8 @@ import tempfile
 import warnings
 import zipfile
 
+import adversarial_cases
+
 warnings.filterwarnings("ignore", "Duplicate name", UserWarning)  # a defect we write on purpose
 
 NAME, VERSION, BUILD = "sageattention", "2.2.0", "280.129"
@@ -295,6 +297,7 @@ def cases(binaries):
     w.provenance["torch"] = "2.7.0"
     w = case("n003_not_the_expected_entry", ["N003"])
     w.verify_args = ["--expect-entry", "manylinux-pytorch28-cu129-python312"]
+    adversarial_cases.add_cases(case, binaries)
     return c
 
 

@@ -50,7 +50,13 @@ void Verifier::read_entries(const ZipArchive& archive) {
     for (std::size_t i = next++; i < entries.size(); i = next++) {
       const ZipEntry& e = entries[i];
       EntryReading& r = results_[i];
-      if (e.is_directory()) continue;
+      if (e.is_directory()) {
+        if (e.size != 0) {
+          r.error = ZipError{ZipErrorKind::structure,
+                             fmt::format("a directory entry carrying {} bytes of data", e.size)};
+        }
+        continue;
+      }
       r.error = archive.read(stream, e, data, scratch);
       if (r.error) continue;
       inflated += data.size();

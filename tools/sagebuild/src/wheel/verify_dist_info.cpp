@@ -97,8 +97,10 @@ void Verifier::check_wheel_file(const ZipArchive& archive, const std::string& pa
   auto h = headers(archive, path, "H001");
   if (!h) return;
   const auto version = h->first("Wheel-Version");
-  if (!version || !(version->starts_with("1.") || *version == "1")) {
-    fail("H001", path, fmt::format("Wheel-Version is '{}', expected 1.x", version.value_or("")));
+  // 1.0 exactly: PEP 427 lets installers go on with a warning for a later 1.x, whose meaning
+  // this verifier cannot know, so a publisher's gate refuses it.
+  if (!version || (*version != "1.0" && *version != "1")) {
+    fail("H001", path, fmt::format("Wheel-Version is '{}', expected 1.0", version.value_or("")));
   }
   const bool platform_specific = std::any_of(name_->tags.begin(), name_->tags.end(),
                                              [](const Tag& t) { return t.platform != "any"; });
@@ -164,6 +166,11 @@ void Verifier::check_metadata(const ZipArchive& archive, const std::string& path
     std::string constraint(text::trim(spec.substr(end)));
     if (constraint.starts_with('(') && constraint.ends_with(')')) {
       constraint = std::string(text::trim(constraint.substr(1, constraint.size() - 2)));
+    }
+    // A marker (an extra, a Python version) makes the pin conditional: kept in the text, so that
+    // it never equals the unconditional pin M003 expects.
+    if (const auto semicolon = requirement.find(';'); semicolon != std::string::npos) {
+      constraint += "; " + std::string(text::trim(requirement.substr(semicolon + 1)));
     }
     torch_requirements_.push_back(constraint);
   }

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -9,6 +11,45 @@
 #include "wheel/verifier.h"
 
 namespace sagebuild::wheel {
+namespace {
+
+// Why a name that is safe to extract is still refused: one file must have one spelling on every
+// file system. Names outside printable ASCII can be equal after Unicode normalization (NFC and
+// NFD of "é") or case folding ("Ä" and "ä"), or not be text at all; "./" and "//" segments name
+// the same file as their canonical form; and PATH_MAX / NAME_MAX bound what can be created.
+std::optional<std::string> unportable_name(const std::string& n) {
+  for (const char c : n) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f) {
+      return fmt::format(
+          "byte 0x{:02x} in the name: entry names must be printable ASCII (others "
+          "can collide after Unicode normalization or case folding, or not be "
+          "text)",
+          u);
+    }
+  }
+  if (n.starts_with("./") || n.find("/./") != std::string::npos || n.ends_with("/.") ||
+      n.find("//") != std::string::npos) {
+    return std::string("'.' or empty path segments: the same file under another spelling");
+  }
+  if (n.size() > 4096) return fmt::format("{} characters, more than PATH_MAX (4096)", n.size());
+  for (std::size_t at = 0; at < n.size();) {
+    const std::size_t slash = std::min(n.find('/', at), n.size());
+    if (slash - at > 255)
+      return fmt::format("a path segment of {} characters (NAME_MAX is 255)", slash - at);
+    at = slash + 1;
+  }
+  return std::nullopt;
+}
+
+// A module of one file at the top of site-packages, named after the package: name.py or an
+// extension module (name.cpython-312-x86_64-linux-gnu.so, name.pyd).
+bool is_single_file_module(const std::string& n, const std::string& escaped) {
+  return n.find('/') == std::string::npos && n.starts_with(escaped + ".") &&
+         (n.ends_with(".py") || n.ends_with(".so") || n.ends_with(".pyd"));
+}
+
+}  // namespace
 
 // ---- N001: the file name ----
 void Verifier::check_filename() {
@@ -34,6 +75,8 @@ void Verifier::check_entry_names(const ZipArchive& archive) {
     if (n.empty() || absolute || parent || n.find('\\') != std::string::npos ||
         n.find('\0') != std::string::npos) {
       fail("A002", n, "unsafe entry name");
+    } else if (const auto why = unportable_name(n)) {
+      fail("A002", n, *why);
     }
     const std::uint32_t type = e.unix_mode() & 0170000;
     if (type != 0 && type != 0100000 && type != 0040000) {
@@ -52,14 +95,47 @@ void Verifier::check_entry_names(const ZipArchive& archive) {
     const std::string top = n.substr(0, n.find('/'));
     if (top.ends_with(".dist-info")) dist_info_dirs.insert(top);
     if (!name_) continue;
-    const bool in_package = top == escaped || top == escaped + ".libs" ||
-                            top == prefix + ".dist-info" || top == prefix + ".data" ||
-                            (n.find('/') == std::string::npos && n.starts_with(escaped + "."));
-    if (!in_package) {
+    // What .data/purelib and .data/platlib hold installs into site-packages itself: the same
+    // rule as the top level (no .pth, no other distribution's package).
+    std::string installed = n;
+    const std::string data_dir = prefix + ".data/";
+    for (const char* scheme : {"purelib/", "platlib/"}) {
+      if (n.starts_with(data_dir + scheme))
+        installed = n.substr(data_dir.size() + std::strlen(scheme));
+    }
+    const std::string installed_top = installed.substr(0, installed.find('/'));
+    const bool in_package = installed.ends_with(".pth") ? false
+                            : installed != n
+                                ? installed_top == escaped || installed_top == escaped + ".libs" ||
+                                      is_single_file_module(installed, escaped)
+                                : top == escaped || top == escaped + ".libs" ||
+                                      top == prefix + ".dist-info" || top == prefix + ".data" ||
+                                      is_single_file_module(n, escaped);
+    if (installed.ends_with(".pth")) {
+      fail("A005", n,
+           "a .pth file installs into site-packages, where Python runs its import lines at every "
+           "start");
+    } else if (!in_package) {
       fail("A005", n,
            fmt::format("outside the package '{}', its .libs, {}.dist-info and "
                        "{}.data",
                        escaped, prefix, prefix));
+    }
+  }
+  // A name that is a file and also the directory of another entry cannot be extracted.
+  std::set<std::string> files;
+  for (const ZipEntry& e : archive.entries()) {
+    if (!e.is_directory()) files.insert(e.name);
+  }
+  for (const ZipEntry& e : archive.entries()) {
+    for (std::size_t slash = e.name.find('/'); slash != std::string::npos;
+         slash = e.name.find('/', slash + 1)) {
+      if (files.contains(e.name.substr(0, slash))) {
+        fail("A004", e.name,
+             fmt::format("'{}' is a file in this archive, so it cannot also be a directory",
+                         e.name.substr(0, slash)));
+        break;
+      }
     }
   }
   if (dist_info_dirs.size() > 1) {
@@ -127,13 +203,18 @@ void Verifier::check_build_tag() {
   const std::string want =
       (for_every_python() ? torch_requirement_from(torch) : torch_requirement(torch))
           .substr(5);  // "==2.8.*" or ">=2.10"
-  if (std::find(torch_requirements_.begin(), torch_requirements_.end(), want) ==
-      torch_requirements_.end()) {
-    fail("M003", "",
-         torch_requirements_.empty()
-             ? fmt::format("no Requires-Dist on torch; expected 'torch{}'", want)
-             : fmt::format("Requires-Dist has torch '{}', expected 'torch{}'",
-                           text::join(torch_requirements_, "', '"), want));
+  // Exactly one requirement on torch, unconditional, and the expected one: a second pin (or a
+  // range beside it) would decide which torch installs, and a marker can make the pin vanish.
+  if (torch_requirements_.size() != 1 || torch_requirements_[0] != want) {
+    fail(
+        "M003", "",
+        torch_requirements_.empty()
+            ? fmt::format("no Requires-Dist on torch; expected 'torch{}'", want)
+        : torch_requirements_.size() > 1
+            ? fmt::format("Requires-Dist names torch {} times ('{}'); expected only 'torch{}'",
+                          torch_requirements_.size(), text::join(torch_requirements_, "', '"), want)
+            : fmt::format("Requires-Dist has torch '{}', expected 'torch{}'",
+                          torch_requirements_[0], want));
   }
 }
 

@@ -16,6 +16,7 @@ constexpr std::uint32_t kZip64EndLocator = 0x07064b50;
 constexpr std::uint32_t kZip64End = 0x06064b50;
 constexpr std::uint32_t kCentralHeader = 0x02014b50;
 constexpr std::uint32_t kLocalHeader = 0x04034b50;
+constexpr std::uint32_t kDataDescriptor = 0x08074b50;
 constexpr std::uint16_t kZip64ExtraId = 0x0001;
 constexpr std::size_t kEndRecordSize = 22;
 constexpr std::size_t kMaxComment = 0xffff;
@@ -63,6 +64,69 @@ std::uint32_t crc32_of(const std::vector<std::uint8_t>& data) {
 struct DecompressorDeleter {
   void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
+
+// The members must tile the file: the first at offset 0 (nothing before it: a self-extracting
+// stub or a second archive), each member's local header, name, extra field, data and data
+// descriptor ending before the next one starts (members that overlap are how non-recursive zip
+// bombs share one compressed stream), the central directory after the last, and the end records
+// after it.
+std::optional<std::string> check_layout(std::ifstream& in, const std::vector<ZipEntry>& entries,
+                                        std::uint64_t cd_offset, std::uint64_t cd_size,
+                                        std::uint64_t end_offset) {
+  std::vector<const ZipEntry*> order;
+  order.reserve(entries.size());
+  for (const ZipEntry& e : entries)
+    order.push_back(&e);
+  std::sort(order.begin(), order.end(), [](const ZipEntry* a, const ZipEntry* b) {
+    return a->local_header_offset < b->local_header_offset;
+  });
+  std::uint64_t next_free = 0;
+  for (const ZipEntry* e : order) {
+    if (e->local_header_offset != next_free) {
+      if (e->local_header_offset > next_free) {
+        return fmt::format("{} bytes before '{}' belong to no member",
+                           e->local_header_offset - next_free, e->name);
+      }
+      return fmt::format(
+          "'{}' overlaps the member before it (its local header is inside that "
+          "member's data: a zip bomb's trick)",
+          e->name);
+    }
+    std::uint8_t local[30];
+    if (e->local_header_offset + 30 > cd_offset ||
+        !read_at(in, e->local_header_offset, local, 30)) {
+      return fmt::format("the local header of '{}' is outside the members' area", e->name);
+    }
+    Fields lengths(local + 26, 4);
+    const std::uint64_t name_len = lengths.u16(), extra_len = lengths.u16();
+    std::uint64_t end = e->local_header_offset + 30 + name_len + extra_len + e->compressed_size;
+    if (e->flags & 0x8) {  // a data descriptor follows: 12 or 16 bytes (zip64: 20 or 24)
+      std::uint8_t signature[4];
+      const bool signed_descriptor = end + 4 <= cd_offset && read_at(in, end, signature, 4) &&
+                                     Fields(signature, 4).u32() == kDataDescriptor;
+      const bool zip64 = e->size >= 0xffffffff || e->compressed_size >= 0xffffffff;
+      end += (signed_descriptor ? 4 : 0) + (zip64 ? 20 : 12);
+    }
+    if (end > cd_offset) {
+      return fmt::format("'{}' extends into the central directory", e->name);
+    }
+    next_free = end;
+  }
+  if (next_free != cd_offset) {
+    return fmt::format(
+        "{} bytes between the last member and the central directory belong to no "
+        "member",
+        cd_offset - next_free);
+  }
+  if (cd_offset + cd_size != end_offset) {
+    // Room for a ZIP64 end record and locator (56 + 20 bytes) and nothing else.
+    const std::uint64_t gap = end_offset - (cd_offset + cd_size);
+    if (gap != 56 + 20) {
+      return fmt::format("{} bytes between the central directory and its end record", gap);
+    }
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -177,6 +241,20 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
     f.skip(std::size_t{name_len} + extra_len + comment_len);
     archive.entries_.push_back(std::move(e));
   }
+  // The whole archive's declared size, before anything is inflated (each entry's own limit and
+  // ratio are checked as it is read).
+  std::uint64_t declared = 0;
+  for (const ZipEntry& e : archive.entries_) {
+    declared += std::min(e.size, limits.max_total_size + 1);
+    if (declared > limits.max_total_size) {
+      return structure_error(path, fmt::format("the entries declare more than {} bytes in all, the "
+                                               "limit for one archive",
+                                               limits.max_total_size));
+    }
+  }
+  if (auto layout = check_layout(in, archive.entries_, cd_offset, cd_size, end_offset); layout) {
+    return structure_error(path, *layout);
+  }
   return archive;
 }
 
@@ -212,10 +290,20 @@ std::optional<ZipError> ZipArchive::read(std::ifstream& in, const ZipEntry& e,
   if (h.u32() != kLocalHeader) return ZipError{ZipErrorKind::structure, "no local header"};
   h.skip(2);
   const std::uint16_t flags = h.u16(), method = h.u16();
-  h.skip(4 + 4 + 4 + 4);
+  h.skip(4);  // time, date
+  const std::uint32_t local_crc = h.u32(), local_compressed = h.u32(), local_size = h.u32();
   const std::uint16_t name_len = h.u16(), extra_len = h.u16();
-  if (method != e.method || (flags & 0x1) != (e.flags & 0x1)) {
+  if (method != e.method || (flags & 0x9) != (e.flags & 0x9)) {
     return ZipError{ZipErrorKind::structure, "local header disagrees with the central directory"};
+  }
+  // Without a data descriptor the local header repeats CRC and sizes (saturated ones live in
+  // its ZIP64 extra field): an unpacker that trusts it must get the same file.
+  const bool saturated = local_compressed == 0xffffffff || local_size == 0xffffffff;
+  if (!(flags & 0x8) &&
+      (local_crc != e.crc32 ||
+       (!saturated && (local_compressed != e.compressed_size || local_size != e.size)))) {
+    return ZipError{ZipErrorKind::structure,
+                    "the local header's CRC or sizes disagree with the central directory"};
   }
   std::string local_name(name_len, '\0');
   if (!read_at(in, e.local_header_offset + 30, reinterpret_cast<std::uint8_t*>(local_name.data()),
@@ -257,6 +345,29 @@ std::optional<ZipError> ZipArchive::read(std::ifstream& in, const ZipEntry& e,
     }
     if (status != LIBDEFLATE_SUCCESS) {
       return ZipError{ZipErrorKind::structure, "the compressed data is corrupt"};
+    }
+  }
+  if (flags & 0x8) {  // the data descriptor after the data must say what the central record says
+    std::uint8_t d[24];
+    const std::uint64_t at = data_offset + e.compressed_size;
+    const std::size_t available =
+        static_cast<std::size_t>(std::min<std::uint64_t>(24, file_size_ - at));
+    if (available < 12 || !read_at(in, at, d, available)) {
+      return ZipError{ZipErrorKind::structure, "the data descriptor is missing"};
+    }
+    Fields dd(d, available);
+    const bool signed_descriptor = Fields(d, 4).u32() == kDataDescriptor;
+    if (signed_descriptor) dd.skip(4);
+    const bool zip64 = e.size >= 0xffffffff || e.compressed_size >= 0xffffffff;
+    if (!dd.has(zip64 ? 20 : 12)) {
+      return ZipError{ZipErrorKind::structure, "the data descriptor is truncated"};
+    }
+    const std::uint32_t crc = dd.u32();
+    const std::uint64_t compressed = zip64 ? dd.u64() : dd.u32(),
+                        size = zip64 ? dd.u64() : dd.u32();
+    if (crc != e.crc32 || compressed != e.compressed_size || size != e.size) {
+      return ZipError{ZipErrorKind::structure,
+                      "the data descriptor's CRC or sizes disagree with the central directory"};
     }
   }
   if (const std::uint32_t crc = crc32_of(out); crc != e.crc32) {

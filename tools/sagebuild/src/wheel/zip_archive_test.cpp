@@ -117,6 +117,36 @@ TEST_CASE("a wrong CRC, a renamed local header and lying sizes are caught", "[zi
   std::filesystem::remove(path);
 }
 
+TEST_CASE("the archive's declared total is bounded before anything is read", "[zip]") {
+  const auto path = ZipBuilder().add("a", "12345678").add("b", "12345678").write();
+  ZipLimits limits;
+  limits.max_total_size = 15;
+  auto refused = ZipArchive::open(path, limits);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("more than 15 bytes in all") != std::string::npos);
+  limits.max_total_size = 16;
+  CHECK(ZipArchive::open(path, limits));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("bytes that belong to no member are refused at open", "[zip]") {
+  std::string junk_after = ZipBuilder().add("a", "data").bytes();
+  std::string gap = ZipBuilder().add("a", "data").add("b", "more").bytes();
+  // A central record pointing 4 bytes further: 4 bytes before 'b' belong to no member.
+  for (const auto& [label, bytes] :
+       {std::pair{"after", junk_after + "tail"}, std::pair{"gap", gap}}) {
+    std::string data = bytes;
+    if (std::string(label) == "gap") {
+      const auto cd = data.find("PK\x01\x02", data.find("PK\x01\x02") + 4);
+      data[cd + 42] = static_cast<char>(data[cd + 42] + 4);  // b's local header offset
+    }
+    const auto path = std::filesystem::temp_directory_path() / "sagebuild-zip-layout.zip";
+    std::ofstream(path, std::ios::binary) << data;
+    CHECK_FALSE(ZipArchive::open(path));
+    std::filesystem::remove(path);
+  }
+}
+
 TEST_CASE("files that are not ZIP archives are refused, never read out of bounds", "[zip]") {
   const std::string good = ZipBuilder().add("a", "data").bytes();
   std::mt19937 random(11);
