@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the repository from a fresh machine: installs the build dependencies,
 # configures the CI preset (warnings are errors), builds, checks formatting, runs ctest, then
-# builds the Python wheel and runs its CPU tests (pytest).
+# the sanitizer build (ASan + UBSan + LeakSanitizer: unit tests and fuzz targets), then builds
+# the Python wheel and runs its CPU tests (pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,12 @@ build/pytools/bin/actionlint .github/workflows/*.yml
 build/pytools/bin/zizmor --offline --no-progress .github/workflows/
 
 ctest --preset ci -j "$(nproc)"
+
+# The same unit tests, and each fuzz target for a few seconds, under the sanitizers
+# (docs/reliability.md).
+cmake --preset sanitize >/dev/null
+cmake --build --preset sanitize
+ctest --preset sanitize -j "$(nproc)"
 
 # The Python package: wheel build against torch from PyPI, verify-wheel, CPU tests (pytest).
 bash scripts/test-python.sh

@@ -10,8 +10,11 @@ package with a test matrix (one architecture, so that the kernels compile in sec
   end with a clear message, exit code 4 and nothing in dist/
 - --backend docker with a fake docker client: the Bake file, the exact command, the wheel
   verified on the host and moved into dist/, a failing bake
-- Ctrl-C (SIGINT) in each phase (toolchain, environment, kernels, wheel, verify) ends with exit
-  code 130, no process left running, nothing in dist/, no half-made cache entry
+- Ctrl-C (SIGINT) in each phase (toolchain, environment, kernels, wheel, verify), and SIGTERM in
+  two, end with exit code 130, a message naming the signal and the phase, no process left
+  running, nothing in dist/, no half-made cache entry
+- SIGKILL, a dist/ that cannot be written and a crashing build command leave no partial wheel,
+  and the next run completes
 
 Usage: profile_build_check.py SAGEBUILD REPO TORCH_PYTHON
 TORCH_PYTHON: an interpreter with torch 2.11 (CUDA 13), used as an existing environment.
@@ -119,8 +122,8 @@ def clean_env(**extra):
     return env
 
 
-def interrupt_in_phase(project, argv, phase, env):
-    """Starts the build, sends SIGINT once the entry reports `phase` (plus a moment, so that the
+def interrupt_in_phase(project, argv, phase, env, sig=signal.SIGINT):
+    """Starts the build, sends `sig` once the entry reports `phase` (plus a moment, so that the
     phase's work is under way), and returns (exit code, output)."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env)
@@ -130,7 +133,7 @@ def interrupt_in_phase(project, argv, phase, env):
         output.append(line)
         if line.startswith(f"[{ENTRY}] {phase} ("):
             time.sleep(1.5)
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             break
         if time.monotonic() > deadline:
             break
@@ -241,6 +244,65 @@ def docker_backend(sagebuild, project, tmp, wheels, wheel):
           dry.returncode == 0 and f"docker buildx bake --file {bake_file} --progress plain --set "
           "'*.args.TORCH_INDEX_URL=https://user:***@example.invalid/whl/cu130' " + ENTRY in dry.stdout
           and "t0ken" not in dry.stdout, dry.stdout + dry.stderr)
+
+
+def faults(sagebuild, project, env, torch_python):
+    """What else stops a build half-way: SIGKILL (nothing can be cleaned up), a dist/ that
+    cannot be written, a compiler that crashes. Each leaves dist/ without a partial wheel and the
+    cache usable: the next run completes."""
+    args = ["--entry", ENTRY, "--python-env", torch_python, "--force"]
+    # SIGKILL in the wheel phase: no handler runs; the next run must still build and deliver.
+    project.configure(build_command=f'["{{python}}", "-c", "import time; time.sleep(600)  # {MARKER}"]')
+    proc = subprocess.Popen(project.argv(sagebuild, *args), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env)
+    for line in proc.stdout:
+        if line.startswith(f"[{ENTRY}] wheel ("):
+            time.sleep(1.5)
+            proc.kill()
+            break
+    proc.communicate()
+    for pid in stray_processes():  # its build command outlives it: nothing was there to stop it
+        os.kill(int(pid), signal.SIGKILL)
+    killed_dist = project.dist_files()
+    project.configure()
+    again, _ = run(project.argv(sagebuild, *args), env)
+    check("SIGKILL during the wheel phase leaves dist/ empty, and the next run builds and delivers",
+          not killed_dist and again.returncode == 0 and project.dist_files()
+          and not project.leftovers(),
+          f"after the kill: {killed_dist}; next run: exit {again.returncode}\n{again.stderr[-1500:]}")
+    delivered = project.dist_files()
+    # A dist/ that cannot be written: a clear failure naming it, the wheel already there
+    # untouched. Root writes through file modes, so there the dist/ is one that cannot exist
+    # (under a regular file) instead of a read-only one.
+    before = {n: os.path.getmtime(os.path.join(project.dist, n)) for n in delivered}
+    if os.geteuid() == 0:
+        blocker = os.path.join(project.root, "not-a-directory")
+        open(blocker, "w").close()
+        target = os.path.join(blocker, "dist")
+        unwritable, _ = run(project.argv(sagebuild, *args, "--dist", target), env)
+        what = "a dist/ that cannot be made (under a regular file)"
+    else:
+        target = project.dist
+        os.chmod(project.dist, 0o555)
+        try:
+            unwritable, _ = run(project.argv(sagebuild, *args), env)
+        finally:
+            os.chmod(project.dist, 0o755)
+        what = "a read-only dist/"
+    after = {n: os.path.getmtime(os.path.join(project.dist, n)) for n in project.dist_files()}
+    check(f"{what}: exit 4 naming it, the wheels already delivered untouched, nothing partial",
+          unwritable.returncode == 4 and target in unwritable.stdout + unwritable.stderr
+          and before == after
+          and not glob.glob(os.path.join(project.root, "**", ".*.tmp-*"), recursive=True),
+          f"exit {unwritable.returncode}; dist {before} -> {after}\n{unwritable.stderr[-1500:]}")
+    # A compiler (here the whole build command) that crashes.
+    shutil.rmtree(project.dist)
+    project.configure(build_command='["{python}", "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"]')
+    crashed, _ = run(project.argv(sagebuild, *args), env)
+    check("a build command that crashes (SIGSEGV): exit 4, the signal named, dist/ empty",
+          crashed.returncode == 4 and "SIGSEGV" in crashed.stderr + crashed.stdout
+          and not project.dist_files(),
+          f"exit {crashed.returncode}\n{crashed.stderr[-1500:]}")
 
 
 def stray_processes():
@@ -419,23 +481,30 @@ def main():
              f'["{{python}}", "-c", "import time; time.sleep(600)  # {MARKER}"]', ""),
             ("verify", ["--entry", ENTRY, "--python-env", slow_env, "--force"], PIP_WHEEL, ""),
         ]
-        for phase, args, build_command, toolchains in cases:
+        # SIGTERM (what CI runners and process managers send) in the two phases a user sees
+        # most; the others are the same code path.
+        signals = [(c, signal.SIGINT, "Ctrl-C (SIGINT)") for c in cases]
+        signals += [(c, signal.SIGTERM, "SIGTERM") for c in cases if c[0] in ("wheel", "verify")]
+        for (phase, args, build_command, toolchains), sig, cause in signals:
             project.configure(build_command=build_command, toolchains=toolchains)
             start = time.monotonic()
-            code, output = interrupt_in_phase(project, project.argv(sagebuild, *args), phase, env)
+            code, output = interrupt_in_phase(project, project.argv(sagebuild, *args), phase, env,
+                                              sig)
             seconds = time.monotonic() - start
             time.sleep(0.5)
             strays = stray_processes()
             record = project.results()
-            check(f"Ctrl-C during {phase}: exit 130 in {seconds:.0f} s, no process left, dist/ "
-                  "empty, no half-made cache entry, recorded as interrupted",
-                  code == 130 and "interrupted" in output and not strays
+            said = f"interrupted by {cause} during the {phase} phase"
+            check(f"{cause} during {phase}: exit 130 in {seconds:.0f} s, '{said}', no process "
+                  "left, dist/ empty, no half-made cache entry, recorded as interrupted",
+                  code == 130 and said in output and not strays
                   and not project.dist_files() and not project.leftovers()
-                  and record["status"] == "interrupted",
+                  and record["status"] == "interrupted" and said in record["message"],
                   f"exit {code}; strays {strays}; dist {project.dist_files()}; "
                   f"leftovers {project.leftovers()}; status {record['status']}\n{output[-2500:]}")
             for pid in strays:
                 os.kill(int(pid), signal.SIGKILL)
+        faults(sagebuild, project, env, torch_python)
         return finish("profile build")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -113,7 +113,8 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
     }
     if (platform::stop_requested()) {
       r.outcome = EntryOutcome::interrupted;
-      r.message = "interrupted (Ctrl-C) during docker buildx bake";
+      r.message =
+          fmt::format("interrupted by {} during docker buildx bake", platform::stop_cause());
     } else if (produced.empty()) {
       r.outcome = EntryOutcome::build_failed;
       r.message = failure.empty() ? fmt::format("the {} target exported no wheel into {}", e.id,

@@ -79,8 +79,15 @@ class EntryRun {
       fail(EntryOutcome::build_failed, std::string("internal error: ") + ex.what());
     }
     if (platform::stop_requested() && !result_.ok()) {
+      // The phase that was running when the stop arrived: the one that failed because of it,
+      // else the one in progress, else the last one that ended.
+      const std::string phase = failed_                   ? failed_phase_
+                                : !current_phase_.empty() ? current_phase_
+                                : !result_.phases.empty() ? result_.phases.back().phase
+                                                          : std::string("planning");
       result_.outcome = EntryOutcome::interrupted;
-      result_.message = "interrupted (Ctrl-C) during " + failed_phase_;
+      result_.message =
+          fmt::format("interrupted by {} during the {} phase", platform::stop_cause(), phase);
     }
     result_.seconds = seconds_since(start);
     if (result_.outcome == EntryOutcome::up_to_date) {
@@ -415,6 +422,7 @@ class EntryRun {
   }
   bool fail(EntryOutcome outcome, const std::string& message) {
     failed_phase_ = current_phase_.empty() ? "planning" : current_phase_;
+    failed_ = true;
     end_phase();
     result_.outcome = outcome;
     // Messages name the log where the user will find it (log_ is renamed to it at the end).
@@ -440,6 +448,7 @@ class EntryRun {
   stdfs::path log_;  // written during the run; becomes result_.log at its end (see run)
   std::string current_phase_;
   std::string failed_phase_ = "planning";
+  bool failed_ = false;
   Clock::time_point phase_start_;
   // What the phases hand on.
   stdfs::path python_;

@@ -12,7 +12,7 @@ enum ExitCode : int {
   kBuildFailure = 4,         // a build step failed
   kVerificationFailure = 5,  // a wheel failed verification
   kPublishFailure = 6,       // a release or registry upload failed (server, network, auth)
-  kInterrupted = 130,        // stopped by SIGINT
+  kInterrupted = 130,        // stopped by SIGINT or SIGTERM (Ctrl-C, Ctrl-Break on Windows)
 };
 
 inline constexpr const char* kExitCodeHelp =

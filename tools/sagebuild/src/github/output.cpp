@@ -1,11 +1,13 @@
 #include "github/output.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "util/text.h"
 
 namespace sagebuild::github {
 namespace {
@@ -20,10 +22,27 @@ std::string random_delimiter() {
 }  // namespace
 
 Expected<std::string> format_output(std::string_view name, std::string_view value) {
-  if (name.empty() || name.find_first_of("=\r\n<") != std::string_view::npos) {
-    return Error{fmt::format("'{}' is not a valid output name", name)};
+  // GitHub's rule for output ids: a letter or '_', then letters, digits, '-' and '_'.
+  const auto id_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  };
+  if (name.empty() || !std::all_of(name.begin(), name.end(), id_char) || name[0] == '-' ||
+      (name[0] >= '0' && name[0] <= '9')) {
+    return Error{
+        fmt::format("'{}' is not a valid output name (a letter or '_', then letters, "
+                    "digits, '-' and '_')",
+                    text::printable(name))};
   }
-  if (value.find_first_of("\r\n") == std::string_view::npos) {
+  // The runner reads the file line by line and takes a carriage return for a line break, so a
+  // value holding one would not arrive as written.
+  if (value.find('\r') != std::string_view::npos) {
+    return Error{
+        fmt::format("the value of output '{}' contains a carriage return, which GitHub "
+                    "would read as a line break",
+                    name)};
+  }
+  if (value.find('\n') == std::string_view::npos) {
     return fmt::format("{}={}\n", name, value);
   }
   const std::string delimiter = random_delimiter();

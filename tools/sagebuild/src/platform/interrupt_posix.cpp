@@ -9,7 +9,7 @@ namespace {
 struct sigaction g_previous_int, g_previous_term;
 
 extern "C" void on_interrupt(int signal) {
-  request_stop();
+  request_stop(signal == SIGTERM ? "SIGTERM" : signal == SIGINT ? "Ctrl-C (SIGINT)" : "a signal");
   // The next one is not ours to soften.
   struct sigaction defaults {};
   defaults.sa_handler = SIG_DFL;

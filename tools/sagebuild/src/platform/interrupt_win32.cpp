@@ -17,7 +17,9 @@ BOOL WINAPI on_console_event(DWORD event) {
     return FALSE;
   }
   if (g_interrupts.fetch_add(1) > 0) return FALSE;
-  request_stop();
+  request_stop(event == CTRL_CLOSE_EVENT   ? "the console closing"
+               : event == CTRL_BREAK_EVENT ? "Ctrl-Break"
+                                           : "Ctrl-C");
   return TRUE;
 }
 

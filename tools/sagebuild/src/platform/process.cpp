@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <csignal>
 #include <cstring>
+#include <iterator>
 #include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -17,6 +20,7 @@ namespace {
 
 // Lock-free, so that a signal handler (or a console control handler) may set it.
 std::atomic<bool> g_stop{false};
+std::atomic<const char*> g_stop_cause{nullptr};  // lock-free: set from a signal handler
 static_assert(std::atomic<bool>::is_always_lock_free);
 
 std::mutex g_observer_mutex;
@@ -83,13 +87,20 @@ void set_log_observer(LogObserver observer) {
   g_observer = observer ? std::make_shared<const LogObserver>(std::move(observer)) : nullptr;
 }
 
-void request_stop() noexcept {
+void request_stop(const char* cause) noexcept {
+  const char* none = nullptr;
+  if (cause) g_stop_cause.compare_exchange_strong(none, cause);
   g_stop.store(true);
+}
+const char* stop_cause() noexcept {
+  const char* cause = g_stop_cause.load();
+  return cause ? cause : "a stop request";
 }
 bool stop_requested() noexcept {
   return g_stop.load();
 }
 void clear_stop() noexcept {
+  g_stop_cause.store(nullptr);
   g_stop.store(false);
 }
 
@@ -99,7 +110,18 @@ std::string ProcessResult::describe() const {
 #ifdef _WIN32
   if (signal) return fmt::format("killed by signal {}", signal);  // never set on Windows
 #else
-  if (signal) return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
+  if (signal) {
+    // The name a user can search for ("SIGSEGV: a crash"), then the C library's description.
+    static constexpr std::pair<int, const char*> kNames[] = {
+        {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+        {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},
+        {SIGXFSZ, "SIGXFSZ"}, {SIGPIPE, "SIGPIPE"}};
+    const auto* named = std::find_if(std::begin(kNames), std::end(kNames),
+                                     [this](const auto& n) { return n.first == signal; });
+    return named != std::end(kNames)
+               ? fmt::format("killed by {} ({})", named->second, ::strsignal(signal))
+               : fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
+  }
 #endif
   return fmt::format("exit code {}", exit_code);
 }

@@ -46,10 +46,12 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
 // Stopping everything (Ctrl-C): after request_stop(), every run_process in flight, on any thread,
 // stops its child's whole process group (SIGTERM, then SIGKILL after two seconds) and returns
 // with `cancelled` set, and new calls return that at once without starting anything.
-// request_stop() is async-signal-safe: a SIGINT handler may call it.
-void request_stop() noexcept;
+// request_stop() is async-signal-safe: a SIGINT handler may call it. `cause` (a string literal)
+// says what asked, for the messages: "Ctrl-C (SIGINT)", "SIGTERM"; the first cause is kept.
+void request_stop(const char* cause = nullptr) noexcept;
 bool stop_requested() noexcept;
-void clear_stop() noexcept;  // for tests, and for a tool that goes on after an interruption
+const char* stop_cause() noexcept;  // "a stop request" when none was given
+void clear_stop() noexcept;         // for tests, and for a tool that goes on after an interruption
 
 // A command as the logs show it, ready to paste into a POSIX shell:
 // "$ cd DIR && NAME=value ... program args", each word quoted where it needs to be, credentials

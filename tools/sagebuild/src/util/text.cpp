@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace sagebuild::text {
 
 std::vector<std::string> split(std::string_view s, char separator) {
@@ -79,6 +81,20 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
     return " (did you mean '" + *match + "'?)";
   }
   return "";
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 std::string ascii_lower(std::string_view s) {

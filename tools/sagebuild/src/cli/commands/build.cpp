@@ -274,10 +274,10 @@ class BuildCommand final : public Command {
     const stdfs::path dist = options.dist.is_absolute() ? options.dist : m.root / options.dist;
     if (platform::stop_requested()) {
       throw CommandError{kInterrupted,
-                         fmt::format("interrupted: {} of {} entr{} finished; nothing unfinished "
-                                     "reached {}",
-                                     built, results.size(), results.size() == 1 ? "y" : "ies",
-                                     options.dist.string())};
+                         fmt::format("interrupted by {}: {} of {} entr{} finished; nothing "
+                                     "unfinished reached {}",
+                                     platform::stop_cause(), built, results.size(),
+                                     results.size() == 1 ? "y" : "ies", options.dist.string())};
     }
     if (failed + verification > 0) {
       const std::string why = reason == Reason::in_error && results.size() == 1
