@@ -13,8 +13,8 @@ package with a test matrix (one architecture, so that the kernels compile in sec
 - Ctrl-C (SIGINT) in each phase (toolchain, environment, kernels, wheel, verify), and SIGTERM in
   two, end with exit code 130, a message naming the signal and the phase, no process left
   running, nothing in dist/, no half-made cache entry
-- SIGKILL, a dist/ that cannot be written and a crashing build command leave no partial wheel,
-  and the next run completes
+- SIGKILL, a dist/ that cannot be written or is full, and a crashing build command leave no
+  partial wheel, and the next run completes; two runs of one entry at once take turns
 
 Usage: profile_build_check.py SAGEBUILD REPO TORCH_PYTHON
 TORCH_PYTHON: an interpreter with torch 2.11 (CUDA 13), used as an existing environment.
@@ -295,6 +295,39 @@ def faults(sagebuild, project, env, torch_python):
           and before == after
           and not glob.glob(os.path.join(project.root, "**", ".*.tmp-*"), recursive=True),
           f"exit {unwritable.returncode}; dist {before} -> {after}\n{unwritable.stderr[-1500:]}")
+    # Two runs of one checkout building the same entry at once: the second waits for the first
+    # (they would share the entry's work directory), both succeed, dist/ holds one good wheel.
+    project.configure()
+    procs = [subprocess.Popen(project.argv(sagebuild, *args), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=env) for _ in range(2)]
+    outputs = [proc.communicate(timeout=600)[0] for proc in procs]
+    codes = [proc.returncode for proc in procs]
+    wheels = project.dist_files()
+    verified = subprocess.run([sagebuild, "--matrix", os.path.join(project.root, "matrix.yaml"),
+                               "verify-wheel", os.path.join(project.dist, wheels[0])],
+                              capture_output=True, text=True) if len(wheels) == 1 else None
+    check("two runs building the same entry at once: one waits for the other, both succeed, "
+          "one verified wheel in dist/",
+          codes == [0, 0] and any("waiting for another sagebuild run" in o for o in outputs)
+          and verified is not None and verified.returncode == 0,
+          f"exit {codes}; dist {wheels}\n{outputs[0][-800:]}\n{outputs[1][-800:]}")
+    # A full disk where dist/ is: the copy into it fails; a clear failure, nothing left there.
+    tiny = os.path.join(project.root, "tiny-dist")
+    os.makedirs(tiny)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", tiny],
+                             capture_output=True).returncode == 0
+    if mounted:
+        try:
+            full, _ = run(project.argv(sagebuild, *args, "--dist", tiny), env)
+            left = os.listdir(tiny)
+        finally:
+            subprocess.run(["umount", tiny])
+        check("a full disk under dist/: exit 4 naming dist/ and the cause, nothing left there",
+              full.returncode == 4 and tiny in full.stdout + full.stderr
+              and "No space left" in full.stdout + full.stderr and not left,
+              f"exit {full.returncode}; left {left}\n{full.stdout[-800:]}{full.stderr[-800:]}")
+    else:
+        print("skip a full disk under dist/: this machine does not let the test mount a small tmpfs")
     # A compiler (here the whole build command) that crashes.
     shutil.rmtree(project.dist)
     project.configure(build_command='["{python}", "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"]')

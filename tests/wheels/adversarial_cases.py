@@ -79,6 +79,14 @@ def add_cases(case, binaries):
     w.patch = forged(lambda es: None, zip64_eocd=(1 << 40, 1 << 50))
     w = case("x_unknown_method", ["A003"])
     w.patch = forged(lambda es: setattr(member(es, "__init__.py"), "method", 99))
+    w = case("x_encrypted_entry", ["A003"])
+    w.patch = forged(lambda es: setattr(member(es, "__init__.py"), "flags", member(es, "__init__.py").flags | 0x1))
+
+    def gigabytes(es):  # 3 GiB declared for a few bytes, in the central directory and locally
+        e = member(es, "__init__.py")
+        e.usize = 3 << 30
+    w = case("x_gigabytes_declared", ["A007"])
+    w.patch = forged(gigabytes)
     w = case("x_junk_before", ["A001"])
     w.patch = forged(lambda es: None, prefix=b"#!/bin/sh\nexit 0\n" * 8)
     w = case("x_junk_after", ["A001"])

@@ -47,7 +47,7 @@ def wheel_package_ok(path):
                 if not info.filename.endswith("/") and not info.filename.endswith("RECORD"):
                     wf.read(info)
         return True, ""
-    except (WheelError, zipfile.BadZipFile, ValueError, OSError, NotImplementedError) as e:
+    except (WheelError, zipfile.BadZipFile, ValueError, OSError, NotImplementedError, RuntimeError) as e:
         return False, str(e).splitlines()[0][:80]
 
 

@@ -17,6 +17,7 @@
 #include "backend/kernel_cache.h"
 #include "backend/wheel_environment.h"
 #include "backend/wheel_finish.h"
+#include "platform/file_lock.h"
 #include "platform/process.h"
 #include "toolchain/cuda.h"
 #include "toolchain/python.h"
@@ -74,7 +75,17 @@ class EntryRun {
     stdfs::create_directories(result_.log.parent_path(), ec);
     stdfs::remove(log_, ec);
     try {
-      execute();
+      // One run at a time builds an entry of this checkout: two would share its work directory.
+      // The lock is the system's, so a run that dies releases it.
+      stdfs::create_directories(work().parent_path(), ec);
+      auto lock = platform::FileLock::acquire(work().string() + ".lock", [&] {
+        note("waiting for another sagebuild run that is building this entry");
+      });
+      if (!lock) {
+        fail(EntryOutcome::build_failed, lock.error().message);
+      } else {
+        execute();
+      }
     } catch (const std::exception& ex) {  // never a crash: report it as this entry's failure
       fail(EntryOutcome::build_failed, std::string("internal error: ") + ex.what());
     }

@@ -1,11 +1,13 @@
 #include "util/fs.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -47,19 +49,44 @@ Expected<Ok> move_file(const std::filesystem::path& from, const std::filesystem:
   // interruption or a full disk leaves no half-written `to`.
   const std::filesystem::path temp = to.parent_path() / temp_sibling_name(to);
   ec.clear();
+  // Chunk by chunk with every write and the close checked, and the sizes compared at the end:
+  // `out << in.rdbuf()` reports no error when a full disk stops it part-way.
+  std::uint64_t copied = 0;
+  int saved_errno = 0;  // the write's or the close's, before anything else can change errno
   {
     std::ifstream in(from, std::ios::binary);
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << in.rdbuf();
-    out.flush();
-    if (!in || !out) ec = std::make_error_code(std::errc::io_error);
+    std::vector<char> buffer(1 << 20);
+    while (in && out) {
+      in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      const std::streamsize got = in.gcount();
+      if (got <= 0) break;
+      errno = 0;
+      out.write(buffer.data(), got);
+      if (!out) saved_errno = errno;
+      copied += static_cast<std::uint64_t>(got);
+    }
+    const bool read_all = in.eof() && !in.bad();
+    errno = 0;
+    out.close();
+    if (out.fail() && !saved_errno) saved_errno = errno;
+    if (!read_all || out.fail()) ec = std::make_error_code(std::errc::io_error);
+  }
+  if (!ec) {
+    std::error_code size_ec;
+    const auto want = std::filesystem::file_size(from, size_ec);
+    if (size_ec || copied != want || std::filesystem::file_size(temp, size_ec) != want || size_ec) {
+      ec = std::make_error_code(std::errc::io_error);
+    }
   }
   if (!ec) std::filesystem::rename(temp, to, ec);
   if (ec) {
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
     return Error{fmt::format("cannot copy {} into {}: {}", from.string(), to.parent_path().string(),
-                             ec == std::errc::io_error ? describe_errno() : ec.message())};
+                             ec != std::errc::io_error ? ec.message()
+                             : saved_errno             ? std::string(std::strerror(saved_errno))
+                                                       : std::string("the copy came out short"))};
   }
   std::filesystem::remove(from, ec);
   return Ok{};
