@@ -50,7 +50,8 @@ Expected<Ok> move_file(const std::filesystem::path& from, const std::filesystem:
   const std::filesystem::path temp = to.parent_path() / temp_sibling_name(to);
   ec.clear();
   // Chunk by chunk with every write and the close checked, and the sizes compared at the end:
-  // `out << in.rdbuf()` reports no error when a full disk stops it part-way.
+  // `out << in.rdbuf()` reports no error when a full disk stops it part-way, and
+  // std::filesystem::copy_file reports one as "Input/output error", losing the cause.
   std::uint64_t copied = 0;
   int saved_errno = 0;  // the write's or the close's, before anything else can change errno
   {

@@ -104,8 +104,7 @@ void Verifier::check_entry_names(const ZipArchive& archive) {
         installed = n.substr(data_dir.size() + std::strlen(scheme));
     }
     const std::string installed_top = installed.substr(0, installed.find('/'));
-    const bool in_package = installed.ends_with(".pth") ? false
-                            : installed != n
+    const bool in_package = installed != n
                                 ? installed_top == escaped || installed_top == escaped + ".libs" ||
                                       is_single_file_module(installed, escaped)
                                 : top == escaped || top == escaped + ".libs" ||
