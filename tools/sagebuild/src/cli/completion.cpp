@@ -68,19 +68,6 @@ std::vector<const CLI::App*> visible_subcommands(const CLI::App& app) {
   return app.get_subcommands([](const CLI::App* a) { return !a->get_group().empty(); });
 }
 
-// Single-quoted for a shell: ' becomes '\''.
-std::string shell_quoted(std::string_view s) {
-  std::string out = "'";
-  for (const char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 // Text inside a zsh _arguments explanation ([...]): brackets and backslashes escaped, newlines
 // flattened. (A _describe item's description may hold anything but a newline.)
 std::string zsh_text(std::string_view s) {
@@ -116,7 +103,7 @@ std::string bash_value_arms(const std::vector<FlagSpec>& flags, const std::strin
     std::string action;
     if (!f.choices.empty()) {
       action = fmt::format("COMPREPLY=($(compgen -W {} -- \"$cur\"))",
-                           shell_quoted(text::join(f.choices, " ")));
+                           text::shell_single_quoted(text::join(f.choices, " ")));
     } else if (!f.dynamic.empty()) {
       action = fmt::format("_sagebuild_values {}", f.dynamic);
     } else if (f.path) {
@@ -207,24 +194,24 @@ _sagebuild() {
       }
     }
     add_flags(flags, global.flags);
-    s += fmt::format("    {})\n      case \"$prev\" in\n", shell_quoted(c.name));
+    s += fmt::format("    {})\n      case \"$prev\" in\n", text::shell_single_quoted(c.name));
     s += bash_value_arms(flags, "        ");
     s += "      esac\n";
     if (c.takes_files) s += "      [[ $cur != -* ]] && return  # file names: bash's own\n";
     if (!c.positional_choices.empty()) {
       s += fmt::format(
           "      [[ $cur != -* ]] && {{ COMPREPLY=($(compgen -W {} -- \"$cur\")); return; }}\n",
-          shell_quoted(text::join(c.positional_choices, " ")));
+          text::shell_single_quoted(text::join(c.positional_choices, " ")));
     }
     std::vector<std::string> offered = names_of(flags);
     if (!words.empty()) {
       s += fmt::format(
           "      [[ -z $sub && $cur != -* ]] && {{ COMPREPLY=($(compgen -W {} -- \"$cur\")); "
           "return; }}\n",
-          shell_quoted(text::join(words, " ")));
+          text::shell_single_quoted(text::join(words, " ")));
     }
     s += fmt::format("      COMPREPLY=($(compgen -W {} -- \"$cur\")) ;;\n",
-                     shell_quoted(text::join(offered, " ")));
+                     text::shell_single_quoted(text::join(offered, " ")));
   }
   s += "    *)\n      case \"$prev\" in\n";
   s += bash_value_arms(global.flags, "        ");
@@ -233,7 +220,7 @@ _sagebuild() {
   for (const auto& n : names_of(global.flags))
     offered.push_back(n);
   s += fmt::format("      COMPREPLY=($(compgen -W {} -- \"$cur\")) ;;\n",
-                   shell_quoted(text::join(offered, " ")));
+                   text::shell_single_quoted(text::join(offered, " ")));
   s += "  esac\n}\n\ncomplete -o default -F _sagebuild sagebuild\n";
   return s;
 }
@@ -255,7 +242,7 @@ std::string zsh_completion(const std::vector<CommandSpecForCompletion>& commands
             spec += ":value: ";
           }
         }
-        out += " \\\n      " + shell_quoted(spec);
+        out += " \\\n      " + text::shell_single_quoted(spec);
       }
     }
     return out;
@@ -285,7 +272,7 @@ _sagebuild() {
   s += "  case $state in\n    command)\n      local -a commands\n      commands=(";
   for (const auto& c : commands) {
     if (c.name.empty() || c.name.find(' ') != std::string::npos) continue;
-    s += "\n        " + shell_quoted(zsh_text(c.name) + ":" + zsh_text(c.help));
+    s += "\n        " + text::shell_single_quoted(zsh_text(c.name) + ":" + zsh_text(c.help));
   }
   s += "\n      )\n      _describe -t commands 'sagebuild command' commands ;;\n";
   s += "    argument)\n      case $words[1] in\n";

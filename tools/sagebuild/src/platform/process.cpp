@@ -14,6 +14,7 @@
 
 #include "platform/process_impl.h"
 #include "util/secrets.h"
+#include "util/text.h"
 
 namespace sagebuild::platform {
 namespace {
@@ -32,16 +33,7 @@ std::string shell_word(std::string_view word) {
   const bool safe = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("@%+=:,./-_", c);
   });
-  if (safe) return std::string(word);
-  std::string quoted = "'";
-  for (const char c : word) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
+  return safe ? std::string(word) : text::shell_single_quoted(word);
 }
 
 bool secret_name(std::string_view name) {

@@ -83,6 +83,18 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
   return "";
 }
 
+std::string shell_single_quoted(std::string_view s) {
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());

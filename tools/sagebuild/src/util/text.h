@@ -38,6 +38,9 @@ std::string fill_placeholders(std::string_view text,
 // ASCII-only lower case (names and tags in packaging metadata are ASCII; locale-free).
 std::string ascii_lower(std::string_view s);
 
+// `s` in single quotes for a POSIX shell, a quote inside written '\'' (any content reads back).
+std::string shell_single_quoted(std::string_view s);
+
 // `s` safe to show in a message: control characters and bytes outside ASCII as \xNN.
 std::string printable(std::string_view s);
 

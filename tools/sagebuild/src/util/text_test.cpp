@@ -48,6 +48,12 @@ TEST_CASE("placeholders are filled once, unknown ones kept", "[text]") {
   CHECK(fill_placeholders("", values).empty());
 }
 
+TEST_CASE("shell_single_quoted: any text reads back from a POSIX shell", "[text]") {
+  CHECK(shell_single_quoted("a b") == "'a b'");
+  CHECK(shell_single_quoted("it's") == "'it'\\''s'");
+  CHECK(shell_single_quoted("") == "''");
+}
+
 TEST_CASE("printable: control characters and non-ASCII bytes escaped", "[text]") {
   CHECK(printable("plain name-1") == "plain name-1");
   CHECK(printable(std::string_view("a\0b\r\n\xff", 6)) == "a\\x00b\\x0d\\x0a\\xff");
