@@ -1,20 +1,40 @@
-"""python -m sageattention.bench: sageattn() end to end (quantization included) against torch's
-SDPA flash and cuDNN backends, timed in the same run on the same tensors.
+"""python -m sageattention.bench: sageattn() against its peers, in one process, on the same tensors.
 
-TOPS = 4·b·h·s²·d / time, halved for causal; fp16, HND; b·s = 32k tokens; 32 heads at head dim
-128, 64 heads at 64. Medians of CUDA-event-timed repetitions after warm-up, taken in --rounds
-rounds that visit every method in turn; each method's best round is reported (a clock dip or
-another process then costs one round of one method, not a cell of the table). Prints a table;
---json writes the numbers, --png a plot (TOPS against sequence length, one panel per head dim
-and causal mode). Kernel-only figures: kernels/tests/bench_kernels.py.
+Suites (--suite, default all):
+  prefill   TOPS at sequence lengths 1k-32k: fp16, HND, b·s = 32k tokens, 32 heads at head dim
+            128 and 64 at 64, causal and not; TOPS = 4·b·h·s²·d / time, halved for causal.
+            sageattn() end to end (its quantization included), the per-path functions, torch's
+            SDPA with the flash and cuDNN backends, and cuDNN's FP8 attention (the
+            nvidia-cudnn-frontend package: the kernel alone on inputs already in e4m3, and that
+            plus the per-tensor e4m3 quantization of the fp16 inputs a caller would run first,
+            whose time is also shown on its own).
+  decode    microseconds per call for few queries against a long K/V, as in generation loops:
+            b=8, 32 query heads (MHA, and GQA with 8 KV heads), d=128, 1-1024 queries against
+            1k-32k keys. sageattn() as it dispatches, sageattn's kernel forced
+            (sdpa_for_short_queries=False), torch's SDPA as it chooses and per backend.
+  accuracy  cosine similarity and relative L1 error against a float64 reference, per method, on
+            Gaussian inputs, K with large per-channel offsets, and sharp softmax (q, k scaled by 8).
+  sharpness the cosine as q and k grow from N(0,1) to N(0,1)·300 (largest logit ~10^5): where
+            INT8 Q·Kᵀ starts to lose the rows' winning key.
+
+Timing: the median of CUDA-event-timed repetitions after warm-up, in --rounds rounds that visit
+every method in turn; each method's best round is kept (a clock dip or another process then costs
+one round of one method, not a cell of the table). Prints tables; --json writes every number,
+--png a plot. Kernel-only figures of our own kernels: kernels/tests/bench_kernels.py.
 """
 import argparse
 import json
+import math
 
 import torch
+import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention.bias import causal_lower_right
 
-from . import sageattn, sageattn_qk_int8_pv_fp8_cuda, sageattn_qk_int8_pv_fp16_cuda
+from . import _cudnn_fp8, core
+from . import sageattn, sageattn_qk_int8_pv_fp16_cuda, sageattn_qk_int8_pv_fp8_cuda
+
+SUITES = ("prefill", "decode", "accuracy", "sharpness")
 
 
 def _median_ms(fn, reps=20, warmup=5):
@@ -32,21 +52,83 @@ def _median_ms(fn, reps=20, warmup=5):
     return sorted(times)[len(times) // 2]
 
 
-def _sdpa(backend):
-    def call(q, k, v, causal):
+def _best_of_rounds(calls, rounds):
+    """{name: the best median (ms) over the rounds, or None where the call could not be made}.
+    calls: {name: a zero-argument callable, or None for a method that does not take the inputs}."""
+    best = {name: None for name in calls}
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            if fn is None:
+                continue
+            try:
+                ms = _median_ms(fn)
+            except RuntimeError:  # an SDPA backend that does not take these inputs
+                calls[name] = None
+                continue
+            best[name] = ms if best[name] is None else min(ms, best[name])
+    return best
+
+
+def _sdpa(backend, q, k, v, causal):
+    gqa = q.shape[1] != k.shape[1]
+    if causal and q.shape[2] != k.shape[2]:  # bottom-right, as sageattn aligns it
+        mask = causal_lower_right(q.shape[2], k.shape[2])
+        kwargs = dict(attn_mask=mask)
+    else:
+        kwargs = dict(is_causal=causal)
+    if backend is None:
+        return lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=gqa, **kwargs)
+
+    def call():
         with sdpa_kernel(backend):
-            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return F.scaled_dot_product_attention(q, k, v, enable_gqa=gqa, **kwargs)
     return call
 
 
-def run(seqs, head_dims=(128, 64), rounds=3):
-    methods = {
-        "SDPA flash": _sdpa(SDPBackend.FLASH_ATTENTION),
-        "SDPA cuDNN": _sdpa(SDPBackend.CUDNN_ATTENTION),
-        "sageattn": lambda q, k, v, c: sageattn(q, k, v, is_causal=c),
-        "sage fp16-PV": lambda q, k, v, c: sageattn_qk_int8_pv_fp16_cuda(q, k, v, is_causal=c),
-        "sage fp8-PV": lambda q, k, v, c: sageattn_qk_int8_pv_fp8_cuda(q, k, v, is_causal=c),
-    }
+def _path_functions():
+    """The per-path functions worth timing on this GPU: on Hopper the wgmma kernel's two P·V
+    paths (the FP8 mma.sync path is emulated there), elsewhere the two mma.sync ones."""
+    hopper = torch.cuda.get_device_capability() == (9, 0)
+    fp8 = core.sageattn_qk_int8_pv_fp8_cuda_sm90 if hopper and core._ops.HAS_SM90A else sageattn_qk_int8_pv_fp8_cuda
+    return {"sage fp16-PV": sageattn_qk_int8_pv_fp16_cuda, "sage fp8-PV": fp8}
+
+
+class _CudnnFp8:
+    """cuDNN FP8 peer: None-valued calls (with .why) when the package or the GPU cannot run it."""
+
+    def __init__(self, enabled):
+        self.why = None if enabled else "--no-cudnn-fp8"
+        if enabled:
+            try:
+                _cudnn_fp8.load()
+            except ImportError as e:
+                self.why = f"the nvidia-cudnn-frontend package is not importable ({e})"
+
+    def calls(self, q, k, v, causal):
+        """{"cuDNN FP8": kernel alone, "FP8 quant": quantizing q, k, v, "cuDNN FP8+quant": both}."""
+        names = ("cuDNN FP8", "FP8 quant", "cuDNN FP8+quant")
+        if self.why is not None:
+            return dict.fromkeys(names)
+        try:
+            (q8, dq), (k8, dk), (v8, dv) = (_cudnn_fp8.quantize(t) for t in (q, k, v))
+            scale_o = 1.0 / dv
+            kernel = _cudnn_fp8.Attention(q8, k8, v8, causal, 1.0 / math.sqrt(q.shape[-1]))
+        except Exception as e:  # noqa: BLE001 - cuDNN says "not supported" in several exception types
+            print(f"  cuDNN FP8 does not take b={q.shape[0]} h={q.shape[1]} s={q.shape[2]} "
+                  f"d={q.shape[3]} causal={causal}: {str(e).splitlines()[0][:160]}")
+            return dict.fromkeys(names)
+
+        def quant():
+            return [_cudnn_fp8.quantize_fused(t) for t in (q, k, v)]
+
+        def both():
+            (a, da), (b, db), (c, dc) = quant()
+            return kernel(a, b, c, da, db, dc, 1.0 / dc)
+        return {"cuDNN FP8": lambda: kernel(q8, k8, v8, dq, dk, dv, scale_o), "FP8 quant": quant,
+                "cuDNN FP8+quant": both}
+
+
+def prefill(seqs, head_dims, rounds, fp8):
     rows = []
     for d in head_dims:
         heads = 32 if d == 128 else 64
@@ -55,73 +137,242 @@ def run(seqs, head_dims=(128, 64), rounds=3):
                 b = max(1, 32768 // seq)
                 q, k, v = (torch.randn(b, heads, seq, d, device="cuda", dtype=torch.float16) for _ in range(3))
                 flops = 4 * b * heads * seq * seq * d / (2 if causal else 1)
-                best = {}  # method -> its best median (ms) over the rounds; None: not supported
-                for _ in range(rounds):
-                    for name, fn in methods.items():
-                        if name in best and best[name] is None:
-                            continue
-                        try:
-                            ms = _median_ms(lambda: fn(q, k, v, causal))
-                        except RuntimeError:  # an SDPA backend that does not take these inputs
-                            best[name] = None
-                            continue
-                        best[name] = min(ms, best.get(name) or ms)
-                row = {"d": d, "causal": causal, "seq": seq, "batch": b, "heads": heads}
-                row.update({name: flops / ms / 1e9 if ms else None for name, ms in best.items()})
-                rows.append(row)
-                del q, k, v
+                calls = {
+                    "sageattn": lambda: sageattn(q, k, v, is_causal=causal),
+                    **{n: (lambda f=f: f(q, k, v, is_causal=causal)) for n, f in _path_functions().items()},
+                    "SDPA flash": _sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
+                    "SDPA cuDNN": _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
+                    **fp8.calls(q, k, v, causal),
+                }
+                ms = _best_of_rounds(calls, rounds)
+                rows.append({"d": d, "causal": causal, "seq": seq, "batch": b, "heads": heads, "ms": ms,
+                             "tops": {n: flops / t / 1e9 for n, t in ms.items() if t and n != "FP8 quant"}})
+                q = k = v = calls = None  # free the inputs before the next shape
                 torch.cuda.empty_cache()
     return rows
 
 
-def plot(rows, path):
+def decode(rounds, q_lens=(1, 16, 64, 128, 256, 512, 1024), k_lens=(1024, 8192, 32768)):
+    rows = []
+    b, hq, d = 8, 32, 128
+    for hk in (32, 8):
+        for causal in (False, True):
+            for lk in k_lens:
+                for lq in q_lens:
+                    if lq > lk or (causal and lq == 1):  # one query: causal is the same call
+                        continue
+                    q = torch.randn(b, hq, lq, d, device="cuda", dtype=torch.float16)
+                    k, v = (torch.randn(b, hk, lk, d, device="cuda", dtype=torch.float16) for _ in range(2))
+                    calls = {
+                        "sageattn": lambda: sageattn(q, k, v, is_causal=causal),
+                        "sage kernel": lambda: sageattn(q, k, v, is_causal=causal, sdpa_for_short_queries=False),
+                        "SDPA": _sdpa(None, q, k, v, causal),
+                        "SDPA flash": _sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
+                        "SDPA efficient": _sdpa(SDPBackend.EFFICIENT_ATTENTION, q, k, v, causal),
+                        "SDPA cuDNN": _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
+                    }
+                    ms = _best_of_rounds(calls, rounds)
+                    rows.append({"batch": b, "heads_q": hq, "heads_kv": hk, "d": d, "causal": causal,
+                                 "seq_q": lq, "seq_k": lk, "us": {n: t * 1e3 if t else None for n, t in ms.items()}})
+                    q = k = v = calls = None
+    torch.cuda.empty_cache()
+    return rows
+
+
+def _inputs(kind, b, h, s, d):
+    g = torch.Generator(device="cuda").manual_seed(hash(kind) % 2**31)
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", generator=g) for _ in range(3))
+    if kind == "k_outliers":  # large per-channel offsets, as trained models' keys have
+        k = k + 20 * torch.randn(1, 1, 1, d, device="cuda", generator=g)
+    if kind == "sharp":  # logits of a few tens: rows close to one-hot
+        q, k = q * 8, k * 8
+    return tuple(t.half() for t in (q, k, v))
+
+
+def accuracy(fp8, seq=2048, b=1, h=8, d=128):
+    """{input kind: {method: {"cosine", "rel_l1"}}} against float64 attention of the fp16 inputs."""
+    methods = {"sageattn": sageattn, **_path_functions(),
+               "SDPA cuDNN": lambda q, k, v: _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, False)()}
+    if fp8.why is None:
+        methods["cuDNN FP8"] = lambda q, k, v: _cudnn_fp8.attention_fp16(q, k, v, False, 1 / math.sqrt(d))
+    table = {}
+    for kind in ("gaussian", "k_outliers", "sharp"):
+        q, k, v = _inputs(kind, b, h, seq, d)
+        ref = torch.softmax(q.double() @ k.double().transpose(-1, -2) / math.sqrt(d), dim=-1) @ v.double()
+        table[kind] = {}
+        for name, fn in methods.items():
+            out = fn(q, k, v).double()
+            diff = (out - ref).abs().sum() / ref.abs().sum()
+            cos = F.cosine_similarity(out.flatten(), ref.flatten(), dim=0)
+            table[kind][name] = {"cosine": cos.item(), "rel_l1": diff.item()}
+    return table
+
+
+def sharpness(fp8, scales=(1, 2, 4, 6, 8, 12, 16, 24, 32, 64, 128, 300), seq=1024, b=1, h=8, d=128):
+    """Accuracy as the logits grow: q, k of N(0, 1)·a (the largest |q·k|/√d grows as a²), v of
+    N(0, 1), non-causal; per method the cosine similarity against float64, beside the largest
+    logit and the median of the rows' largest softmax probability (near 1: one-hot rows)."""
+    gran = {"sageattn": lambda q, k, v: sageattn(q, k, v, sdpa_for_short_queries=False),
+            "per_block Q": lambda q, k, v: sageattn_qk_int8_pv_fp16_cuda(q, k, v, qk_quant_gran="per_block"),
+            "sage fp8-PV": _path_functions()["sage fp8-PV"],
+            "SDPA cuDNN": lambda q, k, v: _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, False)()}
+    if fp8.why is None:
+        gran["cuDNN FP8"] = lambda q, k, v: _cudnn_fp8.attention_fp16(q, k, v, False, 1 / math.sqrt(d))
+    rows = []
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for a in scales:
+        q, k, v = (torch.randn(b, h, seq, d, device="cuda", generator=g) for _ in range(3))
+        q, k, v = (q * a).half(), (k * a).half(), v.half()
+        logits = q.double() @ k.double().transpose(-1, -2) / math.sqrt(d)
+        ref = torch.softmax(logits, dim=-1) @ v.double()
+        top = torch.softmax(logits, dim=-1).amax(dim=-1)
+        row = {"scale": a, "max_logit": logits.abs().max().item(),
+               "median_top_probability": top.median().item(), "cosine": {}}
+        for name, fn in gran.items():
+            out = fn(q, k, v).double()
+            row["cosine"][name] = F.cosine_similarity(out.flatten(), ref.flatten(), dim=0).item()
+        rows.append(row)
+    return rows
+
+
+def _print_sharpness(rows):
+    if not rows:
+        return
+    names = list(rows[0]["cosine"])
+    print("\nsharpness: cosine against float64 as the logits grow (b=1, h=8, s=1024, d=128; q, k = N(0,1)·a)")
+    print(f"{'a':>4} {'max logit':>10} {'top p':>6} | " + " ".join(f"{n:>12}" for n in names))
+    for r in rows:
+        print(f"{r['scale']:>4} {r['max_logit']:>10.0f} {r['median_top_probability']:>6.3f} | " +
+              " ".join(f"{r['cosine'][n]:>12.5f}" for n in names))
+
+
+def _print_prefill(rows):
+    names = [n for n in rows[0]["ms"] if n != "FP8 quant"] if rows else []
+    print("\nprefill: TOPS (FP8 quant: ms for q, k, v)")
+    print(f"{'d':>3} {'causal':>6} {'seq':>6} | " + " ".join(f"{n:>15}" for n in names) +
+          f" | {'FP8 quant':>9} | vs cuDNN  vs FP8")
+    for r in rows:
+        tops = r["tops"]
+        cells = " ".join(f"{tops[n]:>15.0f}" if tops.get(n) else f"{'-':>15}" for n in names)
+        quant = r["ms"].get("FP8 quant")
+        ratio = [tops["sageattn"] / tops[p] if tops.get(p) and tops.get("sageattn") else float("nan")
+                 for p in ("SDPA cuDNN", "cuDNN FP8")]
+        print(f"{r['d']:>3} {str(r['causal']):>6} {r['seq']:>6} | {cells} | "
+              f"{quant if quant is not None else float('nan'):>9.3f} | {ratio[0]:>7.2f} {ratio[1]:>6.2f}")
+
+
+def _print_decode(rows):
+    if not rows:
+        return
+    names = list(rows[0]["us"])
+    print("\ndecode: microseconds per call (b=8, 32 query heads, d=128); ratio = sageattn / best SDPA")
+    print(f"{'kv':>3} {'causal':>6} {'seq_k':>6} {'seq_q':>6} | " + " ".join(f"{n:>14}" for n in names) +
+          " | ratio")
+    for r in rows:
+        us = r["us"]
+        sdpa = [t for n, t in us.items() if n.startswith("SDPA") and t]
+        ratio = us["sageattn"] / min(sdpa) if sdpa and us["sageattn"] else float("nan")
+        print(f"{r['heads_kv']:>3} {str(r['causal']):>6} {r['seq_k']:>6} {r['seq_q']:>6} | " +
+              " ".join(f"{us[n]:>14.1f}" if us[n] else f"{'-':>14}" for n in names) + f" | {ratio:.2f}")
+
+
+def _print_accuracy(table):
+    print("\naccuracy against float64 (b=1, h=8, s=2048, d=128, non-causal): cosine / relative L1")
+    for kind, methods in table.items():
+        print(f"  {kind:>10}: " + "   ".join(f"{n} {m['cosine']:.5f} / {m['rel_l1']:.4f}" for n, m in methods.items()))
+
+
+def plot(result, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [k for k in rows[0] if k not in ("d", "causal", "seq", "batch", "heads")]
-    panels = sorted({(r["d"], r["causal"]) for r in rows}, key=lambda p: (-p[0], p[1]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), sharey=True)
+    pre, dec = result.get("prefill") or [], result.get("decode") or []
+    panels = sorted({(r["d"], r["causal"]) for r in pre}, key=lambda p: (-p[0], p[1]))
+    decode_panels = sorted({(r["heads_kv"], r["seq_k"]) for r in dec if not r["causal"]})
+    n = len(panels) + len(decode_panels)
+    if n == 0:
+        return
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.8), squeeze=False)
+    axes = list(axes[0])
     for ax, (d, causal) in zip(axes, panels):
-        sel = [r for r in rows if r["d"] == d and r["causal"] == causal]
-        for name in names:
-            ax.plot([r["seq"] for r in sel], [r[name] or float("nan") for r in sel], marker="o", label=name)
+        sel = [r for r in pre if r["d"] == d and r["causal"] == causal]
+        for name in sel[0]["tops"]:
+            ax.plot([r["seq"] for r in sel], [r["tops"].get(name) or float("nan") for r in sel], marker="o", label=name)
         ax.set_xscale("log", base=2)
-        ax.set_title(f"head dim {d}, {'causal' if causal else 'non-causal'}")
+        ax.set_title(f"prefill, d={d}, {'causal' if causal else 'non-causal'}")
         ax.set_xlabel("sequence length")
+        ax.set_ylabel("TOPS")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("TOPS")
-    axes[-1].legend(fontsize=8)
-    fig.suptitle(f"sageattn vs SDPA on {torch.cuda.get_device_name()} (fp16, b·s = 32k)")
+    for ax, (hk, lk) in zip(axes[len(panels):], decode_panels):
+        sel = [r for r in dec if r["heads_kv"] == hk and r["seq_k"] == lk and not r["causal"]]
+        for name in sel[0]["us"]:
+            ax.plot([r["seq_q"] for r in sel], [r["us"].get(name) or float("nan") for r in sel], marker="o", label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"decode, {lk // 1024}k keys, {hk} KV heads")
+        ax.set_xlabel("queries")
+        ax.set_ylabel("µs per call")
+        ax.grid(alpha=0.3)
+    for ax in axes:
+        ax.legend(fontsize=7)
+    fig.suptitle(f"sageattn and its peers on {torch.cuda.get_device_name()} (fp16)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m sageattention.bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--seqs", default="1024,2048,4096,8192,16384,32768")
+    parser.add_argument("--suite", default=",".join(SUITES), help=f"comma-separated, of {', '.join(SUITES)}")
+    parser.add_argument("--seqs", default="1024,2048,4096,8192,16384,32768", help="prefill sequence lengths")
+    parser.add_argument("--head-dims", default="128,64", help="prefill head dims")
     parser.add_argument("--rounds", type=int, default=3, help="rounds over all methods (default 3)")
-    parser.add_argument("--json")
-    parser.add_argument("--png")
+    parser.add_argument("--no-cudnn-fp8", action="store_true", help="leave cuDNN's FP8 attention out")
+    parser.add_argument("--json", help="write every number here")
+    parser.add_argument("--png", help="write a plot here")
     args = parser.parse_args(argv)
+    suites = [s for s in args.suite.split(",") if s]
+    unknown = [s for s in suites if s not in SUITES]
+    if unknown:
+        parser.error(f"unknown suite {unknown[0]!r} (suites: {', '.join(SUITES)})")
     if not torch.cuda.is_available():
         raise SystemExit("python -m sageattention.bench needs a CUDA GPU (torch.cuda.is_available() is False)")
     if args.rounds < 1:
-        raise SystemExit("python -m sageattention.bench: --rounds must be at least 1")
-    rows = run([int(s) for s in args.seqs.split(",")], rounds=args.rounds)
-    names = [k for k in rows[0] if k not in ("d", "causal", "seq", "batch", "heads")]
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; TOPS, best of {args.rounds} rounds")
-    print(f"{'d':>3} {'causal':>6} {'seq':>6} | " + " ".join(f"{n:>13}" for n in names) + " | sageattn/cuDNN")
-    for r in rows:
-        ratio = r["sageattn"] / r["SDPA cuDNN"] if r.get("SDPA cuDNN") else float("nan")
-        print(f"{r['d']:>3} {str(r['causal']):>6} {r['seq']:>6} | " +
-              " ".join(f"{r[n]:>13.0f}" if r[n] else f"{'-':>13}" for n in names) + f" | {ratio:.2f}")
+        parser.error("--rounds must be at least 1")
+    fp8 = _CudnnFp8(enabled=not args.no_cudnn_fp8)
+    cudnn_version = torch.backends.cudnn.version()
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, cuDNN {cudnn_version}; "
+          f"best of {args.rounds} rounds")
+    if fp8.why:
+        print(f"cuDNN FP8: not measured: {fp8.why}")
+    result = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": cudnn_version,
+              "cudnn_frontend": _frontend_version(), "rounds": args.rounds}
+    if "prefill" in suites:
+        result["prefill"] = prefill([int(s) for s in args.seqs.split(",")],
+                                    [int(d) for d in args.head_dims.split(",")], args.rounds, fp8)
+        _print_prefill(result["prefill"])
+    if "decode" in suites:
+        result["decode"] = decode(args.rounds)
+        _print_decode(result["decode"])
+    if "accuracy" in suites:
+        result["accuracy"] = accuracy(fp8)
+        _print_accuracy(result["accuracy"])
+    if "sharpness" in suites:
+        result["sharpness"] = sharpness(fp8)
+        _print_sharpness(result["sharpness"])
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "rounds": args.rounds, "rows": rows}, f, indent=1)
+            json.dump(result, f, indent=1)
     if args.png:
-        plot(rows, args.png)
+        plot(result, args.png)
+
+
+def _frontend_version():
+    try:
+        from importlib.metadata import version
+        return version("nvidia-cudnn-frontend")
+    except Exception:  # noqa: BLE001 - not installed, or installed without metadata
+        return None
 
 
 if __name__ == "__main__":

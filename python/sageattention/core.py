@@ -7,6 +7,7 @@ import warnings
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
 
 from . import _ops
 
@@ -31,6 +32,19 @@ class SageAttentionError(ValueError):
     """Raised for inputs sageattn cannot take, or in strict mode for what it would fall back on."""
 
 
+_capabilities = {}
+
+
+def _capability(device):
+    """(major, minor) of a CUDA device, asked of the driver once per device: sageattn runs on
+    every decode step of a generation loop, where microseconds of Python show."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    cc = _capabilities.get(index)
+    if cc is None:
+        cc = _capabilities[index] = torch.cuda.get_device_capability(index)
+    return cc
+
+
 def _strict(strict):
     if strict is not None:
         return bool(strict)
@@ -45,6 +59,27 @@ def _strict(strict):
 # kHopperPv16MaxQueryLen, default_pv_path) is the same; tests/test_library_facts.py and
 # test_api_cpu.py compare the two.
 HOPPER_PV16_MAX_QUERY_LEN = 8192
+
+# Calls with few queries against K/V (a generation loop's decode steps, speculative decoding,
+# small chunks of a prefill) are bound by reading K and V: sageattn's kernels read them in 16
+# bits to quantize them, write the INT8/FP8 copies and read those again, where torch's SDPA reads
+# them once. Up to this many queries sageattn() calls torch's SDPA (which is also exact); the
+# per-path functions always run their kernel. Measured on an H100 (docs/benchmarks.md, "Decode"):
+# python -m sageattention.bench --suite decode. sageattn(..., sdpa_for_short_queries=False), or
+# SAGEATTENTION_SDPA_SHORT_QUERIES=0 in the environment, keeps the kernel for them.
+SDPA_MAX_QUERY_LEN = 128
+
+
+def uses_sdpa_for_short_queries(seq_q, seq_k, is_causal, return_lse, sdpa_for_short_queries=None):
+    """Whether sageattn() gives a call of seq_q queries and seq_k keys to torch's SDPA by the
+    short-query rule above. Not with return_lse (SDPA returns no log-sum-exp) nor for causal
+    calls with more queries than keys (rows with no key to see, which SDPA cannot express)."""
+    if sdpa_for_short_queries is None:
+        sdpa_for_short_queries = os.environ.get("SAGEATTENTION_SDPA_SHORT_QUERIES", "1") not in ("0", "false",
+                                                                                               "False")
+    if not sdpa_for_short_queries or return_lse:
+        return False
+    return seq_q <= SDPA_MAX_QUERY_LEN and not (is_causal and seq_q > seq_k)
 
 
 def path_for_capability(major, minor, seq_q=None):
@@ -133,7 +168,7 @@ def _fallback_reason(q, attn_mask, dropout_p):
         return "an attn_mask (the kernels support causal masking only)"
     if dropout_p:
         return "dropout"
-    major, minor = torch.cuda.get_device_capability(q.device)
+    major, minor = _capability(q.device)
     if path_for_capability(major, minor) is None:
         return f"compute capability {major}.{minor} (sageattn needs 8.0 or newer)"
     return None
@@ -143,9 +178,14 @@ def _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dr
     if tensor_layout == "NHD":
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
     gqa = q.shape[1] != k.shape[1]
-    if return_lse:
+    lq, lk = q.shape[2], k.shape[2]
+    # The causal mask is bottom-right aligned (the last query sees every key), as the kernels
+    # apply it; SDPA's is_causal is top-left, the same only when lq == lk. More queries than keys
+    # leave the first rows with no key, which the kernels write as zeros: computed here too.
+    if return_lse or (is_causal and lq > lk):
         if attn_mask is not None or dropout_p:
-            raise SageAttentionError("sageattn: return_lse with attn_mask or dropout is not supported")
+            what = "return_lse" if return_lse else "is_causal with more queries than keys"
+            raise SageAttentionError(f"sageattn: {what} with attn_mask or dropout is not supported")
         qf, kf, vf = (t.float() for t in (q, k, v))
         if gqa:
             kf = kf.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
@@ -153,12 +193,19 @@ def _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dr
         scale = sm_scale if sm_scale is not None else 1 / math.sqrt(q.shape[-1])
         s = qf @ kf.transpose(-1, -2) * scale
         if is_causal:
-            lq, lk = s.shape[-2:]
             mask = torch.ones(lq, lk, dtype=torch.bool, device=s.device).tril(lk - lq)
             s = s.masked_fill(~mask, float("-inf"))
         lse = torch.logsumexp(s, dim=-1)
         o = (torch.softmax(s, dim=-1).nan_to_num(0.0) @ vf).to(q.dtype)
     else:
+        if is_causal and lq != lk and attn_mask is None:  # fewer queries than keys
+            if lq == 1:
+                pass  # one query sees every key
+            elif torch.compiler.is_compiling():  # Dynamo does not trace torch's CausalBias
+                attn_mask = torch.ones(lq, lk, dtype=torch.bool, device=q.device).tril(lk - lq)
+            else:  # lets SDPA pick a kernel that applies the mask itself
+                attn_mask = causal_lower_right(lq, lk)
+            is_causal = False
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p,
                                            is_causal=is_causal, scale=sm_scale, enable_gqa=gqa)
         lse = None
@@ -179,7 +226,9 @@ def _rows_aligned(t):
 
 
 def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, k_gran, smooth_k,
-         strict, attn_mask=None, dropout_p=0.0):
+         strict, attn_mask=None, dropout_p=0.0, short_queries=False):
+    """short_queries: whether the short-query rule applies (sageattn's sdpa_for_short_queries:
+    None for the environment's choice); False for the per-path functions."""
     _validate(q, k, v, tensor_layout)
     reason = _fallback_reason(q, attn_mask, dropout_p)
     if reason is not None:
@@ -191,7 +240,11 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
             warnings.warn(f"sageattn: falling back to torch scaled_dot_product_attention for {reason}",
                           stacklevel=3)
         return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p)
-    major, minor = torch.cuda.get_device_capability(q.device)
+    seq = 2 if tensor_layout == "HND" else 1
+    if short_queries is not False and uses_sdpa_for_short_queries(q.shape[seq], k.shape[seq], is_causal,
+                                                                  return_lse, short_queries):
+        return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, False, None, 0.0)
+    major, minor = _capability(q.device)
     if path == "fp16" and (major, minor) == (9, 0) and _ops.HAS_SM90A:
         path = "fp16_sm90"  # the same algorithm on the Hopper kernel: 1.5-1.7x the mma.sync one
     gap = capability_gap(path, major, minor, _ops.HAS_SM90A)
@@ -255,7 +308,7 @@ def _granularity(qk_quant_gran):
 
 
 def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, return_lse=False, *,
-             attn_mask=None, dropout_p=0.0, strict=None):
+             attn_mask=None, dropout_p=0.0, strict=None, sdpa_for_short_queries=None):
     """Quantized attention: softmax(q kᵀ · sm_scale) v with INT8 Q·Kᵀ and FP8 or 16-bit P·V.
 
     q: [batch, heads_q, seq_q, head_dim] ("HND") or [batch, seq_q, heads_q, head_dim] ("NHD");
@@ -266,15 +319,19 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
     What the kernels do not cover (CPU tensors, float32, head_dim > 128, attn_mask, dropout) runs
     torch's scaled_dot_product_attention with one warning per cause, or raises with strict=True
     or SAGEATTENTION_STRICT=1.
+    sdpa_for_short_queries: calls of up to SDPA_MAX_QUERY_LEN queries (decode steps) run torch's
+    SDPA, faster there than quantizing K and V; False keeps the kernel (default: True, or
+    SAGEATTENTION_SDPA_SHORT_QUERIES=0 in the environment for False). Strict mode does not
+    change this choice.
     """
-    if isinstance(q, torch.Tensor) and q.is_cuda and torch.cuda.is_available():
-        major, minor = torch.cuda.get_device_capability(q.device)
+    if isinstance(q, torch.Tensor) and q.is_cuda:
+        major, minor = _capability(q.device)
         seq_q = q.shape[2 if tensor_layout == "HND" else 1] if q.dim() == 4 else None
         path = path_for_capability(major, minor, seq_q) or "fp16"
     else:
         path = "fp16"
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, "per_warp", "per_block",
-                True, strict, attn_mask, dropout_p)
+                True, strict, attn_mask, dropout_p, short_queries=sdpa_for_short_queries)
 
 
 def sageattn_qk_int8_pv_fp16_cuda(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",

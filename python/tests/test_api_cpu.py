@@ -208,3 +208,40 @@ def test_rows_aligned_says_when_the_kernels_need_a_copy():
     assert not core._rows_aligned(torch.randn(2, 4, 10, 129)[..., :128])  # row stride 129
     assert not core._rows_aligned(torch.randn(2, 4, 128, 10).transpose(-1, -2))  # last dim strided
     assert core._rows_aligned(torch.randn(2 * 4 * 10 * 64 + 8)[8:].view(2, 4, 10, 64))
+
+
+def bottom_right_reference(q, k, v):
+    """Causal attention aligned bottom-right, in float64: query i of lq sees keys up to
+    i + lk - lq; a row that sees no key is zero."""
+    q, k, v = (t.double() for t in (q, k, v))
+    k, v = (t.repeat_interleave(q.shape[1] // k.shape[1], dim=1) for t in (k, v))
+    lq, lk = q.shape[2], k.shape[2]
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    s = s.masked_fill(~torch.ones(lq, lk, dtype=torch.bool).tril(lk - lq), float("-inf"))
+    return (torch.softmax(s, dim=-1).nan_to_num(0.0) @ v).float()
+
+
+@pytest.mark.parametrize("lq,lk", [(1, 40), (7, 40), (40, 7), (40, 40)])
+def test_fallback_causal_mask_is_bottom_right_as_the_kernels_apply_it(lq, lk):
+    # SDPA's own is_causal is aligned top-left: with lq != lk the fallback must not pass it on.
+    q, k, v = qkv(lq=lq, lk=lk)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = sageattn(q, k, v, is_causal=True)
+    torch.testing.assert_close(out, bottom_right_reference(q, k, v), atol=1e-5, rtol=1e-5)
+    if lq > lk:
+        assert (out[:, :, :lq - lk] == 0).all()
+
+
+def test_short_query_rule(monkeypatch):
+    rule = core.uses_sdpa_for_short_queries
+    limit = core.SDPA_MAX_QUERY_LEN
+    monkeypatch.delenv("SAGEATTENTION_SDPA_SHORT_QUERIES", raising=False)
+    assert rule(1, 32768, False, False) and rule(limit, 8192, True, False)
+    assert not rule(limit + 1, 32768, False, False)
+    assert not rule(1, 32768, False, True), "SDPA returns no log-sum-exp: the kernel does"
+    assert not rule(16, 8, True, False), "rows with no key to see: the kernel writes zeros"
+    assert not rule(1, 32768, False, False, sdpa_for_short_queries=False)
+    monkeypatch.setenv("SAGEATTENTION_SDPA_SHORT_QUERIES", "0")
+    assert not rule(1, 32768, False, False)
+    assert rule(1, 32768, False, False, sdpa_for_short_queries=True)

@@ -92,8 +92,28 @@ def test_views_whose_rows_are_not_16_byte_aligned_are_copied():
     k, v = (torch.randn(2 * 4 * 100 * 128 + 4, device="cuda", dtype=torch.float16)[4:].view(2, 4, 100, 128)
             for _ in range(2))
     assert all(t.data_ptr() % 16 for t in (q, k, v))
-    out = sageattn(q, k, v, is_causal=True)
+    out = sageattn(q, k, v, is_causal=True, sdpa_for_short_queries=False)
     check(out, reference(q, k, v, "HND", True), "auto")
+
+
+@pytest.mark.parametrize("lq", [1, 16, sageattention.core.SDPA_MAX_QUERY_LEN])
+@pytest.mark.parametrize("causal", [False, True])
+def test_short_queries_run_sdpa_unless_told_not_to(lq, causal):
+    # Decode-shaped calls: torch's SDPA by default (bottom-right causal mask, GQA), exact to fp16;
+    # with sdpa_for_short_queries=False the kernel, within its bars.
+    q, k, v = make(2, 8, 2, lq, 1000, 128, torch.float16, "HND", outlier=True)
+    ref = reference(q, k, v, "HND", causal)
+    out = sageattn(q, k, v, is_causal=causal)
+    torch.testing.assert_close(out.float(), ref, atol=2e-3, rtol=2e-3)
+    check(sageattn(q, k, v, is_causal=causal, sdpa_for_short_queries=False), ref, "auto")
+
+
+def test_short_queries_compile_fullgraph():
+    def step(q, k, v):
+        return sageattn(q, k, v, is_causal=True)
+    q, k, v = make(1, 8, 2, 16, 700, 128, torch.float16, "HND")
+    out = torch.compile(step, fullgraph=True)(q, k, v)
+    torch.testing.assert_close(out, step(q, k, v), atol=1e-3, rtol=1e-3)
 
 
 def test_large_head_dim_falls_back_with_a_warning():
