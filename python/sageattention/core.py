@@ -61,13 +61,17 @@ def _strict(strict):
 HOPPER_PV16_MAX_QUERY_LEN = 8192
 
 # Calls with few queries against K/V (a generation loop's decode steps, speculative decoding,
-# small chunks of a prefill) are bound by reading K and V: sageattn's kernels read them in 16
-# bits to quantize them, write the INT8/FP8 copies and read those again, where torch's SDPA reads
-# them once. Up to this many queries sageattn() calls torch's SDPA (which is also exact); the
-# per-path functions always run their kernel. Measured on an H100 (docs/benchmarks.md, "Decode"):
-# python -m sageattention.bench --suite decode. sageattn(..., sdpa_for_short_queries=False), or
-# SAGEATTENTION_SDPA_SHORT_QUERIES=0 in the environment, keeps the kernel for them.
-SDPA_MAX_QUERY_LEN = 128
+# small chunks of a prefill, cross-attention of a few latents) are bound by reading K and V:
+# sageattn's kernels read them in 16 bits to quantize them, write the INT8/FP8 copies and read
+# those again, where torch's SDPA reads them once. Up to these many queries sageattn() calls
+# torch's SDPA (exact, too); the per-path functions always run their kernel. Measured on an H100
+# with 1k-32k keys, MHA and GQA (docs/benchmarks.md, "Decode";
+# python -m sageattention.bench --suite decode): SDPA is faster up to 512 queries without a
+# mask (1.4-2x at 256), up to 128 with the causal mask; from 256 causal queries the kernel is
+# (torch's bottom-right causal SDPA is slow: 0.6x the kernel's time at 512 x 8k). Off with
+# sageattn(..., sdpa_for_short_queries=False) or SAGEATTENTION_SDPA_SHORT_QUERIES=0.
+SDPA_MAX_QUERY_LEN = 512
+SDPA_MAX_CAUSAL_QUERY_LEN = 128
 
 
 def uses_sdpa_for_short_queries(seq_q, seq_k, is_causal, return_lse, sdpa_for_short_queries=None):
@@ -79,7 +83,9 @@ def uses_sdpa_for_short_queries(seq_q, seq_k, is_causal, return_lse, sdpa_for_sh
                                                                                                "False")
     if not sdpa_for_short_queries or return_lse:
         return False
-    return seq_q <= SDPA_MAX_QUERY_LEN and not (is_causal and seq_q > seq_k)
+    if is_causal:
+        return seq_q <= SDPA_MAX_CAUSAL_QUERY_LEN and seq_q <= seq_k
+    return seq_q <= SDPA_MAX_QUERY_LEN
 
 
 def path_for_capability(major, minor, seq_q=None):
@@ -122,33 +128,37 @@ def capability_gap(path, major, minor, has_sm90a):
 
 
 def _validate(q, k, v, tensor_layout):
+    # Shapes are read once: sageattn runs on every decode step, where each microsecond shows.
     if tensor_layout not in _LAYOUTS:
         raise SageAttentionError(f"sageattn: tensor_layout must be 'HND' or 'NHD', not {tensor_layout!r}")
+    shapes = []
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise SageAttentionError(f"sageattn: {name} must be a torch.Tensor, not {type(t).__name__}")
-        if t.dim() != 4:
-            shape = "[batch, heads, seq, head_dim]" if tensor_layout == "HND" else "[batch, seq, heads, head_dim]"
-            raise SageAttentionError(f"sageattn: {name} must be 4-D {shape} for tensor_layout="
-                                     f"'{tensor_layout}', got shape {tuple(t.shape)}")
-        if t.numel() == 0:
-            raise SageAttentionError(f"sageattn: {name} is empty (shape {tuple(t.shape)})")
+        shape = t.shape
+        if len(shape) != 4:
+            dims = "[batch, heads, seq, head_dim]" if tensor_layout == "HND" else "[batch, seq, heads, head_dim]"
+            raise SageAttentionError(f"sageattn: {name} must be 4-D {dims} for tensor_layout="
+                                     f"'{tensor_layout}', got shape {tuple(shape)}")
+        if 0 in shape:
+            raise SageAttentionError(f"sageattn: {name} is empty (shape {tuple(shape)})")
+        shapes.append(shape)
+    qs, ks, vs = shapes
     if not (q.device == k.device == v.device):
         raise SageAttentionError(f"sageattn: q, k, v must be on one device, got {q.device}, {k.device}, {v.device}")
     if not (q.dtype == k.dtype == v.dtype):
         raise SageAttentionError(f"sageattn: q, k, v must have one dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
-    h = 1 if tensor_layout == "HND" else 2
-    s = 2 if tensor_layout == "HND" else 1
-    if not (q.shape[0] == k.shape[0] == v.shape[0]):
-        raise SageAttentionError(f"sageattn: batch sizes differ: q {q.shape[0]}, k {k.shape[0]}, v {v.shape[0]}")
-    if k.shape[h] != v.shape[h] or k.shape[s] != v.shape[s]:
+    h, s = (1, 2) if tensor_layout == "HND" else (2, 1)
+    if not (qs[0] == ks[0] == vs[0]):
+        raise SageAttentionError(f"sageattn: batch sizes differ: q {qs[0]}, k {ks[0]}, v {vs[0]}")
+    if ks[h] != vs[h] or ks[s] != vs[s]:
         raise SageAttentionError(f"sageattn: k and v must have the same heads and length, got k "
-                                 f"{tuple(k.shape)} and v {tuple(v.shape)}")
-    if not (q.shape[3] == k.shape[3] == v.shape[3]):
-        raise SageAttentionError(f"sageattn: head dims differ: q {q.shape[3]}, k {k.shape[3]}, v {v.shape[3]}")
-    if q.shape[h] % k.shape[h] != 0:
-        raise SageAttentionError(f"sageattn: query heads ({q.shape[h]}) must be a multiple of key/value "
-                                 f"heads ({k.shape[h]}) for grouped-query attention")
+                                 f"{tuple(ks)} and v {tuple(vs)}")
+    if not (qs[3] == ks[3] == vs[3]):
+        raise SageAttentionError(f"sageattn: head dims differ: q {qs[3]}, k {ks[3]}, v {vs[3]}")
+    if qs[h] % ks[h] != 0:
+        raise SageAttentionError(f"sageattn: query heads ({qs[h]}) must be a multiple of key/value "
+                                 f"heads ({ks[h]}) for grouped-query attention")
 
 
 def _fallback_reason(q, attn_mask, dropout_p):
@@ -319,10 +329,10 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
     What the kernels do not cover (CPU tensors, float32, head_dim > 128, attn_mask, dropout) runs
     torch's scaled_dot_product_attention with one warning per cause, or raises with strict=True
     or SAGEATTENTION_STRICT=1.
-    sdpa_for_short_queries: calls of up to SDPA_MAX_QUERY_LEN queries (decode steps) run torch's
-    SDPA, faster there than quantizing K and V; False keeps the kernel (default: True, or
-    SAGEATTENTION_SDPA_SHORT_QUERIES=0 in the environment for False). Strict mode does not
-    change this choice.
+    sdpa_for_short_queries: calls of up to SDPA_MAX_QUERY_LEN queries (SDPA_MAX_CAUSAL_QUERY_LEN
+    with is_causal; decode steps) run torch's SDPA, faster there than quantizing K and V; False
+    keeps the kernel (default: True, or SAGEATTENTION_SDPA_SHORT_QUERIES=0 in the environment for
+    False). Not with return_lse. Strict mode does not change this choice.
     """
     if isinstance(q, torch.Tensor) and q.is_cuda:
         major, minor = _capability(q.device)

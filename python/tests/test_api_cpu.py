@@ -235,9 +235,10 @@ def test_fallback_causal_mask_is_bottom_right_as_the_kernels_apply_it(lq, lk):
 
 def test_short_query_rule(monkeypatch):
     rule = core.uses_sdpa_for_short_queries
-    limit = core.SDPA_MAX_QUERY_LEN
+    limit, causal_limit = core.SDPA_MAX_QUERY_LEN, core.SDPA_MAX_CAUSAL_QUERY_LEN
     monkeypatch.delenv("SAGEATTENTION_SDPA_SHORT_QUERIES", raising=False)
-    assert rule(1, 32768, False, False) and rule(limit, 8192, True, False)
+    assert rule(1, 32768, False, False) and rule(limit, 8192, False, False)
+    assert rule(causal_limit, 8192, True, False) and not rule(causal_limit + 1, 8192, True, False)
     assert not rule(limit + 1, 32768, False, False)
     assert not rule(1, 32768, False, True), "SDPA returns no log-sum-exp: the kernel does"
     assert not rule(16, 8, True, False), "rows with no key to see: the kernel writes zeros"

@@ -96,8 +96,8 @@ def test_views_whose_rows_are_not_16_byte_aligned_are_copied():
     check(out, reference(q, k, v, "HND", True), "auto")
 
 
-@pytest.mark.parametrize("lq", [1, 16, sageattention.core.SDPA_MAX_QUERY_LEN])
-@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("lq,causal", [(1, False), (16, False), (sageattention.core.SDPA_MAX_QUERY_LEN, False),
+                                       (1, True), (16, True), (sageattention.core.SDPA_MAX_CAUSAL_QUERY_LEN, True)])
 def test_short_queries_run_sdpa_unless_told_not_to(lq, causal):
     # Decode-shaped calls: torch's SDPA by default (bottom-right causal mask, GQA), exact to fp16;
     # with sdpa_for_short_queries=False the kernel, within its bars.
