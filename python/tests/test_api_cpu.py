@@ -242,6 +242,9 @@ def test_short_query_rule(monkeypatch):
     assert not rule(limit + 1, 32768, False, False)
     assert not rule(1, 32768, False, True), "SDPA returns no log-sum-exp: the kernel does"
     assert not rule(16, 8, True, False), "rows with no key to see: the kernel writes zeros"
+    assert not rule(16, 8192, True, False, gqa=True), "torch repeats K and V for causal GQA"
+    assert rule(1, 8192, True, False, gqa=True), "one query: the causal mask changes nothing"
+    assert rule(16, 8192, False, False, gqa=True)
     assert not rule(1, 32768, False, False, sdpa_for_short_queries=False)
     monkeypatch.setenv("SAGEATTENTION_SDPA_SHORT_QUERIES", "0")
     assert not rule(1, 32768, False, False)
