@@ -96,22 +96,30 @@ def test_views_whose_rows_are_not_16_byte_aligned_are_copied():
     check(out, reference(q, k, v, "HND", True), "auto")
 
 
-@pytest.mark.parametrize("lq,causal", [(1, False), (16, False), (sageattention.core.SDPA_MAX_QUERY_LEN, False),
-                                       (1, True), (16, True), (sageattention.core.SDPA_MAX_CAUSAL_QUERY_LEN, True)])
-def test_short_queries_run_sdpa_unless_told_not_to(lq, causal):
+@pytest.mark.parametrize("lq,causal,hk", [(1, False, 2), (16, False, 2), (sageattention.core.SDPA_MAX_QUERY_LEN, False, 8),
+                                          (1, True, 2), (16, True, 8),
+                                          (sageattention.core.SDPA_MAX_CAUSAL_QUERY_LEN, True, 8)])
+def test_short_queries_run_sdpa_unless_told_not_to(lq, causal, hk):
     # Decode-shaped calls: torch's SDPA by default (bottom-right causal mask, GQA), exact to fp16;
     # with sdpa_for_short_queries=False the kernel, within its bars.
-    q, k, v = make(2, 8, 2, lq, 1000, 128, torch.float16, "HND", outlier=True)
+    q, k, v = make(2, 8, hk, lq, 1000, 128, torch.float16, "HND", outlier=True)
     ref = reference(q, k, v, "HND", causal)
     out = sageattn(q, k, v, is_causal=causal)
     torch.testing.assert_close(out.float(), ref, atol=2e-3, rtol=2e-3)
     check(sageattn(q, k, v, is_causal=causal, sdpa_for_short_queries=False), ref, "auto")
 
 
+def test_short_causal_gqa_queries_keep_the_kernel():
+    q, k, v = make(2, 8, 2, 16, 1000, 128, torch.float16, "HND")
+    out = sageattn(q, k, v, is_causal=True)
+    torch.testing.assert_close(out, sageattn(q, k, v, is_causal=True, sdpa_for_short_queries=False), rtol=0, atol=0)
+    check(out, reference(q, k, v, "HND", True), "auto")
+
+
 def test_short_queries_compile_fullgraph():
     def step(q, k, v):
         return sageattn(q, k, v, is_causal=True)
-    q, k, v = make(1, 8, 2, 16, 700, 128, torch.float16, "HND")
+    q, k, v = make(1, 8, 8, 16, 700, 128, torch.float16, "HND")
     out = torch.compile(step, fullgraph=True)(q, k, v)
     torch.testing.assert_close(out, step(q, k, v), atol=1e-3, rtol=1e-3)
 
