@@ -283,42 +283,52 @@ def _print_accuracy(table):
 
 
 def plot(result, path):
+    """Prefill TOPS panels on the first row, decode microseconds (non-causal) on the second."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     pre, dec = result.get("prefill") or [], result.get("decode") or []
     panels = sorted({(r["d"], r["causal"]) for r in pre}, key=lambda p: (-p[0], p[1]))
-    decode_panels = sorted({(r["heads_kv"], r["seq_k"]) for r in dec if not r["causal"]})
-    n = len(panels) + len(decode_panels)
-    if n == 0:
+    decode_panels = sorted({(r["heads_kv"], r["seq_k"]) for r in dec if not r["causal"]}, key=lambda p: (-p[0], p[1]))
+    rows = [row for row in (panels, decode_panels) if row]
+    if not rows:
         return
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.8), squeeze=False)
-    axes = list(axes[0])
-    for ax, (d, causal) in zip(axes, panels):
-        sel = [r for r in pre if r["d"] == d and r["causal"] == causal]
-        for name in sel[0]["tops"]:
-            ax.plot([r["seq"] for r in sel], [r["tops"].get(name) or float("nan") for r in sel], marker="o", label=name)
-        ax.set_xscale("log", base=2)
-        ax.set_title(f"prefill, d={d}, {'causal' if causal else 'non-causal'}")
-        ax.set_xlabel("sequence length")
-        ax.set_ylabel("TOPS")
-        ax.grid(alpha=0.3)
-    for ax, (hk, lk) in zip(axes[len(panels):], decode_panels):
-        sel = [r for r in dec if r["heads_kv"] == hk and r["seq_k"] == lk and not r["causal"]]
-        for name in sel[0]["us"]:
-            ax.plot([r["seq_q"] for r in sel], [r["us"].get(name) or float("nan") for r in sel], marker="o", label=name)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(f"decode, {lk // 1024}k keys, {hk} KV heads")
-        ax.set_xlabel("queries")
-        ax.set_ylabel("µs per call")
-        ax.grid(alpha=0.3)
-    for ax in axes:
-        ax.legend(fontsize=7)
-    fig.suptitle(f"sageattn and its peers on {torch.cuda.get_device_name()} (fp16)")
+    cols = max(len(row) for row in rows)
+    fig, axes = plt.subplots(len(rows), cols, figsize=(4.4 * cols, 3.9 * len(rows)), squeeze=False)
+    row_axes = iter(axes)
+    if panels:
+        line = next(row_axes)
+        for ax, (d, causal) in zip(line, panels):
+            sel = [r for r in pre if r["d"] == d and r["causal"] == causal]
+            for name in sel[0]["tops"]:
+                ax.plot([r["seq"] for r in sel], [r["tops"].get(name) or float("nan") for r in sel], marker="o",
+                        label=name)
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"prefill, d={d}, {'causal' if causal else 'non-causal'}")
+            ax.set_xlabel("sequence length (b·s = 32k)")
+            ax.set_ylabel("TOPS")
+    if decode_panels:
+        line = next(row_axes)
+        for ax, (hk, lk) in zip(line, decode_panels):
+            sel = [r for r in dec if r["heads_kv"] == hk and r["seq_k"] == lk and not r["causal"]]
+            for name in sel[0]["us"]:
+                ax.plot([r["seq_q"] for r in sel], [r["us"].get(name) or float("nan") for r in sel], marker="o",
+                        label=name)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(f"decode, {lk // 1024}k keys, {hk} KV heads (b=8, 32 q heads)")
+            ax.set_xlabel("queries")
+            ax.set_ylabel("µs per call")
+    for ax in axes.flat:
+        if ax.has_data():
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        else:  # the shorter row's spare panels
+            ax.set_visible(False)
+    fig.suptitle(f"sageattn and its peers on {result.get('gpu', '?')} (fp16, torch {result.get('torch', '?')})")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
 
 
 def main(argv=None):
@@ -330,7 +340,14 @@ def main(argv=None):
     parser.add_argument("--no-cudnn-fp8", action="store_true", help="leave cuDNN's FP8 attention out")
     parser.add_argument("--json", help="write every number here")
     parser.add_argument("--png", help="write a plot here")
+    parser.add_argument("--plot-from", metavar="JSON", help="only draw --png from an earlier --json (no GPU needed)")
     args = parser.parse_args(argv)
+    if args.plot_from:
+        if not args.png:
+            parser.error("--plot-from needs --png")
+        with open(args.plot_from) as f:
+            plot(json.load(f), args.png)
+        return
     suites = [s for s in args.suite.split(",") if s]
     unknown = [s for s in suites if s not in SUITES]
     if unknown:
