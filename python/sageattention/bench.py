@@ -12,6 +12,8 @@ Suites (--suite, default all):
             b=8, 32 query heads (MHA, and GQA with 8 KV heads), d=128, 1-1024 queries against
             1k-32k keys. sageattn() as it dispatches, sageattn's kernel forced
             (sdpa_for_short_queries=False), torch's SDPA as it chooses and per backend.
+  short     microseconds per call of square calls of 256-4096 tokens at batch 1, 4 and 16:
+            sageattn() as it dispatches, its kernel forced, torch's SDPA.
   accuracy  cosine similarity and relative L1 error against a float64 reference, per method, on
             Gaussian inputs, K with large per-channel offsets, and sharp softmax (q, k scaled by 8).
   sharpness the cosine as q and k grow from N(0,1) to N(0,1)·300 (largest logit ~10^5): where
@@ -34,7 +36,7 @@ from torch.nn.attention.bias import causal_lower_right
 from . import _cudnn_fp8, core
 from . import sageattn, sageattn_qk_int8_pv_fp16_cuda, sageattn_qk_int8_pv_fp8_cuda
 
-SUITES = ("prefill", "decode", "accuracy", "sharpness")
+SUITES = ("prefill", "decode", "short", "accuracy", "sharpness")
 
 
 def _median_ms(fn, reps=20, warmup=5):
@@ -177,6 +179,42 @@ def decode(rounds, q_lens=(1, 16, 64, 128, 256, 512, 1024), k_lens=(1024, 8192, 
                     q = k = v = calls = None
     torch.cuda.empty_cache()
     return rows
+
+
+def short(rounds, seqs=(256, 512, 1024, 2048, 4096), batches=(1, 4, 16)):
+    """Microseconds per call of square calls (seq_q = seq_k) too short for the kernels to pay,
+    at several batch sizes: where sageattn()'s rule should hand them to SDPA. 32 heads at d=128,
+    64 at d=64; sageattn() as it dispatches, its kernel forced, and SDPA as torch picks."""
+    rows = []
+    for d in (128, 64):
+        heads = 32 if d == 128 else 64
+        for causal in (False, True):
+            for seq in seqs:
+                for b in batches:
+                    q, k, v = (torch.randn(b, heads, seq, d, device="cuda", dtype=torch.float16) for _ in range(3))
+                    calls = {
+                        "sageattn": lambda: sageattn(q, k, v, is_causal=causal),
+                        "sage kernel": lambda: sageattn(q, k, v, is_causal=causal, sdpa_for_short_queries=False),
+                        "SDPA": _sdpa(None, q, k, v, causal),
+                    }
+                    ms = _best_of_rounds(calls, rounds)
+                    rows.append({"batch": b, "heads": heads, "d": d, "causal": causal, "seq": seq,
+                                 "us": {n: t * 1e3 if t else None for n, t in ms.items()}})
+                    q = k = v = calls = None
+    torch.cuda.empty_cache()
+    return rows
+
+
+def _print_short(rows):
+    if not rows:
+        return
+    print("\nshort: microseconds per call of square calls (32 heads at d=128, 64 at d=64); "
+          "kernel/SDPA > 1: SDPA is faster")
+    print(f"{'d':>3} {'causal':>6} {'seq':>5} {'b':>3} | {'sageattn':>10} {'sage kernel':>12} {'SDPA':>10} | kernel/SDPA")
+    for r in rows:
+        us = r["us"]
+        print(f"{r['d']:>3} {str(r['causal']):>6} {r['seq']:>5} {r['batch']:>3} | {us['sageattn']:>10.1f} "
+              f"{us['sage kernel']:>12.1f} {us['SDPA']:>10.1f} | {us['sage kernel'] / us['SDPA']:.2f}")
 
 
 def _inputs(kind, b, h, s, d):
@@ -371,6 +409,9 @@ def main(argv=None):
     if "decode" in suites:
         result["decode"] = decode(args.rounds)
         _print_decode(result["decode"])
+    if "short" in suites:
+        result["short"] = short(args.rounds)
+        _print_short(result["short"])
     if "accuracy" in suites:
         result["accuracy"] = accuracy(fp8)
         _print_accuracy(result["accuracy"])
