@@ -60,34 +60,40 @@ def _strict(strict):
 # test_api_cpu.py compare the two.
 HOPPER_PV16_MAX_QUERY_LEN = 8192
 
-# Calls with few queries against K/V (a generation loop's decode steps, speculative decoding,
-# small chunks of a prefill, cross-attention of a few latents) are bound by reading K and V:
-# sageattn's kernels read them in 16 bits to quantize them, write the INT8/FP8 copies and read
-# those again, where torch's SDPA reads them once. Up to these many queries sageattn() calls
-# torch's SDPA (exact, too); the per-path functions always run their kernel. Measured on an H100
-# with 1k-32k keys, MHA and GQA (docs/benchmarks.md, "Decode";
-# python -m sageattention.bench --suite decode): SDPA is faster up to 512 queries without a
-# mask (1.4-2x at 256), up to 128 with the causal mask; from 256 causal queries the kernel is
-# (torch's bottom-right causal SDPA is slow: 0.6x the kernel's time at 512 x 8k). Off with
+# Calls the kernels cannot make pay: few queries against K/V (a generation loop's decode steps,
+# speculative decoding, short chunks, cross-attention of a few latents) are bound by reading K and
+# V, which the kernels read three times (the 16-bit originals to quantize them, then the INT8/FP8
+# copies they wrote) and torch's SDPA once; short square calls are bound by fixed costs (two more
+# launches, the host's ~20 us, a CTA's set-up and epilogue against few key blocks). sageattn()
+# gives these to torch's SDPA, which is then faster and exact; the per-path functions always
+# run their kernel. Measured on an H100, d=64 and 128, MHA and GQA, batch 1-32
+# (docs/benchmarks.md, "Where sageattn() hands over to SDPA"; python -m sageattention.bench
+# --suite decode,short): without a mask SDPA is faster up to 1024 queries against 1k-32k keys
+# (1.07-2x, but 0.92x at 1024 x 32k GQA) and for square calls up to 2048 tokens (1.06-1.45x);
+# with the causal mask, for square calls up to 4096 tokens (1.01-2.5x) and up to 128 queries
+# against more keys (MHA only: torch repeats K and V for a bottom-right causal GQA mask, and its
+# bottom-right kernel is FA2: from 256 queries the kernel takes 0.6-0.75x its time). Off with
 # sageattn(..., sdpa_for_short_queries=False) or SAGEATTENTION_SDPA_SHORT_QUERIES=0.
-SDPA_MAX_QUERY_LEN = 512
-SDPA_MAX_CAUSAL_QUERY_LEN = 128
+SDPA_MAX_QUERY_LEN = 1024         # no mask: up to this many queries, any number of keys
+SDPA_MAX_SHORT_LEN = 2048         # no mask: queries and keys both up to this
+SDPA_MAX_CAUSAL_SHORT_LEN = 4096  # causal, as many queries as keys: up to this
+SDPA_MAX_CAUSAL_QUERY_LEN = 128   # causal, fewer queries than keys, MHA: up to this many queries
 
 
 def uses_sdpa_for_short_queries(seq_q, seq_k, is_causal, return_lse, gqa=False, sdpa_for_short_queries=None):
-    """Whether sageattn() gives a call of seq_q queries and seq_k keys to torch's SDPA by the
-    short-query rule above (gqa: fewer KV heads than query heads). Not with return_lse (SDPA
-    returns no log-sum-exp), nor for causal calls with more queries than keys (rows with no key
-    to see), nor causal GQA calls of several queries: torch has no bottom-right causal kernel for
-    GQA and repeats K and V, and the kernel is faster (0.75x SDPA's time at 16-128 x 32k)."""
+    """Whether sageattn() gives a call of seq_q queries and seq_k keys to torch's SDPA by the rule
+    above (gqa: fewer KV heads than query heads). Never with return_lse (SDPA returns no
+    log-sum-exp) nor for causal calls with more queries than keys (rows with no key to see)."""
     if sdpa_for_short_queries is None:
         sdpa_for_short_queries = os.environ.get("SAGEATTENTION_SDPA_SHORT_QUERIES", "1") not in ("0", "false",
                                                                                                "False")
     if not sdpa_for_short_queries or return_lse:
         return False
-    if is_causal and seq_q > 1:  # one query sees every key: the mask changes nothing
-        return seq_q <= SDPA_MAX_CAUSAL_QUERY_LEN and seq_q <= seq_k and not gqa
-    return seq_q <= SDPA_MAX_QUERY_LEN
+    if not is_causal or seq_q == 1:  # one query sees every key: the mask changes nothing
+        return seq_q <= SDPA_MAX_QUERY_LEN or max(seq_q, seq_k) <= SDPA_MAX_SHORT_LEN
+    if seq_q == seq_k:
+        return seq_q <= SDPA_MAX_CAUSAL_SHORT_LEN
+    return seq_q < seq_k and seq_q <= SDPA_MAX_CAUSAL_QUERY_LEN and not gqa
 
 
 def path_for_capability(major, minor, seq_q=None):
@@ -330,9 +336,9 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
     What the kernels do not cover (CPU tensors, float32, head_dim > 128, attn_mask, dropout) runs
     torch's scaled_dot_product_attention with one warning per cause, or raises with strict=True
     or SAGEATTENTION_STRICT=1.
-    sdpa_for_short_queries: calls of up to SDPA_MAX_QUERY_LEN queries (SDPA_MAX_CAUSAL_QUERY_LEN
-    with is_causal; decode steps) run torch's SDPA, faster there than quantizing K and V; False
-    keeps the kernel (default: True, or SAGEATTENTION_SDPA_SHORT_QUERIES=0 in the environment for
+    sdpa_for_short_queries: calls too short for the kernels to pay (decode steps, short prompts;
+    the rule: uses_sdpa_for_short_queries) run torch's SDPA, faster there and exact; False keeps
+    the kernel (default: True, or SAGEATTENTION_SDPA_SHORT_QUERIES=0 in the environment for
     False). Not with return_lse. Strict mode does not change this choice.
     """
     if isinstance(q, torch.Tensor) and q.is_cuda:

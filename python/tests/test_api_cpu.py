@@ -235,16 +235,21 @@ def test_fallback_causal_mask_is_bottom_right_as_the_kernels_apply_it(lq, lk):
 
 def test_short_query_rule(monkeypatch):
     rule = core.uses_sdpa_for_short_queries
-    limit, causal_limit = core.SDPA_MAX_QUERY_LEN, core.SDPA_MAX_CAUSAL_QUERY_LEN
     monkeypatch.delenv("SAGEATTENTION_SDPA_SHORT_QUERIES", raising=False)
-    assert rule(1, 32768, False, False) and rule(limit, 8192, False, False)
-    assert rule(causal_limit, 8192, True, False) and not rule(causal_limit + 1, 8192, True, False)
-    assert not rule(limit + 1, 32768, False, False)
-    assert not rule(1, 32768, False, True), "SDPA returns no log-sum-exp: the kernel does"
-    assert not rule(16, 8, True, False), "rows with no key to see: the kernel writes zeros"
+    # No mask: few queries against any keys, or a short call.
+    assert rule(1, 32768, False, False) and rule(core.SDPA_MAX_QUERY_LEN, 32768, False, False)
+    assert not rule(core.SDPA_MAX_QUERY_LEN + 1, 32768, False, False)
+    assert rule(core.SDPA_MAX_SHORT_LEN, core.SDPA_MAX_SHORT_LEN, False, False)
+    assert not rule(core.SDPA_MAX_SHORT_LEN, core.SDPA_MAX_SHORT_LEN + 1, False, False)
+    # Causal: square calls up to their limit; fewer queries than keys only few and MHA.
+    assert rule(core.SDPA_MAX_CAUSAL_SHORT_LEN, core.SDPA_MAX_CAUSAL_SHORT_LEN, True, False)
+    assert not rule(2 * core.SDPA_MAX_CAUSAL_SHORT_LEN, 2 * core.SDPA_MAX_CAUSAL_SHORT_LEN, True, False)
+    limit = core.SDPA_MAX_CAUSAL_QUERY_LEN
+    assert rule(limit, 8192, True, False) and not rule(limit + 1, 8192, True, False)
     assert not rule(16, 8192, True, False, gqa=True), "torch repeats K and V for causal GQA"
     assert rule(1, 8192, True, False, gqa=True), "one query: the causal mask changes nothing"
-    assert rule(16, 8192, False, False, gqa=True)
+    assert not rule(16, 8, True, False), "rows with no key to see: the kernel writes zeros"
+    assert not rule(1, 32768, False, True), "SDPA returns no log-sum-exp: the kernel does"
     assert not rule(1, 32768, False, False, sdpa_for_short_queries=False)
     monkeypatch.setenv("SAGEATTENTION_SDPA_SHORT_QUERIES", "0")
     assert not rule(1, 32768, False, False)

@@ -13,8 +13,14 @@ import sageattention
 from sageattention import sageattn
 
 pytestmark = pytest.mark.gpu
+def sageattn_kernel(*args, **kwargs):
+    """sageattn() with its kernels also for calls it would hand to SDPA (too short to pay): the
+    tests below are about the kernels; the hand-over has its own tests."""
+    return sageattn(*args, sdpa_for_short_queries=False, **kwargs)
+
+
 PATHS = {
-    "auto": sageattn,
+    "auto": sageattn_kernel,
     "fp16": sageattention.sageattn_qk_int8_pv_fp16_cuda,
     "fp8": sageattention.sageattn_qk_int8_pv_fp8_cuda,
     "fp8_sm90": sageattention.sageattn_qk_int8_pv_fp8_cuda_sm90,
@@ -71,7 +77,7 @@ def test_accuracy_against_float32_sdpa(path, layout, dtype, causal, outlier):
 @pytest.mark.parametrize("d", [40, 64, 96, 128])
 def test_head_dims_are_padded_up(d):
     q, k, v = make(1, 4, 4, 130, 257, d, torch.float16, "HND")
-    out = sageattn(q, k, v)
+    out = sageattn_kernel(q, k, v)
     assert out.shape == q.shape
     check(out, reference(q, k, v, "HND", False), "auto")
 
@@ -109,6 +115,18 @@ def test_short_queries_run_sdpa_unless_told_not_to(lq, causal, hk):
     check(sageattn(q, k, v, is_causal=causal, sdpa_for_short_queries=False), ref, "auto")
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("hk", [8, 2])
+@pytest.mark.parametrize("layout", ["HND", "NHD"])
+def test_short_square_calls_run_sdpa(causal, hk, layout):
+    q, k, v = make(2, 8, hk, 700, 700, 128, torch.bfloat16, layout, outlier=True)
+    ref = reference(q, k, v, layout, causal)
+    out = sageattn(q, k, v, tensor_layout=layout, is_causal=causal)
+    assert out.shape == q.shape and out.dtype == q.dtype
+    torch.testing.assert_close(out.float(), ref, atol=1e-2, rtol=1e-2)  # bf16's rounding of O
+    check(sageattn_kernel(q, k, v, tensor_layout=layout, is_causal=causal), ref, "auto")
+
+
 def test_short_causal_gqa_queries_keep_the_kernel():
     q, k, v = make(2, 8, 2, 16, 1000, 128, torch.float16, "HND")
     out = sageattn(q, k, v, is_causal=True)
@@ -134,7 +152,7 @@ def test_large_head_dim_falls_back_with_a_warning():
 def test_torch_compile_fullgraph():
     class Block(torch.nn.Module):
         def forward(self, q, k, v):
-            return sageattn(q, k, v, is_causal=True) * 2
+            return sageattn_kernel(q, k, v, is_causal=True) * 2
     q, k, v = make(1, 4, 4, 256, 256, 64, torch.float16, "HND")
     compiled = torch.compile(Block(), fullgraph=True)
     out = compiled(q, k, v)
@@ -143,10 +161,10 @@ def test_torch_compile_fullgraph():
 
 def test_cuda_graph_capture_and_replay():
     q, k, v = make(1, 4, 4, 256, 256, 128, torch.bfloat16, "HND")
-    sageattn(q, k, v)  # warm up outside the capture (library load, kernel attributes)
+    sageattn_kernel(q, k, v)  # warm up outside the capture (library load, kernel attributes)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        out = sageattn(q, k, v)
+        out = sageattn_kernel(q, k, v)
     for _ in range(2):
         q.copy_(torch.randn_like(q))
         graph.replay()
@@ -159,7 +177,7 @@ def test_non_default_stream():
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        out = sageattn(q, k, v)
+        out = sageattn_kernel(q, k, v)
     torch.cuda.current_stream().wait_stream(stream)
     check(out, reference(q, k, v, "HND", False), "auto")
 
@@ -167,5 +185,5 @@ def test_non_default_stream():
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
 def test_second_device():
     q, k, v = (t.to("cuda:1") for t in make(1, 4, 4, 128, 128, 64, torch.float16, "HND"))
-    out = sageattn(q, k, v)
+    out = sageattn_kernel(q, k, v)
     assert out.device == q.device
