@@ -92,8 +92,8 @@ Status attention(const Params& params, void* workspace, std::size_t workspace_si
                  cudaStream_t stream);
 
 // Query lengths up to which Hopper takes the 16-bit P·V wgmma kernel (fp16_sm90) rather than
-// the FP8 one: it meets the rel-L1 ≤ 0.03 bar that FP8 P·V misses (0.04, docs/kernels.md), and
-// up to 8k it costs at most a few percent end to end (none up to 4k: V needs no quantization).
+// the FP8 one: it meets the rel-L1 ≤ 0.03 bar that FP8 P·V misses (0.04, docs/kernels.md); at
+// 4k-8k query rows that costs 4-11% end to end on an H100 (docs/benchmarks.md).
 // The Python package's HOPPER_PV16_MAX_QUERY_LEN is the same number (a CPU test checks).
 inline constexpr int kHopperPv16MaxQueryLen = 8192;
 
