@@ -130,6 +130,26 @@ class _CudnnFp8:
                 "cuDNN FP8+quant": both}
 
 
+def _as_us(ms):
+    return {n: t * 1e3 if t else None for n, t in ms.items()}
+
+
+def _dispatch_calls(q, k, v, causal):
+    """sageattn() as it dispatches, its kernel forced, and SDPA as torch picks: the short-call
+    suites' common columns."""
+    return {"sageattn": lambda: sageattn(q, k, v, is_causal=causal),
+            "sage kernel": lambda: sageattn(q, k, v, is_causal=causal, sdpa_for_short_queries=False),
+            "SDPA": _sdpa(None, q, k, v, causal)}
+
+
+def _exact_and_fp8_peers(fp8, d):
+    """SDPA cuDNN (fp16) and, when measurable, cuDNN FP8, as (q, k, v) -> O, non-causal."""
+    peers = {"SDPA cuDNN": lambda q, k, v: _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, False)()}
+    if fp8.why is None:
+        peers["cuDNN FP8"] = lambda q, k, v: _cudnn_fp8.attention_fp16(q, k, v, False, 1 / math.sqrt(d))
+    return peers
+
+
 def prefill(seqs, head_dims, rounds, fp8):
     rows = []
     for d in head_dims:
@@ -166,16 +186,14 @@ def decode(rounds, q_lens=(1, 16, 64, 128, 256, 512, 1024), k_lens=(1024, 8192, 
                     q = torch.randn(b, hq, lq, d, device="cuda", dtype=torch.float16)
                     k, v = (torch.randn(b, hk, lk, d, device="cuda", dtype=torch.float16) for _ in range(2))
                     calls = {
-                        "sageattn": lambda: sageattn(q, k, v, is_causal=causal),
-                        "sage kernel": lambda: sageattn(q, k, v, is_causal=causal, sdpa_for_short_queries=False),
-                        "SDPA": _sdpa(None, q, k, v, causal),
+                        **_dispatch_calls(q, k, v, causal),
                         "SDPA flash": _sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
                         "SDPA efficient": _sdpa(SDPBackend.EFFICIENT_ATTENTION, q, k, v, causal),
                         "SDPA cuDNN": _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
                     }
                     ms = _best_of_rounds(calls, rounds)
                     rows.append({"batch": b, "heads_q": hq, "heads_kv": hk, "d": d, "causal": causal,
-                                 "seq_q": lq, "seq_k": lk, "us": {n: t * 1e3 if t else None for n, t in ms.items()}})
+                                 "seq_q": lq, "seq_k": lk, "us": _as_us(ms)})
                     q = k = v = calls = None
     torch.cuda.empty_cache()
     return rows
@@ -192,14 +210,10 @@ def short(rounds, seqs=(256, 512, 1024, 2048, 4096), batches=(1, 4, 16)):
             for seq in seqs:
                 for b in batches:
                     q, k, v = (torch.randn(b, heads, seq, d, device="cuda", dtype=torch.float16) for _ in range(3))
-                    calls = {
-                        "sageattn": lambda: sageattn(q, k, v, is_causal=causal),
-                        "sage kernel": lambda: sageattn(q, k, v, is_causal=causal, sdpa_for_short_queries=False),
-                        "SDPA": _sdpa(None, q, k, v, causal),
-                    }
+                    calls = _dispatch_calls(q, k, v, causal)
                     ms = _best_of_rounds(calls, rounds)
                     rows.append({"batch": b, "heads": heads, "d": d, "causal": causal, "seq": seq,
-                                 "us": {n: t * 1e3 if t else None for n, t in ms.items()}})
+                                 "us": _as_us(ms)})
                     q = k = v = calls = None
     torch.cuda.empty_cache()
     return rows
@@ -229,10 +243,7 @@ def _inputs(kind, b, h, s, d):
 
 def accuracy(fp8, seq=2048, b=1, h=8, d=128):
     """{input kind: {method: {"cosine", "rel_l1"}}} against float64 attention of the fp16 inputs."""
-    methods = {"sageattn": sageattn, **_path_functions(),
-               "SDPA cuDNN": lambda q, k, v: _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, False)()}
-    if fp8.why is None:
-        methods["cuDNN FP8"] = lambda q, k, v: _cudnn_fp8.attention_fp16(q, k, v, False, 1 / math.sqrt(d))
+    methods = {"sageattn": sageattn, **_path_functions(), **_exact_and_fp8_peers(fp8, d)}
     table = {}
     for kind in ("gaussian", "k_outliers", "sharp"):
         q, k, v = _inputs(kind, b, h, seq, d)
@@ -253,9 +264,7 @@ def sharpness(fp8, scales=(1, 2, 4, 6, 8, 12, 16, 24, 32, 64, 128, 300), seq=102
     gran = {"sageattn": lambda q, k, v: sageattn(q, k, v, sdpa_for_short_queries=False),
             "per_block Q": lambda q, k, v: sageattn_qk_int8_pv_fp16_cuda(q, k, v, qk_quant_gran="per_block"),
             "sage fp8-PV": _path_functions()["sage fp8-PV"],
-            "SDPA cuDNN": lambda q, k, v: _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, False)()}
-    if fp8.why is None:
-        gran["cuDNN FP8"] = lambda q, k, v: _cudnn_fp8.attention_fp16(q, k, v, False, 1 / math.sqrt(d))
+            **_exact_and_fp8_peers(fp8, d)}
     rows = []
     g = torch.Generator(device="cuda").manual_seed(1)
     for a in scales:

@@ -64,16 +64,15 @@ HOPPER_PV16_MAX_QUERY_LEN = 8192
 # speculative decoding, short chunks, cross-attention of a few latents) are bound by reading K and
 # V, which the kernels read three times (the 16-bit originals to quantize them, then the INT8/FP8
 # copies they wrote) and torch's SDPA once; short square calls are bound by fixed costs (two more
-# launches, the host's ~20 us, a CTA's set-up and epilogue against few key blocks). sageattn()
-# gives these to torch's SDPA, which is then faster and exact; the per-path functions always
-# run their kernel. Measured on an H100, d=64 and 128, MHA and GQA, batch 1-32
-# (docs/benchmarks.md, "Where sageattn() hands over to SDPA"; python -m sageattention.bench
-# --suite decode,short): without a mask SDPA is faster up to 1024 queries against 1k-32k keys
-# (1.07-2x, but 0.92x at 1024 x 32k GQA) and for square calls up to 2048 tokens (1.06-1.45x);
-# with the causal mask, for square calls up to 4096 tokens (1.01-2.5x) and up to 128 queries
-# against more keys (MHA only: torch repeats K and V for a bottom-right causal GQA mask, and its
-# bottom-right kernel is FA2: from 256 queries the kernel takes 0.6-0.75x its time). Off with
-# sageattn(..., sdpa_for_short_queries=False) or SAGEATTENTION_SDPA_SHORT_QUERIES=0.
+# launches, more host time, a CTA's set-up and epilogue against few key blocks). sageattn() gives
+# these to torch's SDPA, which is then faster and exact; the per-path functions always run their
+# kernel. The limits below are where an H100 measures the kernel slower, d=64 and 128, MHA and
+# GQA, batch 1-32 (docs/benchmarks.md, "Where sageattn() hands over to SDPA" and "Decode", with
+# the figures; python -m sageattention.bench --suite decode,short). Causal calls of more than one
+# query against more keys go to SDPA only when few and MHA: torch repeats K and V for a
+# bottom-right causal GQA mask, and its bottom-right kernel is FA2, slower than the kernel from
+# 256 queries. Off with sageattn(..., sdpa_for_short_queries=False) or
+# SAGEATTENTION_SDPA_SHORT_QUERIES=0.
 SDPA_MAX_QUERY_LEN = 1024         # no mask: up to this many queries, any number of keys
 SDPA_MAX_SHORT_LEN = 2048         # no mask: queries and keys both up to this
 SDPA_MAX_CAUSAL_SHORT_LEN = 4096  # causal, as many queries as keys: up to this
@@ -192,6 +191,11 @@ def _fallback_reason(q, attn_mask, dropout_p):
     return None
 
 
+def _bottom_right_mask(lq, lk, device):
+    """The causal mask as the kernels align it: query i sees keys j <= i + lk - lq."""
+    return torch.ones(lq, lk, dtype=torch.bool, device=device).tril(lk - lq)
+
+
 def _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p):
     if tensor_layout == "NHD":
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
@@ -211,8 +215,7 @@ def _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dr
         scale = sm_scale if sm_scale is not None else 1 / math.sqrt(q.shape[-1])
         s = qf @ kf.transpose(-1, -2) * scale
         if is_causal:
-            mask = torch.ones(lq, lk, dtype=torch.bool, device=s.device).tril(lk - lq)
-            s = s.masked_fill(~mask, float("-inf"))
+            s = s.masked_fill(~_bottom_right_mask(lq, lk, s.device), float("-inf"))
         lse = torch.logsumexp(s, dim=-1)
         o = (torch.softmax(s, dim=-1).nan_to_num(0.0) @ vf).to(q.dtype)
     else:
@@ -220,7 +223,7 @@ def _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dr
             if lq == 1:
                 pass  # one query sees every key
             elif torch.compiler.is_compiling():  # Dynamo does not trace torch's CausalBias
-                attn_mask = torch.ones(lq, lk, dtype=torch.bool, device=q.device).tril(lk - lq)
+                attn_mask = _bottom_right_mask(lq, lk, q.device)
             else:  # lets SDPA pick a kernel that applies the mask itself
                 attn_mask = causal_lower_right(lq, lk)
             is_causal = False
