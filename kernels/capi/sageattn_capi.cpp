@@ -9,7 +9,10 @@
 
 extern "C" {
 
-// Mirrored field by field in kernels/tests/sageattn_ctypes.py.
+// Mirrored field by field in kernels/tests/sageattn_ctypes.py. Varlen calls (sageattn.h: Varlen)
+// set cu_seqlens_q and cu_seqlens_k (device int32 offsets, both or neither), total_q and total_k;
+// q/k/v/o are then [total, heads, head_dim] views with strides (0, head, row), and batch counts
+// the sequences.
 struct SageCapiParams {
   int dtype, batch, heads_q, heads_kv, qo_len, kv_len, head_dim;
   const void* q;
@@ -24,6 +27,9 @@ struct SageCapiParams {
   int causal;
   float sm_scale;
   int pv_path, q_granularity, k_granularity, smooth_k;
+  const int* cu_seqlens_q;
+  const int* cu_seqlens_k;
+  int total_q, total_k;
 };
 
 }  // extern "C"
@@ -52,6 +58,10 @@ sageattn::Params convert(const SageCapiParams& c) {
   p.k_granularity =
       c.k_granularity == 0 ? sageattn::Granularity::per_block : sageattn::Granularity::per_warp;
   p.smooth_k = c.smooth_k != 0;
+  p.varlen.cu_seqlens_q = c.cu_seqlens_q;
+  p.varlen.cu_seqlens_k = c.cu_seqlens_k;
+  p.varlen.total_q = c.total_q;
+  p.varlen.total_k = c.total_k;
   return p;
 }
 

@@ -152,6 +152,7 @@ Status validate(const Params& p) {
        {std::pair{"q", p.q}, std::pair{"k", p.k}, std::pair{"v", p.v}, std::pair{"o", p.o}}) {
     if (Status s = check_view(name, view); !s.ok) return s;
   }
+  if (Status s = detail::check_varlen(p); !s.ok) return s;
   if (!(p.sm_scale >= 0.f) || !std::isfinite(p.sm_scale)) {
     return Status::error(
         "sageattn: sm_scale must be a finite non-negative number (0 = 1/sqrt(head_dim))");

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "attention_launch.h"
+#include "attention_sequence.cuh"
 #include "device_primitives.cuh"
 #include "epilogue.cuh"
 #include "quantize_q.cuh"
@@ -103,7 +104,9 @@ __device__ __forceinline__ void copy_tile_async(unsigned char* tile, int tid, Co
   }
 }
 
-template <int D, PvPath PATH, typename VT>
+// kVarlen: a packed batch of sequences (sageattn.h: Varlen); a separate instantiation, so that
+// dense calls keep the call's lengths in kernel parameters (attention_sequence.cuh).
+template <int D, PvPath PATH, typename VT, bool kVarlen>
 __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a) {
   using Cfg = AttentionConfig<D, PATH, VT>;
   constexpr int kMTiles = Cfg::kMTiles;
@@ -118,23 +121,24 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   const int kv_head = head / (a.heads_q / a.heads_kv);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int m0 = m_block * Cfg::kCtaRows;
+  const AttentionSequence<kVarlen> seq(a, batch, kv_head);
+  if (m0 >= seq.q_len) return;  // a varlen sequence shorter than the grid's tiles
   const int warp_row0 = m0 + warp * Cfg::kRowsPerWarp;  // row of this warp's m-tile 0
-  const int causal_offset = a.kv_len - a.qo_len;        // bottom-right alignment
+  const int causal_offset = seq.kv_len - seq.q_len;     // bottom-right alignment
 
-  int n_blocks = a.kv_pad / kBlockN;
+  int n_blocks = (seq.kv_len + kBlockN - 1) / kBlockN;
   if (a.causal) {
-    const int last_key = min(m0 + Cfg::kCtaRows, a.q_pad) - 1 + causal_offset;
+    const int q_pad = (seq.q_len + kBlockM - 1) / kBlockM * kBlockM;
+    const int last_key = min(m0 + Cfg::kCtaRows, q_pad) - 1 + causal_offset;
     n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
   }
 
-  const std::int64_t q_head = static_cast<std::int64_t>(batch) * a.heads_q + head;
-  const std::int64_t k_head = static_cast<std::int64_t>(batch) * a.heads_kv + kv_head;
-  const std::int8_t* k_base = a.k + k_head * a.kv_pad * D;
+  const std::int8_t* k_base = a.k + seq.ws_row0(a) * D;
 
   // Q: this warp's rows of the caller's 16-bit Q, requested first (quantize_q.cuh), quantized
   // into the Q tile once the first K and V tiles are on their way.
   uint4 q_raw[kQLoads<D, Cfg::kRowsPerWarp>];
-  load_q_rows<D, Cfg::kRowsPerWarp>(a, batch, head, warp_row0, lane, q_raw);
+  load_q_rows<D, Cfg::kRowsPerWarp>(a, seq, head, warp_row0, lane, q_raw);
 
   // ---- asynchronous tile loads (16-byte chunks, swizzled) ----
   auto load_kv = [&](int block, int stage) {
@@ -146,16 +150,18 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
         });
     unsigned char* sv = s_v + stage * Cfg::kVBytes;
     if constexpr (PATH == PvPath::fp8) {
-      const std::uint8_t* v_base = a.v_fp8 + k_head * D * a.kv_pad + n0;
+      const std::uint8_t* v_base =
+          a.v_fp8 + static_cast<std::int64_t>(seq.unit) * D * a.unit_rows + seq.unit_row0 + n0;
       copy_tile_async<kBlockN, D>(sv, tid, [&](int row, int chunk, unsigned char* dst) {
-        device::cp_async_16(dst, v_base + static_cast<std::int64_t>(row) * a.kv_pad + chunk * 16,
+        device::cp_async_16(dst, v_base + static_cast<std::int64_t>(row) * a.unit_rows + chunk * 16,
                             true);
       });
     } else {
-      const VT* v_base = static_cast<const VT*>(a.v) + batch * a.v_sb + kv_head * a.v_sh;
+      const VT* v_base = static_cast<const VT*>(a.v) + seq.b * a.v_sb + kv_head * a.v_sh +
+                         static_cast<std::int64_t>(seq.kv_start) * a.v_ss;
       copy_tile_async<D * 2, kBlockN>(sv, tid, [&](int row, int chunk, unsigned char* dst) {
         const int key = n0 + row;
-        const bool valid = key < a.kv_len;
+        const bool valid = key < seq.kv_len;
         device::cp_async_16(
             dst, v_base + static_cast<std::int64_t>(valid ? key : 0) * a.v_ss + chunk * 8, valid);
       });
@@ -174,7 +180,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
                              warp % kWarpsPerBlock};
   float q_scale[kMTiles];  // per m-tile (16 rows, the per_warp granularity)
   quantize_q_rows<D, Cfg::kRowsPerWarp>(
-      a, k_head, warp_row0, lane, q_raw, q_target, [] { __syncthreads(); }, q_scale);
+      a, seq, warp_row0, lane, q_raw, q_target, [] { __syncthreads(); }, q_scale);
 
   float o[kMTiles][Cfg::kDTiles][4];
   float row_max[kMTiles][2], row_sum[kMTiles][2];
@@ -186,7 +192,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     row_max[mt][0] = row_max[mt][1] = -INFINITY;
     row_sum[mt][0] = row_sum[mt][1] = 0.f;
   }
-  const float* k_scales = a.k_scale + k_head * (a.kv_pad / a.k_rows);
+  const float* k_scales = seq.k_scales(a);
   // k_rows is 16 or kBlockM (a power of two): a shift, not kNTiles integer divisions per key
   // block (the same change in the Hopper kernel: kernels/NOTES.md, sm90-kscale-shift).
   const int k_shift = __ffs(a.k_rows) - 1;
@@ -256,7 +262,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 #pragma unroll
     for (int i = 0; i < kGroups; ++i)
       k_scale[i] = k_scales[(n0 + 16 * i) >> k_shift];
-    const bool partial = n0 + kBlockN > a.kv_len;
+    const bool partial = n0 + kBlockN > seq.kv_len;
     const bool diagonal = a.causal && n0 + kBlockN - 1 > m0 + causal_offset;
     const bool masked = partial || diagonal;
     // P (×448 on the fp8 path) packed as the P·V mma's A fragments, m-tile by m-tile as soon as
@@ -277,7 +283,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       auto visible = [&](int j, int e) {
         const int key = n0 + j * 8 + 2 * t + (e & 1);
         const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
-        return key < a.kv_len && !(a.causal && key > row + causal_offset);
+        return key < seq.kv_len && !(a.causal && key > row + causal_offset);
       };
       float bias[2][kGroups];
       bool rescale_any = false;  // with kMaxHeadroom: whether a row's subtracted max moved
@@ -429,8 +435,8 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       // through the read-only path, which tells the compiler that the stores of O cannot change
       // it: with a plain load each waited for the stores before it, one round trip per column
       // tile (kernels/NOTES.md, the Hopper kernel's sm90-epilogue-factors-early).
-      const float2 amax =
-          __ldg(reinterpret_cast<const float2*>(a.v_amax + k_head * D + dt * 8 + 2 * t));
+      const float2 amax = __ldg(reinterpret_cast<const float2*>(
+          a.v_amax + static_cast<std::int64_t>(seq.stats) * D + dt * 8 + 2 * t));
       col_scale[dt] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
     }
   }
@@ -445,24 +451,23 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      write_output_row<Cfg::kDTiles>(
-          a, batch, head, warp_row0 + 16 * mt + g + r * 8, t, [&](int dt) {
-            return make_float2(o[mt][dt][2 * r] * col_scale[dt].x * inv[r],
-                               o[mt][dt][2 * r + 1] * col_scale[dt].y * inv[r]);
-          });
+      write_output_row<Cfg::kDTiles>(a, seq, head, warp_row0 + 16 * mt + g + r * 8, t, [&](int dt) {
+        return make_float2(o[mt][dt][2 * r] * col_scale[dt].x * inv[r],
+                           o[mt][dt][2 * r + 1] * col_scale[dt].y * inv[r]);
+      });
     }
     if (a.lse != nullptr && t == 0) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int row = warp_row0 + 16 * mt + g + r * 8;
-        if (row >= a.qo_len) continue;
+        if (row >= seq.q_len) continue;
         constexpr float kLn2 = 0.6931471805599453f;
         float value = -INFINITY;
         if (row_sum[mt][r] > 0.f) {
           value = (row_max[mt][r] + __log2f(row_sum[mt][r]) - Cfg::kLog2PScale) * kLn2;
           if (a.k_sum != nullptr) value += row_km[16 * mt + g + r * 8];
         }
-        a.lse[q_head * a.qo_len + row] = value;
+        a.lse[seq.lse_row(a, head, row)] = kVarlen && seq.invalid ? NAN : value;
       }
     }
   }
@@ -471,7 +476,8 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 template <int D, PvPath PATH, typename VT>
 cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream) {
   using Cfg = AttentionConfig<D, PATH, VT>;
-  auto kernel = attention_kernel<D, PATH, VT>;
+  auto kernel = args.cu_q != nullptr ? attention_kernel<D, PATH, VT, true>
+                                     : attention_kernel<D, PATH, VT, false>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Cfg::kSmemBytes)) {
     return e;

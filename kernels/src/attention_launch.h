@@ -21,33 +21,42 @@ struct AttentionArgs {
   void* o;
   std::int64_t o_sb, o_sh, o_ss;
   bool o_bf16;
-  float* lse;
+  float* lse;  // [B, Hq, qo_len]; varlen: [Hq, total_q]
   int heads_q, heads_kv, qo_len, kv_len, q_pad, kv_pad, q_rows, k_rows;
+  // The workspace's K/V units (workspace.h): rows per unit, and units per batch (0: varlen).
+  int unit_rows, unit_scales, unit_batch_stride;
   bool causal;
+  // Varlen calls (sageattn.h: Varlen; else null): the sequences' offsets, the tensors' rows,
+  // and the first sequence of this launch (batch_slice), which the kernels add to blockIdx.z.
+  const std::int32_t* cu_q;
+  const std::int32_t* cu_k;
+  int total_q, total_k, seq0;
   // Q, which the kernels quantize themselves (quantize_q.cuh): the caller's 16-bit Q,
   // sm_scale·log2(e) for its scales, and, for the LSE with smoothing, K's column sums (k_sum,
-  // else null) with 1 / kv_len and sm_scale for sm_scale·(q · mean(K)).
+  // else null) and sm_scale for sm_scale·(q · mean(K)).
   const void* q16;
   std::int64_t q_sb, q_sh, q_ss;
   float q_scale_mult;
   const float* k_sum;
-  float inv_kv_len, sm_scale;
+  float inv_kv_len, sm_scale;  // inv_kv_len: 1 / kv_len (dense calls)
 };
 
 // The kernels' arguments for a call: its tensors, the workspace's arrays (laid out by
 // layout_workspace) and the resolved sm_scale.
 inline AttentionArgs attention_args(const Params& p, const Workspace& w, float sm_scale) {
+  const bool varlen = p.is_varlen();
   AttentionArgs a{};
   a.k = w.k;
   a.k_scale = w.k_scale;
   a.v_fp8 = uses_fp8_v(p.pv_path) ? w.v : nullptr;  // else its region is empty
   a.v_amax = w.v_amax;
   a.v = p.v.data;
-  a.v_sb = p.v.stride_batch;
+  // A varlen call's sequences lie along the rows: no batch stride (sequence.h adds the rows).
+  a.v_sb = varlen ? 0 : p.v.stride_batch;
   a.v_sh = p.v.stride_head;
   a.v_ss = p.v.stride_seq;
   a.o = const_cast<void*>(p.o.data);
-  a.o_sb = p.o.stride_batch;
+  a.o_sb = varlen ? 0 : p.o.stride_batch;
   a.o_sh = p.o.stride_head;
   a.o_ss = p.o.stride_seq;
   a.o_bf16 = p.dtype == DType::bf16;
@@ -60,9 +69,17 @@ inline AttentionArgs attention_args(const Params& p, const Workspace& w, float s
   a.kv_pad = w.kv_pad;
   a.q_rows = w.q_rows;
   a.k_rows = w.k_rows;
+  a.unit_rows = w.unit_rows;
+  a.unit_scales = w.unit_scales;
+  a.unit_batch_stride = w.unit_batch_stride;
   a.causal = p.causal;
+  a.cu_q = p.varlen.cu_seqlens_q;
+  a.cu_k = p.varlen.cu_seqlens_k;
+  a.total_q = p.varlen.total_q;
+  a.total_k = p.varlen.total_k;
+  a.seq0 = 0;
   a.q16 = p.q.data;
-  a.q_sb = p.q.stride_batch;
+  a.q_sb = varlen ? 0 : p.q.stride_batch;
   a.q_sh = p.q.stride_head;
   a.q_ss = p.q.stride_seq;
   a.q_scale_mult = sm_scale * kLog2e;  // the softmax works in exp2
@@ -78,19 +95,26 @@ inline AttentionArgs attention_args(const Params& p, const Workspace& w, float s
 inline constexpr int kMaxGridBatch = 65535;
 static_assert(kMaxQueryHeads == 65535, "the grid's y dimension holds the query heads");
 
-// The arguments for batches first_batch, first_batch + 1, ... of `a`: every pointer moved to
-// first_batch, so that a launch whose grid covers only those batches indexes them from zero.
-// (The caller's tensors and every workspace array are batch-major: [B, ...].)
+// The arguments for batches first_batch, first_batch + 1, ... of `a`, so that a launch whose
+// grid covers only those batches indexes them from zero. Dense calls: every pointer moved to
+// first_batch (the caller's tensors and every workspace array are batch-major: [B, ...]).
+// Varlen calls: nothing moves (the sequences' rows come from their offsets, and the workspace's
+// units are KV heads); the kernels count sequences from seq0.
 inline AttentionArgs batch_slice(const AttentionArgs& a, int first_batch, int head_dim) {
-  const std::int64_t b = first_batch;
-  const std::int64_t units = b * a.heads_kv;  // (batch, KV head) pairs before the slice
-  const auto move = [](auto* p, std::int64_t elements) { return p == nullptr ? p : p + elements; };
   AttentionArgs s = a;
-  s.k = move(a.k, units * a.kv_pad * head_dim);
-  s.k_scale = move(a.k_scale, units * (a.kv_pad / a.k_rows));
-  s.v_fp8 = move(a.v_fp8, units * head_dim * a.kv_pad);
-  s.v_amax = move(a.v_amax, units * head_dim);
-  s.k_sum = move(a.k_sum, units * head_dim);
+  if (a.cu_q != nullptr) {
+    s.seq0 = a.seq0 + first_batch;
+    return s;
+  }
+  const std::int64_t b = first_batch;
+  const std::int64_t units = b * a.unit_batch_stride;  // (batch, KV head) pairs before the slice
+  const std::int64_t sequences = b * a.heads_kv;       // statistics are per (batch, KV head)
+  const auto move = [](auto* p, std::int64_t elements) { return p == nullptr ? p : p + elements; };
+  s.k = move(a.k, units * a.unit_rows * head_dim);
+  s.k_scale = move(a.k_scale, units * a.unit_scales);
+  s.v_fp8 = move(a.v_fp8, units * head_dim * a.unit_rows);
+  s.v_amax = move(a.v_amax, sequences * head_dim);
+  s.k_sum = move(a.k_sum, sequences * head_dim);
   // The caller's tensors, 16-bit elements with their own batch strides.
   s.v = move(static_cast<const std::uint16_t*>(a.v), b * a.v_sb);
   s.q16 = move(static_cast<const std::uint16_t*>(a.q16), b * a.q_sb);

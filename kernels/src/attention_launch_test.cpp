@@ -82,7 +82,8 @@ TEST_CASE("a batch slice moves every array to its first batch", "[launch]") {
       CHECK(bytes(last.o) - bytes(o.data()) == 2 * 4 * 8000);
       CHECK(last.lse - lse.data() == 4 * p.heads_q * p.qo_len);
       // Nothing else changes.
-      CHECK(last.kv_pad == a.kv_pad);
+      CHECK(last.unit_rows == a.unit_rows);
+      CHECK(last.seq0 == 0);
       CHECK(last.heads_q == a.heads_q);
     }
   }
@@ -96,6 +97,31 @@ TEST_CASE("a slice of a call without an LSE or K's sums has none either", "[laun
   CHECK(s.lse == nullptr);
   CHECK(s.k_sum == nullptr);  // only the LSE with smoothing reads K's sums
   CHECK(s.v_fp8 == nullptr);  // 16-bit P·V: no FP8 V
+}
+
+TEST_CASE("a varlen call's slices move no pointer: the kernels count sequences from seq0",
+          "[launch]") {
+  // The sequences' rows come from their offsets and the workspace's units are KV heads, so a
+  // slice of sequences reads everything where the whole call would.
+  Params p = call_shape(PvPath::fp8_sm90, 128);
+  static const std::int32_t offsets[6] = {};
+  p.varlen = {offsets, offsets, 500, 1500};
+  std::vector<unsigned char> memory(layout_workspace(p, nullptr).total);
+  std::vector<std::uint16_t> q(1), kv(1), o(1);
+  std::vector<float> lse(1);
+  p.q = {q.data(), 0, 128, 6 * 128};
+  p.k = p.v = {kv.data(), 0, 128, 3 * 128};
+  p.o = {o.data(), 0, 128, 6 * 128};
+  p.lse = lse.data();
+  p.smooth_k = true;
+  const AttentionArgs a = attention_args(p, layout_workspace(p, memory.data()), 0.125f);
+  CHECK(a.q_sb == 0);  // packed rows: no batch stride
+  CHECK(a.unit_batch_stride == 0);
+  const AttentionArgs s = batch_slice(batch_slice(a, 2, 128), 1, 128);
+  CHECK(s.seq0 == 3);
+  CHECK((s.k == a.k && s.k_scale == a.k_scale && s.v_fp8 == a.v_fp8 && s.v_amax == a.v_amax &&
+         s.k_sum == a.k_sum && s.q16 == a.q16 && s.o == a.o && s.v == a.v && s.lse == a.lse &&
+         s.cu_q == a.cu_q && s.cu_k == a.cu_k));
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ struct Residency {
   bool cooperative = false;
 };
 
-template <typename T, int D>
+template <typename T, int D, bool kVarlen>
 cudaError_t residency(Residency* r) {
   // Packed as valid(1) | cooperative(1) | dram_gbps(16) | fused(16) | plain(16) bits.
   static std::atomic<std::uint64_t> cached[64] = {};
@@ -92,8 +92,8 @@ cudaError_t residency(Residency* r) {
   }
   // More than the 48 KB of shared memory a kernel gets without asking.
   for (const auto& [kernel, bytes, count] :
-       {std::tuple{quantize_kernel<T, D>, kSmemBytes<D>, &plain},
-        std::tuple{fused_quantize_kernel<T, D>, kFusedSmemBytes<D>, &fused}}) {
+       {std::tuple{quantize_kernel<T, D, kVarlen>, kSmemBytes<D>, &plain},
+        std::tuple{fused_quantize_kernel<T, D, kVarlen>, kFusedSmemBytes<D>, &fused}}) {
     if (cudaError_t e =
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)) {
       return e;
@@ -150,14 +150,20 @@ int gap_tenths() {
 template <int D>
 JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   JobPlan plan{};
-  plan.k = {p.k.data, p.k.stride_batch, p.k.stride_head, p.k.stride_seq};
-  plan.v = {p.v.data, p.v.stride_batch, p.v.stride_head, p.v.stride_seq};
+  // A varlen call's sequences lie along the rows: no batch stride (UnitSequence adds the rows).
+  const bool varlen = p.is_varlen();
+  plan.k = {p.k.data, varlen ? 0 : p.k.stride_batch, p.k.stride_head, p.k.stride_seq};
+  plan.v = {p.v.data, varlen ? 0 : p.v.stride_batch, p.v.stride_head, p.v.stride_seq};
   plan.w = w;
   plan.heads_kv = p.heads_kv;
   plan.kv_len = p.kv_len;
+  plan.cu_k = p.varlen.cu_seqlens_k;
+  plan.total_k = p.varlen.total_k;
   plan.units = p.batch * p.heads_kv;
   plan.smooth_k = p.smooth_k;
   plan.fp8 = uses_fp8_v(p.pv_path);
+  // Per unit, for the longest sequence: in a varlen call, a shorter sequence's jobs past its
+  // region (sequence.h) find no rows and write nothing.
   plan.kv_jobs = (w.kv_pad + kJobRows<D> - 1) / kJobRows<D>;
   const bool needs_statistics = plan.smooth_k || plan.fp8;
   // The fused queue needs each barrier group's slices (a unit's K, or its V) in at most two
@@ -192,10 +198,11 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   return plan;
 }
 
-template <typename T, int D>
+// kVarlen: the kernels' varlen instantiation (common.cuh: UnitSequence).
+template <typename T, int D, bool kVarlen>
 cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
   Residency r;
-  if (cudaError_t e = residency<T, D>(&r)) return e;
+  if (cudaError_t e = residency<T, D, kVarlen>(&r)) return e;
   JobPlan plan = plan_jobs<D>(p, w, r);
   auto count_jobs = [&] {
     const long long jobs = static_cast<long long>(plan.units) * (plan.stat_jobs + plan.quant_jobs);
@@ -208,8 +215,8 @@ cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
     const unsigned ctas = static_cast<unsigned>(std::min(plan.total_jobs, r.fused));
     void* args[] = {&plan};
     const cudaError_t e = cudaLaunchCooperativeKernel(
-        reinterpret_cast<const void*>(fused_quantize_kernel<T, D>), dim3(ctas), dim3(kThreads<D>),
-        args, kFusedSmemBytes<D>, stream);
+        reinterpret_cast<const void*>(fused_quantize_kernel<T, D, kVarlen>), dim3(ctas),
+        dim3(kThreads<D>), args, kFusedSmemBytes<D>, stream);
     if (e == cudaSuccess) return e;
     // Refused (as under some sharing setups): the plain queue needs no co-residency.
     (void)cudaGetLastError();
@@ -218,8 +225,19 @@ cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
     if (count_jobs() > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   }
   const unsigned ctas = static_cast<unsigned>(std::min(plan.total_jobs, r.plain));
-  quantize_kernel<T, D><<<ctas, kThreads<D>, kSmemBytes<D>, stream>>>(plan);
+  quantize_kernel<T, D, kVarlen><<<ctas, kThreads<D>, kSmemBytes<D>, stream>>>(plan);
   return cudaGetLastError();
+}
+
+template <bool kVarlen>
+cudaError_t launch_for_type(const Params& p, const Workspace& w, cudaStream_t stream) {
+  const bool f16 = p.dtype == DType::f16;
+  if (p.head_dim == 64) {
+    return f16 ? launch<half, 64, kVarlen>(p, w, stream)
+               : launch<__nv_bfloat16, 64, kVarlen>(p, w, stream);
+  }
+  return f16 ? launch<half, 128, kVarlen>(p, w, stream)
+             : launch<__nv_bfloat16, 128, kVarlen>(p, w, stream);
 }
 
 }  // namespace
@@ -227,11 +245,8 @@ cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
 cudaError_t quantize_inputs(const Params& p, const Workspace& w, cudaStream_t stream) {
   // The statistics are accumulated with atomics and the queue's counters start at zero.
   if (cudaError_t e = cudaMemsetAsync(w.k_sum, 0, w.stats_bytes, stream)) return e;
-  const bool f16 = p.dtype == DType::f16;
-  if (p.head_dim == 64) {
-    return f16 ? launch<half, 64>(p, w, stream) : launch<__nv_bfloat16, 64>(p, w, stream);
-  }
-  return f16 ? launch<half, 128>(p, w, stream) : launch<__nv_bfloat16, 128>(p, w, stream);
+  if (p.is_varlen()) return launch_for_type<true>(p, w, stream);
+  return launch_for_type<false>(p, w, stream);
 }
 
 }  // namespace sageattn::detail

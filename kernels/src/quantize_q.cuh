@@ -18,6 +18,7 @@
 #include <cuda_fp16.h>
 
 #include "attention_launch.h"
+#include "attention_sequence.cuh"
 #include "device_primitives.cuh"
 #include "workspace.h"
 
@@ -30,19 +31,18 @@ template <int D, int kRows>
 constexpr int kQLoads = kRows / kQRowsPerLoad<D>;
 
 // The loads, to be issued as early as the kernel can (their DRAM latency then overlaps its
-// set-up); rows past qo_len are zeros.
-template <int D, int kRows>
-__device__ __forceinline__ void load_q_rows(const AttentionArgs& a, int batch, int head,
+// set-up); rows past the sequence's queries are zeros.
+template <int D, int kRows, class Sequence>
+__device__ __forceinline__ void load_q_rows(const AttentionArgs& a, const Sequence& seq, int head,
                                             int warp_row0, int lane,
                                             uint4 (&raw)[kQLoads<D, kRows>]) {
   const int c = lane % (D / 8), sub = lane / (D / 8);
-  const auto* src =
-      static_cast<const std::uint16_t*>(a.q16) + batch * a.q_sb + head * a.q_sh + 8 * c;
+  const auto* src = static_cast<const std::uint16_t*>(a.q16) + seq.q_row(a, head, 0) + 8 * c;
 #pragma unroll
   for (int l = 0; l < kQLoads<D, kRows>; ++l) {
     const int row = warp_row0 + l * kQRowsPerLoad<D> + sub;
     raw[l] =
-        row < a.qo_len
+        row < seq.q_len
             ? __ldg(reinterpret_cast<const uint4*>(src + static_cast<std::int64_t>(row) * a.q_ss))
             : make_uint4(0u, 0u, 0u, 0u);
   }
@@ -59,13 +59,14 @@ struct QTileTarget {
 
 // The loaded rows to INT8 in the tile; scale[j] is rows 16j .. 16j+15's scale (times sm_scale·
 // log2(e)). With a.k_sum (the LSE with smoothing), also sm_scale·(q · mean(K)) per row into
-// target.row_km. `block_sync` synchronises the warps
+// target.row_km, with the sequence's mean of K. `block_sync` synchronises the warps
 // of a 64-row block (it is called only for per_block scales, by every warp of the block). The
 // caller makes the tile visible to whatever reads it (a barrier; for wgmma, a proxy fence too).
 // (quantize_q_rows below picks T from the input's type.)
-template <typename T, int D, int kRows, typename BlockSync>
-__device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, int kv_bh, int warp_row0,
-                                                   int lane, const uint4 (&raw)[kQLoads<D, kRows>],
+template <typename T, int D, int kRows, class Sequence, typename BlockSync>
+__device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, const Sequence& seq,
+                                                   int warp_row0, int lane,
+                                                   const uint4 (&raw)[kQLoads<D, kRows>],
                                                    const QTileTarget& target, BlockSync block_sync,
                                                    float (&scale)[kRows / 16]) {
   constexpr int kLoads = kQLoads<D, kRows>, kGroups = kRows / 16, kLoadsPerGroup = kLoads / kGroups;
@@ -110,11 +111,12 @@ __device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, int k
     scale[grp] = device::int8_scale(amax[grp], a.q_scale_mult);
   }
   if (a.k_sum != nullptr) {
-    const float* k_sum = a.k_sum + static_cast<std::int64_t>(kv_bh) * D + 8 * c;
+    const float* k_sum = a.k_sum + static_cast<std::int64_t>(seq.stats) * D + 8 * c;
+    const float inv_kv_len = seq.inv_kv_len(a);
     float mean[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
-      mean[i] = __ldcg(k_sum + i) * a.inv_kv_len;
+      mean[i] = __ldcg(k_sum + i) * inv_kv_len;
 #pragma unroll
     for (int l = 0; l < kLoads; ++l) {
       float dot = 0.f;
@@ -125,23 +127,24 @@ __device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, int k
       for (int o = D / 16; o > 0; o /= 2)
         dot += __shfl_xor_sync(0xffffffffu, dot, o);
       const int r = l * kQRowsPerLoad<D> + sub;
-      if (c == 0) target.row_km[r] = warp_row0 + r < a.qo_len ? dot * a.sm_scale : 0.f;
+      if (c == 0) target.row_km[r] = warp_row0 + r < seq.q_len ? dot * a.sm_scale : 0.f;
     }
     __syncwarp();
   }
 }
 
 // The same for Q in the call's 16-bit type (a.o_bf16: Q, K, V and O share it).
-template <int D, int kRows, typename BlockSync>
-__device__ __forceinline__ void quantize_q_rows(const AttentionArgs& a, int kv_bh, int warp_row0,
-                                                int lane, const uint4 (&raw)[kQLoads<D, kRows>],
+template <int D, int kRows, class Sequence, typename BlockSync>
+__device__ __forceinline__ void quantize_q_rows(const AttentionArgs& a, const Sequence& seq,
+                                                int warp_row0, int lane,
+                                                const uint4 (&raw)[kQLoads<D, kRows>],
                                                 const QTileTarget& target, BlockSync block_sync,
                                                 float (&scale)[kRows / 16]) {
   if (a.o_bf16) {
-    quantize_q_rows_as<__nv_bfloat16, D, kRows>(a, kv_bh, warp_row0, lane, raw, target, block_sync,
+    quantize_q_rows_as<__nv_bfloat16, D, kRows>(a, seq, warp_row0, lane, raw, target, block_sync,
                                                 scale);
   } else {
-    quantize_q_rows_as<half, D, kRows>(a, kv_bh, warp_row0, lane, raw, target, block_sync, scale);
+    quantize_q_rows_as<half, D, kRows>(a, seq, warp_row0, lane, raw, target, block_sync, scale);
   }
 }
 

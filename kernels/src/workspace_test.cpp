@@ -3,6 +3,8 @@
 // workspace.h: the workspace's layout per path.
 #include "workspace.h"
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -76,6 +78,104 @@ TEST_CASE("the workspace holds K and V only: its size does not depend on Q", "[w
   CHECK(reinterpret_cast<unsigned char*>(w.k_sum) == buffer.data());
   CHECK(reinterpret_cast<unsigned char*>(w.k) == buffer.data() + w.stats_bytes);
   CHECK(w.total == buffer.size());
+}
+
+// A varlen call's workspace (sequence.h): every sequence's region, its keys rounded up to whole
+// 128-row tiles, starts 64-aligned, lies inside the unit and overlaps no other, whatever the
+// lengths (random batches with many empty and short sequences, and the extremes).
+TEST_CASE("varlen sequences get disjoint workspace regions that hold whole key tiles",
+          "[workspace]") {
+  std::uint64_t state = 12345;
+  auto next = [&](int below) {  // xorshift: reproducible on every platform
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return static_cast<int>(state % static_cast<std::uint64_t>(below));
+  };
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int batch = 1 + next(40);
+    std::vector<int> cu{0};
+    for (int b = 0; b < batch; ++b) {
+      const int kind = next(4);  // empty, tiny, around a tile, long
+      const int len = kind == 0 ? 0 : kind == 1 ? next(8) : kind == 2 ? 120 + next(20) : next(5000);
+      cu.push_back(cu.back() + len);
+    }
+    const std::int64_t rows = varlen_workspace_rows(cu.back(), batch);
+    std::int64_t previous_end = 0;
+    for (int b = 0; b < batch; ++b) {
+      const SeqSpan span = sequence_span<true>(cu.data(), b, cu.back(), 1 << 30);
+      REQUIRE_FALSE(span.invalid);
+      const std::int64_t base = varlen_row_base(span.start, b);
+      const std::int64_t end =
+          base + (span.len + kVarlenTileRows - 1) / kVarlenTileRows * kVarlenTileRows;
+      CHECK(base % kVarlenRowAlign == 0);
+      CHECK(base >= previous_end);
+      CHECK(end <= rows);
+      previous_end = end;
+    }
+  }
+}
+
+TEST_CASE("varlen offsets are clamped into the tensor and flagged when they do not fit",
+          "[workspace]") {
+  const int cu[] = {0, 5, 3, 40, 1000};  // decreasing at 1, past a total of 100 at 3
+  const SeqSpan ok = sequence_span<true>(cu, 0, 100, 64);
+  CHECK((ok.start == 0 && ok.len == 5 && !ok.invalid));
+  const SeqSpan decreasing = sequence_span<true>(cu, 1, 100, 64);
+  CHECK((decreasing.start == 5 && decreasing.len == 0 && decreasing.invalid));
+  const SeqSpan too_long = sequence_span<true>(cu, 2, 100, 16);  // 37 rows, bound 16
+  CHECK((too_long.start == 3 && too_long.len == 16 && too_long.invalid));
+  const SeqSpan outside = sequence_span<true>(cu, 3, 100, 1000);
+  CHECK((outside.start == 40 && outside.len == 60 && outside.invalid));
+  // A dense call's sequence is its batch's whole length, whatever the pointer.
+  const SeqSpan dense = sequence_span<false>(nullptr, 7, 0, 300);
+  CHECK((dense.start == 0 && dense.len == 300 && !dense.invalid));
+}
+
+Params varlen_shape(PvPath path, int batch, int total_k) {
+  Params p = shape(path, 500, 4097);                 // qo_len and kv_len: the longest sequences
+  static const std::int32_t device_offsets[2] = {};  // the host never reads them
+  p.batch = batch;
+  p.varlen = {device_offsets, device_offsets, 9000, total_k};
+  return p;
+}
+
+TEST_CASE("a varlen workspace keeps one unit per KV head, sized by the total keys", "[workspace]") {
+  for (PvPath path : {PvPath::fp16_sm90, PvPath::fp8}) {
+    const Params p = varlen_shape(path, 64, 250000);
+    const Workspace w = layout_workspace(p, nullptr);
+    CHECK(w.unit_batch_stride == 0);
+    CHECK(w.unit_rows == varlen_workspace_rows(250000, 64));
+    CHECK(w.unit_rows == 250048 + 192 * 64);
+    CHECK(w.unit_scales == w.unit_rows / kBlockM);  // K per block
+    // K's copy is heads_kv × unit_rows × D: the total keys, not batch × the longest.
+    const std::size_t k_bytes = 2 * static_cast<std::size_t>(w.unit_rows) * 128;
+    CHECK(w.total >= k_bytes * (uses_fp8_v(path) ? 2 : 1));
+    CHECK(w.total < k_bytes * (uses_fp8_v(path) ? 2 : 1) + (1 << 20));
+  }
+}
+
+TEST_CASE("varlen calls are checked for what the host can see", "[workspace]") {
+  Params p = varlen_shape(PvPath::fp16, 4, 1000);
+  CHECK(check_varlen(p).ok);
+  Params half = p;
+  half.varlen.cu_seqlens_k = nullptr;
+  CHECK(check_varlen(half).message ==
+        "sageattn: a varlen call needs both cu_seqlens_q and cu_seqlens_k (or neither)");
+  Params empty = p;
+  empty.varlen.total_k = 0;
+  CHECK(check_varlen(empty).message ==
+        "sageattn: a varlen call needs at least one query row and one key row (got total_q 9000, "
+        "total_k 0)");
+  Params huge = p;
+  huge.batch = 12000000;  // 192 rows each: past 2^31 workspace rows
+  CHECK(check_varlen(huge).message.find("split the batch into several calls") != std::string::npos);
+  Params misaligned = p;
+  misaligned.varlen.cu_seqlens_q = reinterpret_cast<const std::int32_t*>(
+      reinterpret_cast<const char*>(p.varlen.cu_seqlens_q) + 2);
+  CHECK(check_varlen(misaligned).message ==
+        "sageattn: cu_seqlens must be int32 arrays (4-byte aligned)");
+  CHECK(check_varlen(shape(PvPath::fp16)).ok);  // dense calls have nothing to check here
 }
 
 }  // namespace

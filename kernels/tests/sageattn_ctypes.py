@@ -19,7 +19,9 @@ class Params(ctypes.Structure):
                 ("o", ctypes.c_void_p), ("o_strides", ctypes.c_longlong * 3),
                 ("lse", ctypes.c_void_p), ("causal", ctypes.c_int), ("sm_scale", ctypes.c_float),
                 ("pv_path", ctypes.c_int), ("q_granularity", ctypes.c_int),
-                ("k_granularity", ctypes.c_int), ("smooth_k", ctypes.c_int)]
+                ("k_granularity", ctypes.c_int), ("smooth_k", ctypes.c_int),
+                ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
+                ("total_q", ctypes.c_int), ("total_k", ctypes.c_int)]
 
 
 def load(path=None):
@@ -53,26 +55,36 @@ def _strides(t, layout):
 
 
 class Call:
-    """One configured call; q/k/v/o are torch tensors in `layout`."""
+    """One configured call; q/k/v/o are torch tensors in `layout`. A varlen call (varlen=(cu_q,
+    cu_k, max_q, max_k), int32 CUDA offsets and the longest lengths) takes [total, heads, d]
+    tensors, and its lse is [heads_q, total_q]."""
 
     def __init__(self, lib, q, k, v, o, layout, causal=False, path="fp8", lse=None,
-                 q_gran="per_warp", k_gran="per_block", smooth_k=True, sm_scale=0.0):
+                 q_gran="per_warp", k_gran="per_block", smooth_k=True, sm_scale=0.0, varlen=None):
         self.lib = lib
-        b = q.shape[0]
-        hq, lq = (q.shape[1], q.shape[2]) if layout == "HND" else (q.shape[2], q.shape[1])
-        hk, lk = (k.shape[1], k.shape[2]) if layout == "HND" else (k.shape[2], k.shape[1])
         p = Params()
         p.dtype = 0 if q.dtype == torch.float16 else 1
-        p.batch, p.heads_q, p.heads_kv, p.qo_len, p.kv_len, p.head_dim = b, hq, hk, lq, lk, q.shape[3]
+        if varlen is None:
+            b = q.shape[0]
+            hq, lq = (q.shape[1], q.shape[2]) if layout == "HND" else (q.shape[2], q.shape[1])
+            hk, lk = (k.shape[1], k.shape[2]) if layout == "HND" else (k.shape[2], k.shape[1])
+            strides = {name: _strides(t, layout) for name, t in (("q", q), ("k", k), ("v", v), ("o", o))}
+        else:
+            cu_q, cu_k, lq, lk = varlen
+            b, hq, hk = cu_q.numel() - 1, q.shape[1], k.shape[1]
+            strides = {name: (0, t.stride(1), t.stride(0)) for name, t in (("q", q), ("k", k), ("v", v), ("o", o))}
+            p.cu_seqlens_q, p.cu_seqlens_k = cu_q.data_ptr(), cu_k.data_ptr()
+            p.total_q, p.total_k = q.shape[0], k.shape[0]
+        p.batch, p.heads_q, p.heads_kv, p.qo_len, p.kv_len, p.head_dim = b, hq, hk, lq, lk, q.shape[-1]
         for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
             setattr(p, name, t.data_ptr())
-            getattr(p, name + "_strides")[:] = _strides(t, layout)
+            getattr(p, name + "_strides")[:] = strides[name]
         p.lse = lse.data_ptr() if lse is not None else None
         p.causal, p.sm_scale, p.pv_path = int(causal), sm_scale, PATHS[path]
         p.q_granularity, p.k_granularity = GRANULARITY[q_gran], GRANULARITY[k_gran]
         p.smooth_k = int(smooth_k)
         self.params = p
-        self.keep = (q, k, v, o, lse)
+        self.keep = (q, k, v, o, lse, varlen)
         n = lib.sageattn_capi_workspace_bytes(ctypes.byref(p))
         self.workspace = torch.empty(max(n, 1), dtype=torch.uint8, device=q.device)
 

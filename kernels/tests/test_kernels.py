@@ -90,6 +90,133 @@ def refusal(call):
     return refused
 
 
+def packed(lengths, h, d, dtype, gen, outliers=()):
+    """A packed [total, h, d] tensor of sequences of `lengths`, N(0, 1); the sequences in
+    `outliers` get per-channel offsets ~10x their std (K with outliers)."""
+    parts = []
+    for i, n in enumerate(lengths):
+        x = torch.randn((n, h, d), generator=gen, device="cuda", dtype=torch.float32)
+        if i in outliers:
+            x = x + 10 * torch.randn((1, 1, d), generator=gen, device="cuda")
+        parts.append(x)
+    return torch.cat(parts).to(dtype)
+
+
+def offsets(lengths):
+    return torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device="cuda")
+
+
+def run_varlen(lib, q, k, v, lens_q, lens_k, causal, path, bounds=None):
+    """O and LSE of a varlen call (poisoned with NaN first); bounds: (max_q, max_k) to pass
+    instead of the true longest lengths."""
+    o = torch.full_like(q, float("nan"))
+    lse = torch.full((q.shape[1], q.shape[0]), float("nan"), device="cuda", dtype=torch.float32)
+    max_q, max_k = bounds or (max(lens_q), max(lens_k))
+    call = sc.Call(lib, q, k, v, o, "NHD", causal=causal, path=path, lse=lse,
+                   varlen=(offsets(lens_q), offsets(lens_k), max_q, max_k))
+    call.run()
+    torch.cuda.synchronize()
+    return o, lse
+
+
+def varlen_cases(lib, paths, gen, tiny, worst):
+    """Packed batches (sageattn.h: Varlen) on every path, checked sequence by sequence against
+    float64 attention of that sequence alone: lengths 0, 1, 17, 1000 and 4097 mixed in one
+    batch, queries and keys of other lengths than each other, causal (bottom-right per
+    sequence), GQA, one sequence with K outliers among ordinary ones (its neighbours' outputs
+    must not move when its K changes: statistics are per sequence), and offsets longer than the
+    bounds (that sequence NaN, the others right). Returns (passed, failures)."""
+    passed, failures = 0, []
+    batches = [([17, 0, 1000, 1, 4097], [17, 0, 1000, 1, 4097]),
+               ([1, 1000, 0, 17, 300], [4097, 17, 5, 0, 300])]
+    if tiny:
+        batches = [([17, 0, 70], [17, 3, 130])]
+    combos = itertools.product([64, 128], [False, True], [torch.float16, torch.bfloat16], paths,
+                               [(4, 4), (8, 2)], batches)
+    for d, causal, dtype, path, (hq, hk), (lens_q, lens_k) in combos:
+        if tiny and (dtype != torch.float16 or hq == 4):
+            continue
+        outlier = lens_k.index(max(lens_k))  # the longest sequence's K has outliers
+        q = packed(lens_q, hq, d, dtype, gen)
+        k = packed(lens_k, hk, d, dtype, gen, outliers=(outlier,))
+        v = packed(lens_k, hk, d, dtype, gen)
+        o, lse = run_varlen(lib, q, k, v, lens_q, lens_k, causal, path)
+        # The same batch with the outlier sequence's K ordinary: every other sequence's output
+        # stays as it was (up to the order of the statistics' atomic additions).
+        k_plain = k.clone()
+        start, end = sum(lens_k[:outlier]), sum(lens_k[:outlier + 1])
+        k_plain[start:end] = packed([end - start], hk, d, dtype, gen)
+        o_plain, _ = run_varlen(lib, q, k_plain, v, lens_q, lens_k, causal, path)
+        name = f"varlen d{d} {'causal' if causal else 'full'} {str(dtype)[6:]} {path} h{hq}/{hk} q{lens_q} k{lens_k}"
+        problems = []
+        q0 = k0 = 0
+        for i, (lq, lk) in enumerate(zip(lens_q, lens_k)):
+            rows, keys = slice(q0, q0 + lq), slice(k0, k0 + lk)
+            q0, k0 = q0 + lq, k0 + lk
+            if lq == 0:
+                continue
+            out, out_lse = o[rows], lse[:, rows]
+            if torch.isnan(out).any().item() or torch.isnan(out_lse).any().item():
+                problems.append(f"sequence {i} ({lq}x{lk}) not written")
+                continue
+            if lk == 0:  # no key to see: zeros, LSE -inf
+                if out.abs().max().item() != 0 or not (out_lse == float("-inf")).all().item():
+                    problems.append(f"sequence {i} ({lq}x0) not zeros / -inf")
+                continue
+            ref, ref_lse = reference(q[rows].unsqueeze(0), k[keys].unsqueeze(0), v[keys].unsqueeze(0), "NHD",
+                                     causal)
+            ref, ref_lse = ref[0].transpose(0, 1), ref_lse[0]  # [lq, hq, d], [hq, lq]
+            visible = torch.isfinite(ref_lse)
+            if not visible.all():  # causal rows before the first key: zeros, LSE -inf
+                blind = ~visible
+                if out[blind.t()].abs().max().item() != 0 or not (out_lse[blind] == float("-inf")).all().item():
+                    problems.append(f"sequence {i} ({lq}x{lk}): rows that see no key are not zeros / -inf")
+            cos, rel = metrics(out[visible.t()], ref[visible.t()]) if visible.any() else (1.0, 0.0)
+            lse_err = (out_lse.double()[visible] - ref_lse[visible]).abs().max().item() if visible.any() else 0.0
+            w = worst.setdefault(path, {"cos": 1.0, "rel": 0.0, "lse": 0.0})
+            w["cos"], w["rel"], w["lse"] = min(w["cos"], cos), max(w["rel"], rel), max(w["lse"], lse_err)
+            if not (cos >= COS_MIN and rel <= REL_L1_MAX[path] and lse_err <= LSE_TOL):
+                problems.append(f"sequence {i} ({lq}x{lk}): cos={cos:.5f} rel_l1={rel:.4f} lse_err={lse_err:.4f}")
+            if i != outlier:
+                _, moved = metrics(o_plain[rows], out.double())
+                if moved > 1e-3:
+                    problems.append(f"sequence {i} moved by rel L1 {moved:.5f} when sequence {outlier}'s K changed")
+        if problems:
+            failures.append(f"{name}: " + "; ".join(problems[:4]))
+        else:
+            passed += 1
+
+    # Offsets that do not fit the bounds: sequence 1 is longer than max_seqlen_q (and, in the
+    # second case, than max_seqlen_k). Its rows come out as NaN (those the grid covers) or stay
+    # untouched; the other sequences are right; nothing outside the tensors is written.
+    for path, (lens_q, lens_k, bounds) in itertools.product(
+            paths, [([40, 300, 50], [40, 100, 50], (100, 100)), ([40, 100, 50], [40, 300, 50], (100, 100))]):
+        q = packed(lens_q, 4, 64, torch.float16, gen)
+        k, v = (packed(lens_k, 4, 64, torch.float16, gen) for _ in range(2))
+        refused = ""
+        try:
+            o, lse = run_varlen(lib, q, k, v, lens_q, lens_k, False, path, bounds=bounds)
+        except RuntimeError as e:
+            refused = str(e)
+        name = f"varlen offsets past the bounds, {path}, q{lens_q} k{lens_k} bounds {bounds}"
+        if refused:
+            failures.append(f"{name}: refused {refused!r}")
+            continue
+        first, second = o[:40], o[40 + lens_q[1]:]
+        ok = not torch.isnan(first).any().item() and not torch.isnan(second).any().item()
+        ok = ok and torch.isnan(o[40:40 + min(lens_q[1], bounds[0])]).all().item()
+        for rows, keys in ((slice(0, 40), slice(0, 40)),
+                           (slice(40 + lens_q[1], None), slice(40 + lens_k[1], None))):
+            ref, _ = reference(q[rows].unsqueeze(0), k[keys].unsqueeze(0), v[keys].unsqueeze(0), "NHD", False)
+            cos, rel = metrics(o[rows], ref[0].transpose(0, 1))
+            ok = ok and cos >= COS_MIN and rel <= REL_L1_MAX[path]
+        if ok:
+            passed += 1
+        else:
+            failures.append(f"{name}: the long sequence is not NaN or its neighbours are wrong")
+    return passed, failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -257,6 +384,11 @@ def main():
         if not ok:
             failures.append(f"65544 query heads, {path}: error message {refused!r}, "
                             f"O untouched={torch.isnan(o).all().item()}")
+
+    varlen_passed, varlen_failures = varlen_cases(lib, paths, gen, args.tiny, worst)
+    passed += varlen_passed
+    failed += len(varlen_failures)
+    failures += varlen_failures
 
     print(f"{len(combos) * len(lengths) * 2} accuracy cases in {time.time() - start:.0f} s")
     for path, w in worst.items():

@@ -33,15 +33,41 @@ std::int64_t query_length(const Tensor& q, std::int64_t layout) {
   return layout == kLayoutHnd ? q.size(2) : q.size(1);
 }
 
+// A varlen call's packed [total, heads, head_dim] tensor: the sequences lie along its rows.
+template <typename Tensor>
+sageattn::TensorView packed_view(const Tensor& t) {
+  return {t.data_ptr(), 0, t.stride(1), t.stride(0)};
+}
+
+// What the operator's arguments say beside the shapes: both kinds of call share it.
+struct CallOptions {
+  sageattn::DType dtype;
+  bool causal;
+  double sm_scale;
+  std::int64_t pv_path, q_granularity, k_granularity;
+  bool smooth_k;
+};
+
+inline sageattn::Params params_with(const CallOptions& c) {
+  sageattn::Params p;
+  p.dtype = c.dtype;
+  p.causal = c.causal;
+  p.sm_scale = static_cast<float>(c.sm_scale);
+  p.pv_path = static_cast<sageattn::PvPath>(c.pv_path);  // validate() refuses unknown numbers
+  p.q_granularity = c.q_granularity == kPerBlock ? sageattn::Granularity::per_block
+                                                 : sageattn::Granularity::per_warp;
+  p.k_granularity = c.k_granularity == kPerBlock ? sageattn::Granularity::per_block
+                                                 : sageattn::Granularity::per_warp;
+  p.smooth_k = c.smooth_k;
+  return p;
+}
+
 // Everything but the output pointers (o, lse), which the caller allocates from these shapes.
 template <typename Tensor>
 sageattn::Params attention_params(const Tensor& q, const Tensor& k, const Tensor& v,
-                                  sageattn::DType dtype, std::int64_t layout, bool causal,
-                                  double sm_scale, std::int64_t pv_path, std::int64_t q_granularity,
-                                  std::int64_t k_granularity, bool smooth_k) {
+                                  std::int64_t layout, const CallOptions& options) {
   const bool hnd = layout == kLayoutHnd;
-  sageattn::Params p;
-  p.dtype = dtype;
+  sageattn::Params p = params_with(options);
   p.batch = static_cast<int>(q.size(0));
   p.heads_q = static_cast<int>(query_heads(q, layout));
   p.heads_kv = static_cast<int>(query_heads(k, layout));
@@ -51,14 +77,31 @@ sageattn::Params attention_params(const Tensor& q, const Tensor& k, const Tensor
   p.q = tensor_view(q, hnd);
   p.k = tensor_view(k, hnd);
   p.v = tensor_view(v, hnd);
-  p.causal = causal;
-  p.sm_scale = static_cast<float>(sm_scale);
-  p.pv_path = static_cast<sageattn::PvPath>(pv_path);  // validate() refuses unknown numbers
-  p.q_granularity = q_granularity == kPerBlock ? sageattn::Granularity::per_block
-                                               : sageattn::Granularity::per_warp;
-  p.k_granularity = k_granularity == kPerBlock ? sageattn::Granularity::per_block
-                                               : sageattn::Granularity::per_warp;
-  p.smooth_k = smooth_k;
+  return p;
+}
+
+// A varlen call: q [total_q, heads_q, D], k and v [total_k, heads_kv, D], cu_seqlens int32 with
+// one more value than there are sequences, max_seqlen the longest sequences' lengths (sageattn.h:
+// Varlen). The same: everything but the output pointers.
+template <typename Tensor>
+sageattn::Params varlen_attention_params(const Tensor& q, const Tensor& k, const Tensor& v,
+                                         const Tensor& cu_seqlens_q, const Tensor& cu_seqlens_k,
+                                         std::int64_t max_seqlen_q, std::int64_t max_seqlen_k,
+                                         const CallOptions& options) {
+  sageattn::Params p = params_with(options);
+  p.batch = static_cast<int>(cu_seqlens_q.size(0) - 1);
+  p.heads_q = static_cast<int>(q.size(1));
+  p.heads_kv = static_cast<int>(k.size(1));
+  p.qo_len = static_cast<int>(max_seqlen_q);
+  p.kv_len = static_cast<int>(max_seqlen_k);
+  p.head_dim = static_cast<int>(q.size(2));
+  p.q = packed_view(q);
+  p.k = packed_view(k);
+  p.v = packed_view(v);
+  p.varlen.cu_seqlens_q = static_cast<const std::int32_t*>(cu_seqlens_q.data_ptr());
+  p.varlen.cu_seqlens_k = static_cast<const std::int32_t*>(cu_seqlens_k.data_ptr());
+  p.varlen.total_q = static_cast<int>(q.size(0));
+  p.varlen.total_k = static_cast<int>(k.size(0));
   return p;
 }
 
@@ -86,6 +129,10 @@ inline std::int64_t capability_gap_number(std::int64_t pv_path, std::int64_t maj
 // implementation for it, so torch.compile traces the op without a graph break.
 inline constexpr const char* kAttentionSchema =
     "attention(Tensor q, Tensor k, Tensor v, int layout, bool causal, float sm_scale, int pv_path, "
+    "int q_granularity, int k_granularity, bool smooth_k, bool return_lse) -> (Tensor, Tensor)";
+inline constexpr const char* kAttentionVarlenSchema =
+    "attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
+    "int max_seqlen_q, int max_seqlen_k, bool causal, float sm_scale, int pv_path, "
     "int q_granularity, int k_granularity, bool smooth_k, bool return_lse) -> (Tensor, Tensor)";
 inline constexpr const char* kHasSm90aSchema = "has_sm90a() -> bool";
 inline constexpr const char* kDefaultPvPathSchema =

@@ -54,3 +54,11 @@ if LOAD_ERROR is None:
         o = torch.empty_like(q)
         lse = q.new_empty((q.shape[0], heads_q, qo_len) if return_lse else (0,), dtype=torch.float32)
         return o, lse
+
+    @torch.library.register_fake("sageattention::attention_varlen")
+    def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+                               sm_scale, pv_path, q_granularity, k_granularity, smooth_k, return_lse):
+        # q [total_q, heads_q, head_dim]; the LSE [heads_q, total_q], as the CUDA implementation.
+        o = torch.empty_like(q)
+        lse = q.new_empty((q.shape[1], q.shape[0]) if return_lse else (0,), dtype=torch.float32)
+        return o, lse

@@ -179,8 +179,8 @@ def _fallback_reason(q, attn_mask, dropout_p):
         return f"the tensors are on {q.device}, not a CUDA device"
     if q.dtype not in (torch.float16, torch.bfloat16):
         return f"dtype {q.dtype} (the kernels take float16 and bfloat16)"
-    if q.shape[3] > max(SUPPORTED_HEAD_DIMS):
-        return f"head_dim {q.shape[3]} (supported: up to {max(SUPPORTED_HEAD_DIMS)})"
+    if q.shape[-1] > max(SUPPORTED_HEAD_DIMS):
+        return f"head_dim {q.shape[-1]} (supported: up to {max(SUPPORTED_HEAD_DIMS)})"
     if attn_mask is not None:
         return "an attn_mask (the kernels support causal masking only)"
     if dropout_p:

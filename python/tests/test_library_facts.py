@@ -87,7 +87,8 @@ def test_capability_rule_matches_the_library(has_sm90a):
 
 
 C_TYPES = {"int": ctypes.c_int, "float": ctypes.c_float, "const void*": ctypes.c_void_p,
-           "void*": ctypes.c_void_p, "float*": ctypes.c_void_p, "long long": ctypes.c_longlong}
+           "void*": ctypes.c_void_p, "float*": ctypes.c_void_p, "long long": ctypes.c_longlong,
+           "const int*": ctypes.c_void_p}
 
 
 def capi_struct_fields():

@@ -47,23 +47,45 @@ struct TensorView {
   std::int64_t stride_seq = 0;
 };
 
+// Variable-length (packed) batches, as FlashAttention's varlen functions take them: the
+// sequences lie one after another along the sequence axis of q, k, v and o (their views'
+// stride_batch is not used), sequence b's queries at rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1]
+// - 1 of q and o, its keys at rows cu_seqlens_k[b] .. of k and v. Each sequence is attended on
+// its own: K's smoothing mean, V's FP8 scales and the causal diagonal (bottom-right) are its own.
+// Params::qo_len and kv_len are then the longest sequences' lengths (max_seqlen_q and _k), which
+// size the grids and the workspace. The kernels clamp every row they touch into [0, total): a
+// sequence longer than those bounds, or offsets that decrease or leave the tensors, cannot make
+// them read or write outside q, k, v, o and the workspace, and that sequence's output rows come
+// out as NaN (those past the bounds are not written at all).
+struct Varlen {
+  const std::int32_t* cu_seqlens_q = nullptr;  // device, batch + 1 values from 0, or null
+  const std::int32_t* cu_seqlens_k = nullptr;  // device, batch + 1 values from 0, or null
+  int total_q = 0;                             // rows of q and o
+  int total_k = 0;                             // rows of k and v
+};
+
 struct Params {
   DType dtype = DType::f16;  // of q, k, v and o
-  int batch = 0;             // any (more than 65,535 run as several launches)
+  int batch = 0;             // any (more than 65,535 run as several launches); varlen: sequences
   int heads_q = 0;           // at most 65,535 (a grid dimension of the kernels): split larger calls
   int heads_kv = 0;          // heads_q must be a multiple (GQA/MQA)
-  int qo_len = 0;
-  int kv_len = 0;
-  int head_dim = 0;  // 64 or 128 (smaller head dims are padded up by the caller)
+  int qo_len = 0;            // varlen: the longest sequence's queries (max_seqlen_q)
+  int kv_len = 0;            // varlen: the longest sequence's keys (max_seqlen_k)
+  int head_dim = 0;          // 64 or 128 (smaller head dims are padded up by the caller)
   TensorView q, k, v;
-  TensorView o;          // written; o.data must be writable
-  float* lse = nullptr;  // optional [batch, heads_q, qo_len] natural-log sum-exp, contiguous
+  TensorView o;  // written; o.data must be writable
+  // Optional natural-log sum-exp per query row, contiguous: [batch, heads_q, qo_len], or for
+  // varlen calls [heads_q, total_q] (FlashAttention's varlen layout).
+  float* lse = nullptr;
   bool causal = false;   // bottom-right aligned: query i sees keys j <= i + kv_len - qo_len
   float sm_scale = 0.f;  // 0: 1/sqrt(head_dim)
   PvPath pv_path = PvPath::fp8;
   Granularity q_granularity = Granularity::per_warp;
   Granularity k_granularity = Granularity::per_block;
   bool smooth_k = true;  // subtract K's per-head mean over the sequence before quantizing
+  Varlen varlen;         // set both cu_seqlens for a packed batch of sequences
+
+  bool is_varlen() const { return varlen.cu_seqlens_q != nullptr; }
 };
 
 struct Status {

@@ -12,6 +12,7 @@
 #include "../device_primitives.cuh"
 #include "../quantize.h"
 #include "../quantize_queue.h"
+#include "../sequence.h"
 
 namespace sageattn::detail {
 namespace {
@@ -61,16 +62,12 @@ constexpr int kJobRows = kThreads<D> / 32 * kWarpRows<D>;
 template <int D>
 constexpr int kStatJobRows = 2 * kJobRows<D>;  // rows of K and V per statistics job
 
+// The caller's K or V: its batch, head and row strides (elements; a varlen call's batch stride is
+// 0, its sequences' rows come from cu_seqlens_k).
 struct InputView {
   const void* data;
   std::int64_t sb, sh, ss;
 };
-
-template <typename T>
-__device__ __forceinline__ const T* row_ptr(const InputView& in, int b, int h, int s) {
-  return static_cast<const T*>(in.data) + b * in.sb + h * in.sh +
-         static_cast<std::int64_t>(s) * in.ss;
-}
 
 // Element i of 8 loaded 16-bit values, as float.
 template <typename T>
@@ -93,7 +90,11 @@ struct Stage {
 struct JobPlan {
   InputView k, v;
   Workspace w;
-  int heads_kv, kv_len;
+  int heads_kv;
+  int kv_len;  // the call's (varlen: the longest sequence's)
+  // Varlen calls: the sequences' offsets and the rows of K and V (else null and 0).
+  const std::int32_t* cu_k;
+  int total_k;
   int units;       // batch x KV heads
   int stat_jobs;   // per unit: 0 when neither K's mean nor V's maxima are needed
   int kv_jobs;     // per unit, for K, and as many again for V on the FP8 paths
@@ -103,11 +104,48 @@ struct JobPlan {
   int stat_publishes;  // per counter: the statistics are complete when this many jobs published
   bool fused;          // the fused queue (fused_quantize_kernel), else the plain one
   bool smooth_k, fp8;
-  float inv_kv_len;
+  float inv_kv_len;  // 1 / kv_len (dense calls)
 };
 
 __device__ __forceinline__ std::int64_t unit_offset(int b, int heads, int h) {
   return static_cast<std::int64_t>(b) * heads + h;
+}
+
+// The sequence of unit (b, hk), a KV head of batch or sequence b, as the quantization sees it
+// (sequence.h): its rows of the caller's K and V, how many, the rows of its workspace region it
+// writes (its keys, then zeros: dense kv_pad, varlen whole 128-row tiles), and where that region
+// starts. kVarlen is a template parameter of the kernels, as in the attention kernels
+// (attention_sequence.cuh): their dense instantiations see the call's numbers.
+template <bool kVarlen>
+struct UnitSequence {
+  int len, len_pad;
+  std::int64_t k_offset, v_offset;  // elements to its first row of the caller's K and V
+  std::int64_t unit;                // its workspace unit (workspace.h) ...
+  int row;                          // ... and its first row there
+  std::int64_t ws_row0;             // unit · unit_rows + row: among all the workspace's K rows
+  __device__ __forceinline__ UnitSequence(const JobPlan& p, int b, int hk) {
+    const SeqSpan span = sequence_span<kVarlen>(p.cu_k, b, p.total_k, p.kv_len);
+    len = span.len;
+    len_pad =
+        kVarlen ? (len + kVarlenTileRows - 1) / kVarlenTileRows * kVarlenTileRows : p.w.kv_pad;
+    k_offset = b * p.k.sb + hk * p.k.sh + static_cast<std::int64_t>(span.start) * p.k.ss;
+    v_offset = b * p.v.sb + hk * p.v.sh + static_cast<std::int64_t>(span.start) * p.v.ss;
+    unit = kVarlen ? hk : unit_offset(b, p.heads_kv, hk);
+    row = kVarlen ? static_cast<int>(varlen_row_base(span.start, b)) : 0;
+    ws_row0 = unit * p.w.unit_rows + row;
+  }
+  // 1 / len, K's mean's factor: the host's for dense calls; else the same correctly rounded
+  // division (0 without keys), as the attention kernels compute it for Q's LSE term.
+  __device__ __forceinline__ float inv_len(const JobPlan& p) const {
+    if constexpr (!kVarlen) return p.inv_kv_len;
+    return len > 0 ? __fdiv_rn(1.f, static_cast<float>(len)) : 0.f;
+  }
+};
+
+// Row s of the unit's sequence in the caller's K or V.
+template <typename T>
+__device__ __forceinline__ const T* row_ptr(const InputView& in, std::int64_t offset, int s) {
+  return static_cast<const T*>(in.data) + offset + static_cast<std::int64_t>(s) * in.ss;
 }
 
 // Counters of published statistics per unit: 2 in the fused queue on the FP8 paths (a barrier

@@ -127,7 +127,7 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
   if (slice_has_barrier(p, s.is_v)) publish_statistics(p, s.unit, s.is_v);
 }
 
-template <typename T, int D>
+template <typename T, int D, bool kVarlen>
 __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
     fused_quantize_kernel(const __grid_constant__ JobPlan p) {
   extern __shared__ uint4 dynamic_smem[];  // kFusedSlots stages, then the scratch
@@ -142,9 +142,9 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
   };
   auto issue = [&](const SliceJob& s, int round) {
     if (s.is_v) {
-      issue_v<T, D>(p, s.b, s.hk, s.job, stage(round));
+      issue_v<T, D, kVarlen>(p, s.b, s.hk, s.job, stage(round));
     } else {
-      issue_rows<T, D>(k_target(p, s.hk), s.b, s.job, stage(round));
+      issue_rows<T, D>(k_target<D, kVarlen>(p, s.b, s.hk), s.job, stage(round));
     }
     device::cp_async_commit();
   };
@@ -172,12 +172,12 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
               ? wait_for_statistics<D>(p, previous.b, previous.hk, previous.is_v, scratch)
               : nullptr;
       if (previous.is_v) {
-        quantize_v<T, D>(p, previous.b, previous.hk, previous.job, stage(round - 1),
-                         reinterpret_cast<std::uint32_t*>(scratch));
+        quantize_v<T, D, kVarlen>(p, previous.b, previous.hk, previous.job, stage(round - 1),
+                                  reinterpret_cast<std::uint32_t*>(scratch));
       } else {
-        RowsTarget k = k_target(p, previous.hk);
+        RowsTarget k = k_target<D, kVarlen>(p, previous.b, previous.hk);
         k.k_sum = k_sum;
-        quantize_rows<T, D>(k, p, previous.b, previous.job, stage(round - 1), scratch);
+        quantize_rows<T, D>(k, previous.job, stage(round - 1), scratch);
       }
     }
     // The next round's copies go to the slot just quantized, and its statistics reuse the

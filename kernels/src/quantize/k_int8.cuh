@@ -12,14 +12,18 @@ namespace {
 // --- K to INT8 ------------------------------------------------------------------------------
 // (Q is quantized by the attention kernels themselves, as they read it: quantize_q.cuh.)
 
+// A rows job's unit: its rows of the caller's K (from `in`, `len` of them), its region of the
+// workspace (`out` and `scales` at its first row; len_pad rows written), and its mean.
 struct RowsTarget {
-  InputView in;
-  int h, heads, len, len_pad, rows_per_scale;
+  const void* in;
+  std::int64_t in_ss;  // the input's row stride, elements
+  int len, len_pad, rows_per_scale;
   std::int8_t* out;
   float* scales;
   // K's column sums of this unit, staged in shared memory by wait_for_statistics (quantize
-  // x - mean(K)), or nullptr
+  // x - mean(K)), or nullptr; and 1 / len
   const float* k_sum;
+  float inv_len;
 };
 
 // kJobRows<D> rows to INT8, scale = max|x| / 127 per 16 rows (per_warp) or 64 (per_block),
@@ -44,19 +48,19 @@ struct RowsThread {
 
 // A rows job's copies into the stage (not committed: the caller closes the group).
 template <typename T, int D>
-__device__ void issue_rows(const RowsTarget& t, int b, int job, const Stage<D>& stage) {
+__device__ void issue_rows(const RowsTarget& t, int job, const Stage<D>& stage) {
   const RowsThread<D> th(job, t.len_pad);
-  const T* src = row_ptr<T>(t.in, b, t.h, th.row0) + th.col;
-  const std::int64_t step = t.in.ss * kRowsPerLoad<D>;
+  const T* src =
+      static_cast<const T*>(t.in) + static_cast<std::int64_t>(th.row0) * t.in_ss + th.col;
+  const std::int64_t step = t.in_ss * kRowsPerLoad<D>;
 #pragma unroll
   for (int l = 0; l < kLoadsPerThread; ++l, src += step)
-    stage.copy(l, src, th.active && th.row0 + l * kRowsPerLoad<D> < t.len, t.in.data);
+    stage.copy(l, src, th.active && th.row0 + l * kRowsPerLoad<D> < t.len, t.in);
 }
 
 // The rest of a rows job, once this thread's copies have landed.
 template <typename T, int D>
-__device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int job,
-                              const Stage<D>& stage, float* scratch) {
+__device__ void quantize_rows(const RowsTarget& t, int job, const Stage<D>& stage, float* scratch) {
   constexpr int kLoadsPerGroup = kScaleRows / kRowsPerLoad<D>;
   constexpr int kGroupsPerWarp = kWarpRows<D> / kScaleRows;
   const RowsThread<D> th(job, t.len_pad);
@@ -66,7 +70,7 @@ __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int 
   float mean[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i)
-    mean[i] = t.k_sum ? t.k_sum[col + i] * p.inv_kv_len : 0.f;
+    mean[i] = t.k_sum ? t.k_sum[col + i] * t.inv_len : 0.f;
   // Padding rows stay zero: the mean is subtracted from real rows only.
   auto value = [&](const uint4& raw, int l, int i) {
     const float x = element<T>(raw, i);
@@ -91,7 +95,7 @@ __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int 
   __syncthreads();
   if (!active) return;
   const int groups_per_scale = t.rows_per_scale / kScaleRows;
-  std::int8_t* dst = t.out + (unit_offset(b, t.heads, t.h) * t.len_pad + row0) * D + col;
+  std::int8_t* dst = t.out + static_cast<std::int64_t>(row0) * D + col;
 #pragma unroll
   for (int g = 0; g < kGroupsPerWarp; ++g) {
     const int group = warp * kGroupsPerWarp + g;
@@ -102,8 +106,7 @@ __device__ void quantize_rows(const RowsTarget& t, const JobPlan& p, int b, int 
     const float inv = device::int8_inverse_scale(amax);
     const int group_row0 = warp_row0 + g * kScaleRows;
     if (lane == 0 && group_row0 % t.rows_per_scale == 0) {
-      t.scales[unit_offset(b, t.heads, t.h) * (t.len_pad / t.rows_per_scale) +
-               group_row0 / t.rows_per_scale] = device::int8_scale(amax, 1.f);
+      t.scales[group_row0 / t.rows_per_scale] = device::int8_scale(amax, 1.f);
     }
 #pragma unroll
     for (int l = g * kLoadsPerGroup; l < (g + 1) * kLoadsPerGroup; ++l) {

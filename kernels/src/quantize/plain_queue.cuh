@@ -13,7 +13,7 @@ namespace {
 
 // --- the plain queue --------------------------------------------------------------------------
 
-template <typename T, int D>
+template <typename T, int D, bool kVarlen>
 __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& stage,
                         std::uint32_t* scratch) {
   const int unit = ref.unit;
@@ -21,32 +21,32 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& sta
   float* scratch_f = reinterpret_cast<float*>(scratch);
   int job = ref.job;
   if (job < p.stat_jobs) {
-    statistics_job<T, D>(p, b, hk, job, stage, scratch_f);
+    statistics_job<T, D, kVarlen>(p, b, hk, job, stage, scratch_f);
     publish_statistics(p, unit, /*is_v=*/false);  // the plain queue: one counter per unit
     return;
   }
   job -= p.stat_jobs;  // per unit: its statistics, then its K and V jobs
   const bool is_v = job >= p.kv_jobs;
-  RowsTarget k = k_target(p, hk);
+  RowsTarget k = k_target<D, kVarlen>(p, b, hk);
   // The copies first: they need no statistics, so their latency overlaps the wait.
   if (is_v) {
-    issue_v<T, D>(p, b, hk, job - p.kv_jobs, stage);
+    issue_v<T, D, kVarlen>(p, b, hk, job - p.kv_jobs, stage);
   } else {
-    issue_rows<T, D>(k, b, job, stage);
+    issue_rows<T, D>(k, job, stage);
   }
   device::cp_async_commit();
   if (p.stat_jobs > 0) k.k_sum = wait_for_statistics<D>(p, b, hk, is_v, scratch_f);
   device::cp_async_wait_own<0>();
   if (is_v) {
-    quantize_v<T, D>(p, b, hk, job - p.kv_jobs, stage, scratch);
+    quantize_v<T, D, kVarlen>(p, b, hk, job - p.kv_jobs, stage, scratch);
   } else {
-    quantize_rows<T, D>(k, p, b, job, stage, scratch_f);
+    quantize_rows<T, D>(k, job, stage, scratch_f);
   }
 }
 
 // The plain queue: its shared memory allows kMinBlocks CTAs per SM (4 of 256 threads, 8 of 128)
 // and it gets their registers (kernels/NOTES.md, quant-persistent-cp-async).
-template <typename T, int D>
+template <typename T, int D, bool kVarlen>
 __global__ void __launch_bounds__(kThreads<D>, kMinBlocks<D>)
     quantize_kernel(const __grid_constant__ JobPlan p) {
   __shared__ int next_ticket;
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kThreads<D>, kMinBlocks<D>)
     const JobRef ref = decode_ticket(p.queue, ticket);
     int prefetched = 0;
     if (threadIdx.x == 0) prefetched = take_ticket(p);
-    run_job<T, D>(p, ref, stage, scratch);
+    run_job<T, D, kVarlen>(p, ref, stage, scratch);
     __syncthreads();  // the job is done with `scratch` and `next_ticket`
     if (threadIdx.x == 0) next_ticket = prefetched;
     __syncthreads();

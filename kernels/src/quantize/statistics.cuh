@@ -13,7 +13,7 @@ namespace {
 // D/8 threads read a row, kThreads/(D/8) rows in flight per pass; rounds of 2 passes over K and
 // 2 over V go through half of the stage each, the next round's copies in flight while a round
 // is summed. The threads' partial results meet in shared memory.
-template <typename T, int D>
+template <typename T, int D, bool kVarlen>
 __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const Stage<D>& stage,
                                float* scratch) {
   constexpr int kRowsInFlight = kThreads<D> / kThreadsPerRow<D>;
@@ -21,10 +21,11 @@ __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const S
   constexpr int kRounds = kStatJobRows<D> / kRoundRows;
   static_assert(2 * kRowsInFlight * D <= kScratchWords<D> && kLoadsPerThread == 8);
   const int col = (threadIdx.x % kThreadsPerRow<D>)*8, sub = threadIdx.x / kThreadsPerRow<D>;
-  const int begin = job * kStatJobRows<D>, end = min(p.kv_len, begin + kStatJobRows<D>);
-  const int rounds = (end - begin + kRoundRows - 1) / kRoundRows;
-  const T* k_src = row_ptr<T>(p.k, b, hk, begin + sub) + col;
-  const T* v_src = row_ptr<T>(p.v, b, hk, begin + sub) + col;
+  const UnitSequence<kVarlen> seq(p, b, hk);
+  const int begin = job * kStatJobRows<D>, end = min(seq.len, begin + kStatJobRows<D>);
+  const int rounds = (end - begin + kRoundRows - 1) / kRoundRows;  // ≤ 0 past a varlen sequence
+  const T* k_src = row_ptr<T>(p.k, seq.k_offset, begin + sub) + col;
+  const T* v_src = row_ptr<T>(p.v, seq.v_offset, begin + sub) + col;
   // Round r uses slots 4(r%2) .. 4(r%2)+3: two rows of K, then two of V.
   auto issue = [&](int r) {
 #pragma unroll

@@ -56,38 +56,41 @@ struct VTasks {
   }
 };
 
-template <int D>
-__device__ __forceinline__ int v_job_keys(const JobPlan& p, int job) {
-  return min(kJobRows<D>, p.w.kv_pad - job * kJobRows<D>);
+// Keys of the job's region written (the unit's keys, then zeros up to its len_pad; ≤ 0 for a job
+// past a varlen sequence's region, which writes nothing).
+template <int D, bool kVarlen>
+__device__ __forceinline__ int v_job_keys(const UnitSequence<kVarlen>& seq, int job) {
+  return min(kJobRows<D>, seq.len_pad - job * kJobRows<D>);
 }
 
 // A V job's copies into the stage (not committed): task j's 4 keys in slots 4j..4j+3.
-template <typename T, int D>
+template <typename T, int D, bool kVarlen>
 __device__ void issue_v(const JobPlan& p, int b, int hk, int job, const Stage<D>& stage) {
   const VTasks<D> tasks;
-  const int key0 = job * kJobRows<D>, keys = v_job_keys<D>(p, job);
+  const UnitSequence<kVarlen> seq(p, b, hk);
+  const int key0 = job * kJobRows<D>, keys = v_job_keys<D>(seq, job);
 #pragma unroll
   for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
     const int first = key0 + quad_first_key(tasks.quad[j]);
-    const T* src = row_ptr<T>(p.v, b, hk, first) + tasks.group[j] * 8;
+    const T* src = row_ptr<T>(p.v, seq.v_offset, first) + tasks.group[j] * 8;
     constexpr int kKeyOffset[4] = {0, 1, 8, 9};
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       stage.copy(4 * j + r, src + kKeyOffset[r] * p.v.ss,
-                 tasks.quad[j] * 4 < keys && first + kKeyOffset[r] < p.kv_len, p.v.data);
+                 tasks.quad[j] * 4 < keys && first + kKeyOffset[r] < seq.len, p.v.data);
     }
   }
 }
 
 // The rest of a V job, once this thread's copies have landed: 8 words of 4 e4m3 bytes each
 // written to the tile, then the tile's rows go out as 16-byte stores.
-template <typename T, int D>
+template <typename T, int D, bool kVarlen>
 __device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage<D>& stage,
                            std::uint32_t* tile) {
   const VTasks<D> tasks;
-  const int key0 = job * kJobRows<D>, keys = v_job_keys<D>(p, job);
-  const std::int64_t unit = unit_offset(b, p.heads_kv, hk);
-  const float* amax = p.w.v_amax + unit * D;
+  const UnitSequence<kVarlen> seq(p, b, hk);
+  const int key0 = job * kJobRows<D>, keys = v_job_keys<D>(seq, job);
+  const float* amax = p.w.v_amax + unit_offset(b, p.heads_kv, hk) * D;  // the sequence's
   // The task's 8 channel maxima as two 16-byte L2 loads, all issued before the first use (one
   // at a time, each waited for before its conversions, they were the V jobs' top stall,
   // quant-fused-pipelined). (Staged through shared memory as K's sums are, they measured 1-5%
@@ -118,11 +121,11 @@ __device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage
   }
   __syncthreads();
   constexpr int kChunks = kJobRows<D> / 16;  // 16-byte chunks per tile row
-  std::uint8_t* out = p.w.v + unit * D * p.w.kv_pad + key0;
+  std::uint8_t* out = p.w.v + seq.unit * D * p.w.unit_rows + seq.row + key0;
   for (int i = threadIdx.x; i < D * kChunks; i += kThreads<D>) {
     const int c = i / kChunks, chunk = i % kChunks;
     if (chunk * 16 >= keys) continue;
-    *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(c) * p.w.kv_pad + chunk * 16) =
+    *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(c) * p.w.unit_rows + chunk * 16) =
         *reinterpret_cast<const uint4*>(tile + tile_word<D>(c, chunk * 4));
   }
 }
@@ -134,17 +137,21 @@ __device__ inline int take_ticket(const JobPlan& p) {
   return static_cast<int>(tickets.fetch_add(1u, cuda::memory_order_relaxed));
 }
 
-// K's rows job target for KV head hk (its smoothing mean set by the caller).
-__device__ inline RowsTarget k_target(const JobPlan& p, int hk) {
+// K's rows job target for unit (b, hk) (its smoothing mean set by the caller).
+template <int D, bool kVarlen>
+__device__ inline RowsTarget k_target(const JobPlan& p, int b, int hk) {
+  const UnitSequence<kVarlen> seq(p, b, hk);
   RowsTarget k{};
-  k.in = p.k;
-  k.h = hk;
-  k.heads = p.heads_kv;
-  k.len = p.kv_len;
-  k.len_pad = p.w.kv_pad;
+  k.in = static_cast<const char*>(p.k.data) + 2 * seq.k_offset;  // 16-bit elements
+  k.in_ss = p.k.ss;
+  k.len = seq.len;
+  k.len_pad = seq.len_pad;
   k.rows_per_scale = p.w.k_rows;
-  k.out = p.w.k;
-  k.scales = p.w.k_scale;
+  k.out = p.w.k + seq.ws_row0 * D;
+  // (unit_rows and a varlen region's first row are multiples of 64: whole scale groups)
+  k.scales =
+      p.w.k_scale + seq.unit * p.w.unit_scales + (kVarlen ? seq.row >> (__ffs(p.w.k_rows) - 1) : 0);
+  k.inv_len = seq.inv_len(p);
   return k;
 }
 

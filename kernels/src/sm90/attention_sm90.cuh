@@ -26,7 +26,7 @@
 // runs while another's wgmma do.
 //
 // Inputs: the caller's Q (16-bit), and the workspace the quantization kernels fill
-// (workspace.h): K int8 [.., kv_pad, D]; for e4m3, V transposed to [.., D, kv_pad] with keys
+// (workspace.h): K int8 [.., unit_rows, D]; for e4m3, V transposed to [.., D, unit_rows] with keys
 // permuted in groups of 32 (16-bit: the caller's V). Query rows past qo_len are quantized as
 // zeros; keys past the padded length arrive from the TMA as zeros, and keys past kv_len are
 //
@@ -52,11 +52,11 @@
 
 namespace sageattn::detail {
 
-template <int D, typename PvT, int kConsumers>
+template <int D, typename PvT, int kConsumers, bool kVarlen>
 __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     attention_sm90_kernel(const __grid_constant__ Sm90Args args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Cfg = Sm90Config<D, PvT, kConsumers>;
+  using Cfg = Sm90Config<D, PvT, kConsumers, kVarlen>;
   constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   const AttentionArgs& a = args.a;
 
@@ -82,30 +82,30 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   const int head = blockIdx.y, batch = blockIdx.z;
   const int kv_head = head / (a.heads_q / a.heads_kv);
   const int m0 = m_block * kBlockM;
-  const int causal_offset = a.kv_len - a.qo_len;  // bottom-right alignment
-  int n_blocks = (a.kv_len + kBlockN - 1) / kBlockN;
+  const AttentionSequence<kVarlen> seq(a, batch, kv_head);
+  if (m0 >= seq.q_len) return;  // a varlen sequence shorter than the grid's tiles
+  const int causal_offset = seq.kv_len - seq.q_len;  // bottom-right alignment
+  int n_blocks = (seq.kv_len + kBlockN - 1) / kBlockN;
   if (a.causal) {
     const int last_key = m0 + kBlockM - 1 + causal_offset;
     n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
   }
   // Key blocks before n_unmasked need no mask: all their keys are below kv_len and, under
   // causal masking, at or left of the diagonal of the CTA's first row.
-  int n_unmasked = min(n_blocks, a.kv_len / kBlockN);
+  int n_unmasked = min(n_blocks, seq.kv_len / kBlockN);
   if (a.causal) n_unmasked = min(n_unmasked, max(m0 + causal_offset + 1, 0) / kBlockN);
-  const int q_bh = batch * a.heads_q + head;
-  const int kv_bh = batch * a.heads_kv + kv_head;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // A consumer warp's 16 query rows (warp 4 + 4·wg + w: rows m0 + 64·wg + 16·w ..; thread rows
   // g, g + 8), requested before anything else: their DRAM latency then overlaps the set-up
   // below, as the TMA of an INT8 Q issued at set-up did (kernels/NOTES.md, sm90-q-in-kernel).
   const int warp_row0 = m0 + 16 * (warp - 4);
   uint4 q_raw[kQLoads<D, 16>];
-  if (warp >= 4) load_q_rows<D, 16>(a, batch, head, warp_row0, lane, q_raw);
-  const float* k_scales = a.k_scale + static_cast<std::int64_t>(kv_bh) * (a.kv_pad / a.k_rows);
+  if (warp >= 4) load_q_rows<D, 16>(a, seq, head, warp_row0, lane, q_raw);
+  const float* k_scales = seq.k_scales(a);
 
   const int first_round = min(kStages, n_blocks);  // blocks whose stages start free
-  const Sm90Cta cta {
-    args, smem, s_q, s_k, s_v, k_full, v_full, empty, s_kscale, head, batch, kv_head, kv_bh, q_bh,
+  const Sm90Cta<kVarlen> cta {
+    args, smem, s_q, s_k, s_v, k_full, v_full, empty, s_kscale, head, batch, kv_head, seq,
         causal_offset, n_blocks, n_unmasked, first_round, warp, lane, warp_row0, k_scales,
 #if SAGEATTN_SM90_TRACE
         cta_id

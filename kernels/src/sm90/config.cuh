@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "../attention_launch.h"
+#include "../attention_sequence.cuh"
 #include "sageattn/tile_policy.h"
 
 // Tuning knobs (kernels/NOTES.md has what each measured): shared-memory stages of K and V, and
@@ -64,10 +65,13 @@ namespace sageattn::detail {
 // PvT: P·V's type. __nv_fp8_e4m3 (the fp8_sm90 path): V quantized per channel, two-level FP32
 // accumulation. half or __nv_bfloat16 (the fp16_sm90 path): V as the caller gave it, P in the
 // same type, accumulated straight into O (16-bit wgmma accumulates in full FP32).
-template <int D, typename PvT, int kConsumerWarpgroups>
+// kVarlenCall: a packed batch of sequences (sageattn.h: Varlen), a separate instantiation
+// (attention_sequence.cuh).
+template <int D, typename PvT, int kConsumerWarpgroups, bool kVarlenCall = false>
 struct Sm90Config {
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
   static constexpr int kD = D;
+  static constexpr bool kVarlen = kVarlenCall;
   using Pv = PvT;
   static constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
   static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
@@ -151,6 +155,7 @@ struct Sm90Args {
 
 // What a CTA's set-up works out (attention_sm90.cuh), which both roles read: its shared-memory
 // tiles and barriers, its (batch, head) and query rows, the key blocks it visits.
+template <bool kVarlen>
 struct Sm90Cta {
   const Sm90Args& args;
   unsigned char* smem;  // the dynamic shared memory, aligned to 1024 bytes
@@ -161,10 +166,11 @@ struct Sm90Cta {
   std::uint64_t* v_full;  // [kStages]: V landed
   std::uint64_t* empty;   // [kStages]: every consumer warp released the stage
   float* s_kscale;        // [kStages][kScaleGroups]
-  int head, batch, kv_head, kv_bh, q_bh;
-  int causal_offset;         // kv_len - qo_len: the causal diagonal, aligned bottom-right
-  int n_blocks, n_unmasked;  // key blocks visited; those before n_unmasked need no mask
-  int first_round;           // blocks whose stages start free (requested at set-up)
+  int head, batch, kv_head;
+  AttentionSequence<kVarlen> seq;  // its rows, lengths, workspace place and statistics
+  int causal_offset;               // kv_len - qo_len: the causal diagonal, aligned bottom-right
+  int n_blocks, n_unmasked;        // key blocks visited; those before n_unmasked need no mask
+  int first_round;                 // blocks whose stages start free (requested at set-up)
   int warp, lane;
   int warp_row0;  // a consumer warp's first query row
   const float* k_scales;

@@ -35,7 +35,7 @@ __device__ __forceinline__ void wgmma_pv16(float (&o)[N], const unsigned (&a)[4]
 // A consumer thread's whole work after the set-up. q_raw: its warp's 16 query rows of the caller's
 // Q, requested at set-up.
 template <class Cfg>
-__device__ __forceinline__ void sm90_consume(const Sm90Cta& c,
+__device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
                                              const uint4 (&q_raw)[kQLoads<Cfg::kD, 16>]) {
   constexpr int D = Cfg::kD, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   constexpr int kStages = Cfg::kStages;
@@ -50,7 +50,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta& c,
   std::uint64_t* const empty = c.empty;
   float* const s_kscale = c.s_kscale;
   [[maybe_unused]] const int head = c.head, batch = c.batch;  // the trace's
-  const int kv_bh = c.kv_bh, causal_offset = c.causal_offset;
+  const int causal_offset = c.causal_offset, kv_len = c.seq.kv_len;
   const int n_blocks = c.n_blocks, n_unmasked = c.n_unmasked;
   const int warp = c.warp, lane = c.lane, warp_row0 = c.warp_row0;
 #if SAGEATTN_SM90_TRACE
@@ -69,7 +69,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta& c,
   const QTileTarget q_target{s_q, 64 * wg + 16 * w, row_km + 16 * w, warp_amax, w};
   float q_scales[1];
   quantize_q_rows<D, 16>(
-      a, kv_bh, warp_row0, lane, q_raw, q_target, [&] { sm90::named_barrier_sync(q_barrier, 128); },
+      a, c.seq, warp_row0, lane, q_raw, q_target, [&] { sm90::named_barrier_sync(q_barrier, 128); },
       q_scales);
   const float q_scale = q_scales[0];
   sm90::fence_proxy_async();
@@ -236,7 +236,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta& c,
         if constexpr (!masked) return true;
         const int key = n0 + 8 * j + 2 * t + (e & 1);
         const int row = warp_row0 + g + 8 * (e >> 1);
-        return key < a.kv_len && !(a.causal && key > row + causal_offset);
+        return key < kv_len && !(a.causal && key > row + causal_offset);
       };
       float rescale_new[2], m_use[2];
       bool moved = false;
@@ -267,7 +267,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta& c,
   [[maybe_unused]] float2 col_scale[D / 8];
   auto load_col_scales = [&] {
     if constexpr (!Cfg::kPv8) return;  // V is not scaled
-    const float* v_amax = a.v_amax + static_cast<std::int64_t>(kv_bh) * D;
+    const float* v_amax = a.v_amax + static_cast<std::int64_t>(c.seq.stats) * D;
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
       const float2 amax = *reinterpret_cast<const float2*>(v_amax + 8 * j + 2 * t);

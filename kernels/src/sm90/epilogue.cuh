@@ -13,13 +13,15 @@ namespace sageattn::detail {
 // A consumer thread's rows g and g + 8 of its warp's 16 (from warp_row0): normalise, write O and
 // the LSE. row_km: the warp's rows' sm_scale·(q · mean(K)), which the LSE adds back.
 template <class Cfg>
-__device__ __forceinline__ void sm90_epilogue(const Sm90Cta& c, const float (&o)[Cfg::kOFloats],
+__device__ __forceinline__ void sm90_epilogue(const Sm90Cta<Cfg::kVarlen>& c,
+                                              const float (&o)[Cfg::kOFloats],
                                               const float (&row_max)[2],
                                               const float2 (&col_scale)[Cfg::kD / 8],
                                               const float* row_km, int w, int g, int t) {
   constexpr int D = Cfg::kD;
   const AttentionArgs& a = c.args.a;
-  const int batch = c.batch, head = c.head, q_bh = c.q_bh, warp_row0 = c.warp_row0;
+  const int head = c.head, warp_row0 = c.warp_row0;
+  const auto& seq = c.seq;
   // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
   const float row_sum[2] = {o[D / 2], o[D / 2 + 2]};
   float inv[2];
@@ -28,7 +30,7 @@ __device__ __forceinline__ void sm90_epilogue(const Sm90Cta& c, const float (&o)
     inv[r] = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    write_output_row<D / 8>(a, batch, head, warp_row0 + g + 8 * r, t, [&](int j) {
+    write_output_row<D / 8>(a, seq, head, warp_row0 + g + 8 * r, t, [&](int j) {
       if constexpr (!Cfg::kPv8) {
         return make_float2(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
       }
@@ -40,7 +42,7 @@ __device__ __forceinline__ void sm90_epilogue(const Sm90Cta& c, const float (&o)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = warp_row0 + g + 8 * r;
-      if (row >= a.qo_len) continue;
+      if (row >= seq.q_len) continue;
       constexpr float kLn2 = 0.6931471805599453f;
       float value = -INFINITY;
       if (row_sum[r] > 0.f) {
@@ -48,7 +50,7 @@ __device__ __forceinline__ void sm90_epilogue(const Sm90Cta& c, const float (&o)
         value = (row_max[r] + __log2f(row_sum[r]) - (Cfg::kPv8 ? kLog2Fp8Max : 0.f)) * kLn2;
         if (a.k_sum != nullptr) value += row_km[16 * w + g + 8 * r];
       }
-      a.lse[static_cast<std::int64_t>(q_bh) * a.qo_len + row] = value;
+      a.lse[seq.lse_row(a, head, row)] = Cfg::kVarlen && seq.invalid ? NAN : value;
     }
   }
 }

@@ -47,16 +47,21 @@ inline bool encode_byte_tensor(CUtensorMap* map, const void* base, std::uint64_t
 
 // The caller's 16-bit V [batch][heads_kv][kv_len][D] with its own strides (elements; D
 // contiguous), read in boxes of 64 channels × `box_keys` keys with 128-byte swizzle. Keys past
-// kv_len arrive as zeros.
+// kv_len arrive as zeros. A varlen call's V is one batch of total_k rows: keys past a sequence's
+// end are the next sequence's, which the softmax gives a weight of exactly 0.
 inline bool encode_v16_tensor(CUtensorMap* map, const AttentionArgs& a, int batch, int d,
                               unsigned box_keys) {
   const auto encode = tensor_map_encoder();
   if (encode == nullptr) return false;
-  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(a.kv_len),
-                              static_cast<cuuint64_t>(a.heads_kv), static_cast<cuuint64_t>(batch)};
+  const bool varlen = a.cu_k != nullptr;
+  const cuuint64_t rows = static_cast<cuuint64_t>(varlen ? a.total_k : a.kv_len);
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), rows, static_cast<cuuint64_t>(a.heads_kv),
+                              static_cast<cuuint64_t>(varlen ? 1 : batch)};
+  // (A varlen map's one batch needs a stride all the same: any valid one.)
+  const cuuint64_t batch_stride = varlen ? rows * a.v_ss : static_cast<cuuint64_t>(a.v_sb);
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(a.v_ss) * 2,
                                  static_cast<cuuint64_t>(a.v_sh) * 2,
-                                 static_cast<cuuint64_t>(a.v_sb) * 2};  // bytes, of dims 1-3
+                                 batch_stride * 2};  // bytes, of dims 1-3
   const cuuint32_t box[4] = {64, box_keys, 1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(a.v), dims, strides, box,
@@ -65,22 +70,26 @@ inline bool encode_v16_tensor(CUtensorMap* map, const AttentionArgs& a, int batc
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int D, typename PvT, int kConsumers>
-cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t stream) {
+template <int D, typename PvT, int kConsumers, bool kVarlen>
+cudaError_t launch_sm90_kernel_as(const AttentionArgs& a, int batch, cudaStream_t stream) {
   using Cfg = Sm90Config<D, PvT, kConsumers>;
   Sm90Args args{};
   args.a = a;
-  const std::uint64_t kv_heads = static_cast<std::uint64_t>(batch) * a.heads_kv;
+  // The workspace's units of this launch (workspace.h): (batch, KV head) pairs, or the KV heads
+  // of a varlen call.
+  const std::uint64_t units = a.unit_batch_stride == 0
+                                  ? static_cast<std::uint64_t>(a.heads_kv)
+                                  : static_cast<std::uint64_t>(batch) * a.unit_batch_stride;
   bool encoded =
-      encode_byte_tensor(&args.k_map, a.k, D, a.kv_pad, kv_heads, D, Cfg::kBlockN, Cfg::kQKSwizzle);
+      encode_byte_tensor(&args.k_map, a.k, D, a.unit_rows, units, D, Cfg::kBlockN, Cfg::kQKSwizzle);
   if constexpr (Cfg::kPv8) {
-    encoded = encoded && encode_byte_tensor(&args.v_map, a.v_fp8, a.kv_pad, D, kv_heads,
+    encoded = encoded && encode_byte_tensor(&args.v_map, a.v_fp8, a.unit_rows, D, units,
                                             Cfg::kBlockN, D, Cfg::kVSwizzle);
   } else {
     encoded = encoded && encode_v16_tensor(&args.v_map, a, batch, D, Cfg::kBlockN);
   }
   if (!encoded) return cudaErrorNotSupported;
-  auto kernel = attention_sm90_kernel<D, PvT, kConsumers>;
+  auto kernel = attention_sm90_kernel<D, PvT, kConsumers, kVarlen>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Cfg::kSmemBytes)) {
     return e;
@@ -91,6 +100,13 @@ cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t s
   sm90_trace_print<D><<<1, 1, 0, stream>>>(static_cast<int>(grid.x * grid.y * grid.z));
 #endif
   return cudaGetLastError();
+}
+
+// The dense or the varlen instantiation (attention_sequence.cuh).
+template <int D, typename PvT, int kConsumers>
+cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t stream) {
+  if (a.cu_q != nullptr) return launch_sm90_kernel_as<D, PvT, kConsumers, true>(a, batch, stream);
+  return launch_sm90_kernel_as<D, PvT, kConsumers, false>(a, batch, stream);
 }
 
 // Two, three or four consumer warpgroups, by tile_policy.h's rule (which the host reference

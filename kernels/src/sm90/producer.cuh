@@ -12,34 +12,37 @@ namespace sageattn::detail {
 
 // Block nb's K and V into stage nb % kStages, by the producer thread, once the stage is free.
 template <class Cfg>
-__device__ __forceinline__ void sm90_load_kv(const Sm90Cta& c, int nb) {
+__device__ __forceinline__ void sm90_load_kv(const Sm90Cta<Cfg::kVarlen>& c, int nb) {
   constexpr int D = Cfg::kD, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   const Sm90Args& args = c.args;
   std::uint64_t* const k_full = c.k_full;
   std::uint64_t* const v_full = c.v_full;
   unsigned char* const s_k = c.s_k;
   unsigned char* const s_v = c.s_v;
-  const int kv_bh = c.kv_bh, kv_head = c.kv_head, batch = c.batch;
+  const int kv_head = c.kv_head;
+  // The workspace's copies: the sequence's unit and its rows there (sequence.h).
+  const int unit = c.seq.unit, row = c.seq.unit_row0 + nb * kBlockN;
   const int stage = nb % kStages;
   sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
-  sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, nb * kBlockN,
-                    kv_bh);
+  sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, row, unit);
   sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
   if constexpr (Cfg::kPv8) {
-    sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], nb * kBlockN, 0,
-                      kv_bh);
+    sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], row, 0, unit);
   } else {
+    // The caller's V: its own rows (a varlen call's map has one batch of all the rows).
+    const int key = c.seq.kv_start + nb * kBlockN;
+    const int batch = Cfg::kVarlen ? 0 : c.batch;
 #pragma unroll
     for (int box = 0; box < D / 64; ++box) {
       sm90::tma_load_4d(s_v + stage * Cfg::kVBytes + box * Cfg::kVBoxBytes, &args.v_map,
-                        &v_full[stage], 64 * box, nb * kBlockN, kv_head, batch);
+                        &v_full[stage], 64 * box, key, kv_head, batch);
     }
   }
 }
 
 // The producer's work after the set-up: the first round's tiles were requested there.
 template <class Cfg>
-__device__ __forceinline__ void sm90_produce(const Sm90Cta& c) {
+__device__ __forceinline__ void sm90_produce(const Sm90Cta<Cfg::kVarlen>& c) {
   constexpr int kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   const AttentionArgs& a = c.args.a;
   const int warp = c.warp, lane = c.lane, first_round = c.first_round, n_blocks = c.n_blocks;
@@ -56,7 +59,8 @@ __device__ __forceinline__ void sm90_produce(const Sm90Cta& c) {
     // other registers still waited for the load in the same turn (ncu: 3.6% of the warps'
     // time at d=128 16k; kernels/NOTES.md, sm90-kscale-in-smem).
     const int k_shift = __ffs(a.k_rows) - 1;
-    const int k_scale_last = a.kv_pad / a.k_rows - 1;  // the last block may reach past it
+    // The last block may reach past the rows the quantization wrote (dense: kv_pad rows).
+    const int k_scale_last = c.seq.kv_rows / a.k_rows - 1;
     auto stage_kscales = [&](int nb) {
       float* dst = s_kscale + nb % kStages * Cfg::kScaleGroups;
       float scale[Cfg::kScaleGroups];  // all loads issued before the stores
