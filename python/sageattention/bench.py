@@ -18,6 +18,13 @@ Suites (--suite, default all):
             Gaussian inputs, K with large per-channel offsets, and sharp softmax (q, k scaled by 8).
   sharpness the cosine as q and k grow from N(0,1) to N(0,1)·300 (largest logit ~10^5): where
             INT8 Q·Kᵀ starts to lose the rows' winning key.
+  varlen    a packed batch of 64 sequences, lengths drawn uniformly from 128-8192 (seeded), 32
+            heads at d=128 (64 at d=64), causal and not: sageattn_varlen, sageattn() on the batch
+            padded to the longest sequence (what callers without varlen do; its TOPS are
+            flattered by the padding, on whose zeros the tensor cores run faster), sageattn() on
+            a dense batch of that shape of random values, torch's varlen_attn (FlashAttention,
+            fp16) and SDPA cuDNN called per sequence. TOPS count each method's own work: the
+            sequences' for the packed calls, the padded batch's for the padded and dense ones.
 
 Timing: the median of CUDA-event-timed repetitions after warm-up, in --rounds rounds that visit
 every method in turn; each method's best round is kept (a clock dip or another process then costs
@@ -34,9 +41,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
 
 from . import _cudnn_fp8, core
-from . import sageattn, sageattn_qk_int8_pv_fp16_cuda, sageattn_qk_int8_pv_fp8_cuda
+from . import sageattn, sageattn_qk_int8_pv_fp16_cuda, sageattn_qk_int8_pv_fp8_cuda, sageattn_varlen
 
-SUITES = ("prefill", "decode", "short", "accuracy", "sharpness")
+SUITES = ("prefill", "decode", "short", "accuracy", "sharpness", "varlen")
 
 
 def _median_ms(fn, reps=20, warmup=5):
@@ -282,6 +289,75 @@ def sharpness(fp8, scales=(1, 2, 4, 6, 8, 12, 16, 24, 32, 64, 128, 300), seq=102
     return rows
 
 
+def _torch_varlen(q, k, v, cu, longest, causal):
+    """torch's own varlen attention (torch.nn.attention.varlen, FlashAttention), or None where
+    this torch has none."""
+    try:
+        from torch.nn.attention.varlen import varlen_attn
+    except ImportError:
+        return None
+    window = (-1, 0) if causal else (-1, -1)
+    return lambda: varlen_attn(q, k, v, cu, cu, longest, longest, window_size=window)
+
+
+def varlen(rounds, sequences=64, shortest=128, longest=8192, seed=0):
+    """Packed batches against the padded dense call and per-sequence SDPA (module docstring)."""
+    rows = []
+    lengths = torch.randint(shortest, longest + 1, (sequences,), generator=torch.Generator().manual_seed(seed))
+    lengths = lengths.tolist()
+    cu = torch.tensor([0] + [sum(lengths[:i + 1]) for i in range(sequences)], dtype=torch.int32, device="cuda")
+    top = max(lengths)
+    for d in (128, 64):
+        heads = 32 if d == 128 else 64
+        for causal in (False, True):
+            q, k, v = (torch.randn(sum(lengths), heads, d, device="cuda", dtype=torch.float16) for _ in range(3))
+            padded = [torch.zeros(sequences, top, heads, d, device="cuda", dtype=torch.float16) for _ in range(3)]
+            for t, p in zip((q, k, v), padded):
+                for i, n in enumerate(lengths):
+                    p[i, :n] = t[cu[i]:cu[i] + n]
+            pq, pk, pv = (p.transpose(1, 2) for p in padded)  # HND views
+            dq, dk, dv = (torch.randn_like(p) for p in (pq, pk, pv))
+            bounds = list(zip(cu.tolist(), cu.tolist()[1:]))
+            per_sequence = [_sdpa(SDPBackend.CUDNN_ATTENTION, *(t[a:b].transpose(0, 1).unsqueeze(0) for t in (q, k, v)),
+                                  causal) for a, b in bounds]
+            calls = {
+                "sageattn_varlen": lambda: sageattn_varlen(q, k, v, cu, cu, top, top, is_causal=causal),
+                "sageattn padded": lambda: sageattn(pq, pk, pv, is_causal=causal),
+                "sageattn dense": lambda: sageattn(dq, dk, dv, is_causal=causal),
+                "torch varlen_attn": _torch_varlen(q, k, v, cu, top, causal),
+                "SDPA cuDNN per seq": lambda: [f() for f in per_sequence],
+            }
+            ms = _best_of_rounds(calls, rounds)
+            work = sum(4 * heads * n * n * d for n in lengths) / (2 if causal else 1)
+            padded_work = 4 * sequences * heads * top * top * d / (2 if causal else 1)
+            rows.append({"d": d, "heads": heads, "causal": causal, "lengths": lengths, "ms": ms,
+                         "tops": {n: (padded_work if n in ("sageattn padded", "sageattn dense") else work) / t / 1e9
+                                  for n, t in ms.items() if t}})
+            q = k = v = padded = pq = pk = pv = dq = dk = dv = per_sequence = calls = None
+            torch.cuda.empty_cache()
+    return rows
+
+
+def _print_varlen(rows):
+    if not rows:
+        return
+    r0 = rows[0]
+    lengths = r0["lengths"]
+    print(f"\nvarlen: {len(lengths)} sequences of {min(lengths)}-{max(lengths)} tokens ({sum(lengths)} in all), "
+          "fp16; TOPS of each method's own work (padded: the padded batch's); ms per call")
+    names = list(r0["ms"])
+    print(f"{'d':>3} {'causal':>6} | " + " ".join(f"{n:>19}" for n in names) +
+          " | TOPS vs padded, vs dense | speed vs SDPA per seq")
+    for r in rows:
+        tops, ms = r["tops"], r["ms"]
+        cells = " ".join(f"{tops[n]:>7.0f} ({ms[n]:>7.2f})" if ms.get(n) else f"{'-':>19}" for n in names)
+        vs_padded = tops["sageattn_varlen"] / tops["sageattn padded"]
+        vs_dense = tops["sageattn_varlen"] / tops["sageattn dense"]
+        vs_sdpa = ms["SDPA cuDNN per seq"] / ms["sageattn_varlen"]
+        print(f"{r['d']:>3} {str(r['causal']):>6} | {cells} | {vs_padded:>14.2f} {vs_dense:>8.2f} | "
+              f"{vs_sdpa:>20.2f}")
+
+
 def _print_sharpness(rows):
     if not rows:
         return
@@ -427,6 +503,9 @@ def main(argv=None):
     if "sharpness" in suites:
         result["sharpness"] = sharpness(fp8)
         _print_sharpness(result["sharpness"])
+    if "varlen" in suites:
+        result["varlen"] = varlen(args.rounds)
+        _print_varlen(result["varlen"])
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)

@@ -130,8 +130,14 @@ def test_short_square_calls_run_sdpa(causal, hk, layout):
 def test_short_causal_gqa_queries_keep_the_kernel():
     q, k, v = make(2, 8, 2, 16, 1000, 128, torch.float16, "HND")
     out = sageattn(q, k, v, is_causal=True)
-    torch.testing.assert_close(out, sageattn(q, k, v, is_causal=True, sdpa_for_short_queries=False), rtol=0, atol=0)
-    check(out, reference(q, k, v, "HND", True), "auto")
+    kernel = sageattn(q, k, v, is_causal=True, sdpa_for_short_queries=False)
+    ref = reference(q, k, v, "HND", True)
+    # The kernel's result up to its last bits (K's column sums are atomic additions in whatever
+    # order the CTAs run, so repeats may differ by an ulp: kernels/tests/repeatability.py), and
+    # not SDPA's, which is further from it than that.
+    torch.testing.assert_close(out, kernel, rtol=0, atol=5e-4)
+    assert (out.float() - ref).abs().mean() > 4 * (out.float() - kernel.float()).abs().mean()
+    check(out, ref, "auto")
 
 
 def test_short_queries_compile_fullgraph():

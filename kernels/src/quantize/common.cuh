@@ -134,6 +134,12 @@ struct UnitSequence {
     row = kVarlen ? static_cast<int>(varlen_row_base(span.start, b)) : 0;
     ws_row0 = unit * p.w.unit_rows + row;
   }
+  // Whether job `job` (kJobRows rows from job · kJobRows) lies past the region: a varlen
+  // sequence shorter than the call's longest has no rows there, and such jobs skip their work.
+  template <int D>
+  __device__ __forceinline__ bool past_region(int job) const {
+    return kVarlen && job * kJobRows<D> >= len_pad;
+  }
   // 1 / len, K's mean's factor: the host's for dense calls; else the same correctly rounded
   // division (0 without keys), as the attention kernels compute it for Q's LSE term.
   __device__ __forceinline__ float inv_len(const JobPlan& p) const {

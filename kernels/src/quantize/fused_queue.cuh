@@ -46,17 +46,26 @@ constexpr int kFusedSmemBytes = kFusedSlots* kStageBytes<D> + kScratchWords<D> *
 // A fused slice (quantize_queue.h numbers them, per barrier group of kv_jobs slices): its unit,
 // K or V, and which job of kJobRows<D> rows. Per unit: its K slices, then its V slices (FP8
 // paths): quant_jobs in all.
+// `empty`: past its varlen sequence's region (UnitSequence::past_region): it loads, adds and
+// writes nothing, and only publishes (its group's count must still complete).
 struct SliceJob {
   int b, hk, unit, job;
-  bool is_v;
-  __device__ SliceJob(const JobPlan& p, int round) {
+  bool is_v, empty;
+  template <int D, bool kVarlen>
+  __device__ static SliceJob decode(const JobPlan& p, int round) {
     const FusedJob f = fused_job(p.kv_jobs, barrier_groups(p), static_cast<int>(gridDim.x),
                                  static_cast<int>(blockIdx.x), round);
-    unit = f.unit;
-    is_v = f.is_v;
-    job = f.job;
-    b = unit / p.heads_kv;
-    hk = unit % p.heads_kv;
+    SliceJob s;
+    s.unit = f.unit;
+    s.is_v = f.is_v;
+    s.job = f.job;
+    s.b = s.unit / p.heads_kv;
+    s.hk = s.unit % p.heads_kv;
+    // (Only a slice that exists has a sequence to ask: past total_jobs, unit is past the batch.)
+    const int slice = round * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x);
+    s.empty = kVarlen && slice < p.total_jobs &&
+              UnitSequence<kVarlen>(p, s.b, s.hk).template past_region<D>(s.job);
+    return s;
   }
 };
 
@@ -68,7 +77,9 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
                                  float* scratch) {
   constexpr int kSubs = kThreads<D> / kThreadsPerRow<D>;  // threads per channel group of K
   const std::int64_t at = unit_offset(s.b, p.heads_kv, s.hk) * D;
-  if (!s.is_v && p.smooth_k) {
+  if (s.empty) {
+    // Nothing to add.
+  } else if (!s.is_v && p.smooth_k) {
     float* sums = scratch;  // [kSubs][D]
     static_assert(kSubs * D <= kScratchWords<D>);
     const int col = (threadIdx.x % kThreadsPerRow<D>)*8;
@@ -141,7 +152,9 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
     return round * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x) < p.total_jobs;
   };
   auto issue = [&](const SliceJob& s, int round) {
-    if (s.is_v) {
+    if (s.empty) {
+      // No copies: the (empty) group keeps the count of groups the waits below rely on.
+    } else if (s.is_v) {
       issue_v<T, D, kVarlen>(p, s.b, s.hk, s.job, stage(round));
     } else {
       issue_rows<T, D>(k_target<D, kVarlen>(p, s.b, s.hk), s.job, stage(round));
@@ -149,13 +162,13 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
     device::cp_async_commit();
   };
   // Each slice is decoded once, when its copies are issued, and passed on from round to round.
-  SliceJob current(p, 0), previous = current;
+  SliceJob current = SliceJob::decode<D, kVarlen>(p, 0), previous = current;
   if (exists(0)) issue(current, 0);
   for (int round = 0;; ++round) {
     const bool has_this = exists(round);
     const bool has_previous = (round > 0);
     if (!has_this && !has_previous) break;
-    const SliceJob next(p, round + 1);
+    const SliceJob next = SliceJob::decode<D, kVarlen>(p, round + 1);
     if (has_this) {
       if (exists(round + 1)) {
         issue(next, round + 1);
@@ -165,7 +178,7 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
       }
       slice_statistics<T, D>(p, current, stage(round), scratch);
     }
-    if (has_previous) {
+    if (has_previous && !previous.empty) {
       // K slices without smoothing need no statistic: no barrier (and none was published).
       const float* k_sum =
           slice_has_barrier(p, previous.is_v)

@@ -27,6 +27,8 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& sta
   }
   job -= p.stat_jobs;  // per unit: its statistics, then its K and V jobs
   const bool is_v = job >= p.kv_jobs;
+  // A varlen sequence shorter than the call's longest: nothing to load or write.
+  if (UnitSequence<kVarlen>(p, b, hk).template past_region<D>(is_v ? job - p.kv_jobs : job)) return;
   RowsTarget k = k_target<D, kVarlen>(p, b, hk);
   // The copies first: they need no statistics, so their latency overlaps the wait.
   if (is_v) {

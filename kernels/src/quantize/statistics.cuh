@@ -23,7 +23,9 @@ __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const S
   const int col = (threadIdx.x % kThreadsPerRow<D>)*8, sub = threadIdx.x / kThreadsPerRow<D>;
   const UnitSequence<kVarlen> seq(p, b, hk);
   const int begin = job * kStatJobRows<D>, end = min(seq.len, begin + kStatJobRows<D>);
-  const int rounds = (end - begin + kRoundRows - 1) / kRoundRows;  // ≤ 0 past a varlen sequence
+  // Past a varlen sequence's rows: nothing to add (the caller still publishes the job).
+  if (kVarlen && begin >= seq.len) return;
+  const int rounds = (end - begin + kRoundRows - 1) / kRoundRows;
   const T* k_src = row_ptr<T>(p.k, seq.k_offset, begin + sub) + col;
   const T* v_src = row_ptr<T>(p.v, seq.v_offset, begin + sub) + col;
   // Round r uses slots 4(r%2) .. 4(r%2)+3: two rows of K, then two of V.
