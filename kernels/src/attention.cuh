@@ -122,13 +122,14 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int m0 = m_block * Cfg::kCtaRows;
   const AttentionSequence<kVarlen> seq(a, batch, kv_head);
-  if (m0 >= seq.q_len) return;  // a varlen sequence shorter than the grid's tiles
+  // A varlen sequence shorter than the grid's tiles (a dense call's grid covers its rows).
+  if (kVarlen && m0 >= seq.q_len) return;
   const int warp_row0 = m0 + warp * Cfg::kRowsPerWarp;  // row of this warp's m-tile 0
   const int causal_offset = seq.kv_len - seq.q_len;     // bottom-right alignment
 
   int n_blocks = (seq.kv_len + kBlockN - 1) / kBlockN;
   if (a.causal) {
-    const int q_pad = (seq.q_len + kBlockM - 1) / kBlockM * kBlockM;
+    const int q_pad = kVarlen ? (seq.q_len + kBlockM - 1) / kBlockM * kBlockM : a.q_pad;
     const int last_key = min(m0 + Cfg::kCtaRows, q_pad) - 1 + causal_offset;
     n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
   }

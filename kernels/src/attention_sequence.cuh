@@ -44,7 +44,9 @@ struct AttentionSequence {
   }
   // Its first key's scale (one per k_rows keys: unit_rows and unit_row0 are multiples of 64).
   __device__ __forceinline__ const float* k_scales(const AttentionArgs& a) const {
-    const float* scales = a.k_scale + static_cast<std::int64_t>(unit) * a.unit_scales;
+    // (unit_rows / k_rows rather than unit_scales: the same number, but ptxas then spills 4
+    // bytes in the FP8 mma.sync kernel at d=64 on sm_90a.)
+    const float* scales = a.k_scale + static_cast<std::int64_t>(unit) * (a.unit_rows / a.k_rows);
     return kVarlen ? scales + (unit_row0 >> (__ffs(a.k_rows) - 1)) : scales;
   }
   // Row `row` of head `head` of the caller's Q, O and LSE (elements from their pointers).

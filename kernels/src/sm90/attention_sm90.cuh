@@ -83,7 +83,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   const int kv_head = head / (a.heads_q / a.heads_kv);
   const int m0 = m_block * kBlockM;
   const AttentionSequence<kVarlen> seq(a, batch, kv_head);
-  if (m0 >= seq.q_len) return;  // a varlen sequence shorter than the grid's tiles
+  // A varlen sequence shorter than the grid's tiles (a dense call's grid covers its rows).
+  if (kVarlen && m0 >= seq.q_len) return;
   const int causal_offset = seq.kv_len - seq.q_len;  // bottom-right alignment
   int n_blocks = (seq.kv_len + kBlockN - 1) / kBlockN;
   if (a.causal) {
