@@ -191,6 +191,18 @@ def _fallback_reason(q, attn_mask, dropout_p):
     return None
 
 
+def _fall_back(caller, reason, strict, how="", stacklevel=3):
+    """What a fallback for `reason` does first: in strict mode it raises; else it warns, once per
+    cause per process (stacklevel: the user's frame, counted from here)."""
+    if _strict(strict):
+        raise SageAttentionError(f"{caller}: cannot run the SageAttention kernels on {reason}; "
+                                 "set SAGEATTENTION_STRICT=0 to fall back to scaled_dot_product_attention")
+    if reason not in _warned:
+        _warned.add(reason)
+        warnings.warn(f"{caller}: falling back to torch scaled_dot_product_attention{how} for {reason}",
+                      stacklevel=stacklevel)
+
+
 def _bottom_right_mask(lq, lk, device):
     """The causal mask as the kernels align it: query i sees keys j <= i + lk - lq."""
     return torch.ones(lq, lk, dtype=torch.bool, device=device).tril(lk - lq)
@@ -240,8 +252,9 @@ def _rows_aligned(t):
     must be dense and every row must start 16-byte aligned (the other strides and the storage
     offset multiples of 8 elements; storage from torch's allocator is aligned further). Under
     torch.compile the offset is not looked at (Dynamo cannot trace storage_offset()): a misaligned
-    input there meets the library's error instead of a copy."""
-    if t.stride(-1) != 1 or any(s % 8 for s in t.stride()[:3]):
+    input there meets the library's error instead of a copy. (Any rank: sageattn's 4-D tensors and
+    sageattn_varlen's packed 3-D ones.)"""
+    if t.stride(-1) != 1 or any(s % 8 for s in t.stride()[:-1]):
         return False
     return torch.compiler.is_compiling() or t.storage_offset() % 8 == 0
 
@@ -253,13 +266,7 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
     _validate(q, k, v, tensor_layout)
     reason = _fallback_reason(q, attn_mask, dropout_p)
     if reason is not None:
-        if _strict(strict):
-            raise SageAttentionError(f"sageattn: cannot run the SageAttention kernels on {reason}; "
-                                     "set SAGEATTENTION_STRICT=0 to fall back to scaled_dot_product_attention")
-        if reason not in _warned:
-            _warned.add(reason)
-            warnings.warn(f"sageattn: falling back to torch scaled_dot_product_attention for {reason}",
-                          stacklevel=3)
+        _fall_back("sageattn", reason, strict, stacklevel=4)
         return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p)
     h, s = (1, 2) if tensor_layout == "HND" else (2, 1)  # the heads' and the sequence's dims
     if short_queries is not False and uses_sdpa_for_short_queries(q.shape[s], k.shape[s], is_causal, return_lse,

@@ -7,14 +7,13 @@ cu_seqlens_q[b + 1] - 1, its keys rows cu_seqlens_k[b] .. of k and v. Each seque
 on its own: K's smoothing mean, V's FP8 scales and the causal mask (bottom-right aligned, per
 sequence) are its own, so a sequence's statistics never reach another's output."""
 import math
-import warnings
 
 import torch
 import torch.nn.functional as F
 
 from . import _ops
 from .core import (MAX_QUERY_HEADS, SUPPORTED_HEAD_DIMS, SageAttentionError, _GRANULARITY, _PATHS,
-                   _capability, _fallback_reason, _granularity, _head_slices, _sdpa, _strict, _warned,
+                   _capability, _fall_back, _fallback_reason, _granularity, _head_slices, _rows_aligned, _sdpa,
                    capability_gap, path_for_capability)
 
 # The P·V paths a varlen call can ask for (pv_path=); None picks as sageattn does.
@@ -107,13 +106,6 @@ def _sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, is_causal, sm_scale, retur
     return (o, lse) if return_lse else o
 
 
-def _rows_aligned(t):
-    """The kernels' 16-byte row loads (core._rows_aligned, for [total, heads, head_dim])."""
-    if t.stride(-1) != 1 or any(s % 8 for s in t.stride()[:2]):
-        return False
-    return torch.compiler.is_compiling() or t.storage_offset() % 8 == 0
-
-
 def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, is_causal=False,
                     sm_scale=None, return_lse=False, *, smooth_k=True, qk_quant_gran="per_warp", pv_path=None,
                     strict=None):
@@ -139,13 +131,7 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
     q_gran = _granularity(qk_quant_gran)
     reason = _fallback_reason(q, None, 0.0)
     if reason is not None:
-        if _strict(strict):
-            raise SageAttentionError(f"sageattn_varlen: cannot run the SageAttention kernels on {reason}; "
-                                     "set SAGEATTENTION_STRICT=0 to fall back to scaled_dot_product_attention")
-        if reason not in _warned:
-            _warned.add(reason)
-            warnings.warn(f"sageattn_varlen: falling back to torch scaled_dot_product_attention per sequence for "
-                          f"{reason}", stacklevel=2)
+        _fall_back("sageattn_varlen", reason, strict, how=" per sequence")
         return _sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, is_causal, sm_scale, return_lse)
     major, minor = _capability(q.device)
     path = pv_path or path_for_capability(major, minor, max_seqlen_q)
