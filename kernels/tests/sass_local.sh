@@ -28,7 +28,7 @@ trap 'rm -rf "$work"' EXIT
 compile() {  # name, extra flags...
   local name=$1
   shift
-  "$nvcc" -Ikernels/include -O2 -DNDEBUG -lineinfo --expt-relaxed-constexpr -std=c++17 \
+  "$nvcc" -Ikernels/include -O3 -DNDEBUG -lineinfo --expt-relaxed-constexpr -std=c++17 \
     -Xptxas=--warn-on-spills,-v -gencode "arch=compute_$arch,code=sm_$arch" "$@" \
     -x cu -c "$src" -o "$work/$name.o" >"$work/$name.ptxas" 2>&1 ||
     { cat "$work/$name.ptxas" >&2; exit 1; }

@@ -33,7 +33,7 @@ source_of() {  # tree, unit
 compile() {  # tree, unit, out-prefix
   local src
   src=$(source_of "$1" "$2")
-  "$nvcc" -I"$1/kernels/include" -O2 -DNDEBUG --expt-relaxed-constexpr -std=c++17 \
+  "$nvcc" -I"$1/kernels/include" -O3 -DNDEBUG -lineinfo --expt-relaxed-constexpr -std=c++17 \
     -Xptxas=-v -gencode "arch=compute_$arch,code=sm_$arch" -x cu -c "$src" -o "$3.o" >"$3.ptxas" 2>&1 ||
     { echo "sass_same.sh: $src does not compile:" >&2; cat "$3.ptxas" >&2; return 1; }
   cuobjdump -sass "$3.o" | sed -E 's@/\*[0-9a-f]{4,}\*/@@g; s@ +/\* 0x[0-9a-f]+ \*/@@g; s@_GLOBAL__N__[0-9a-f]+_[0-9]+_([A-Za-z0-9_]+)_cu_[0-9a-f]{8}@_GLOBAL__N__\1@g' |
