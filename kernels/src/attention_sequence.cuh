@@ -34,8 +34,7 @@ struct AttentionSequence {
     stats = b * a.heads_kv + kv_head;
     unit = kVarlen ? kv_head : stats;
     unit_row0 = kVarlen ? static_cast<int>(varlen_row_base(k.start, b)) : 0;
-    kv_rows =
-        kVarlen ? (k.len + kVarlenTileRows - 1) / kVarlenTileRows * kVarlenTileRows : a.kv_pad;
+    kv_rows = kVarlen ? varlen_region_rows(k.len) : a.kv_pad;
   }
 
   // Its first key's row among all of the workspace's K rows (units × unit_rows).
@@ -66,7 +65,7 @@ struct AttentionSequence {
   // q · mean(K) and K's smoothing by the quantization kernels agree.
   __device__ __forceinline__ float inv_kv_len(const AttentionArgs& a) const {
     if constexpr (!kVarlen) return a.inv_kv_len;
-    return kv_len > 0 ? __fdiv_rn(1.f, static_cast<float>(kv_len)) : 0.f;
+    return inverse_length(kv_len);
   }
 };
 

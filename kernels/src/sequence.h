@@ -42,6 +42,12 @@ SAGEATTN_HOST_DEVICE inline std::int64_t varlen_row_base(int start, int b) {
          static_cast<std::int64_t>(kVarlenRowsPerSequence) * b;
 }
 
+// Rows of sequence b's region that the quantization writes: its keys, then zeros up to a whole
+// tile (what the attention kernels may read of it).
+SAGEATTN_HOST_DEVICE inline int varlen_region_rows(int len) {
+  return (len + kVarlenTileRows - 1) / kVarlenTileRows * kVarlenTileRows;
+}
+
 // Rows of a varlen workspace region (per KV head): every sequence's region fits whatever the
 // lengths, as long as they add up to at most total_k (the clamping below keeps them there).
 SAGEATTN_HOST_DEVICE inline std::int64_t varlen_workspace_rows(int total_k, int batch) {
@@ -75,5 +81,14 @@ SAGEATTN_HOST_DEVICE inline SeqSpan sequence_span(const std::int32_t* cu, int b,
   const bool invalid = first != start || last != end || len > max_len;
   return {start, len > max_len ? max_len : len, invalid};
 }
+
+#if defined(__CUDACC__)
+// 1 / len, the factor of K's mean over a varlen sequence of len keys (0 for none): correctly
+// rounded, as the host computes a dense call's, so that the quantization's smoothing and the
+// attention kernels' q · mean(K) use the same number.
+__device__ __forceinline__ float inverse_length(int len) {
+  return len > 0 ? __fdiv_rn(1.f, static_cast<float>(len)) : 0.f;
+}
+#endif
 
 }  // namespace sageattn::detail

@@ -106,8 +106,7 @@ TEST_CASE("varlen sequences get disjoint workspace regions that hold whole key t
       const SeqSpan span = sequence_span<true>(cu.data(), b, cu.back(), 1 << 30);
       REQUIRE_FALSE(span.invalid);
       const std::int64_t base = varlen_row_base(span.start, b);
-      const std::int64_t end =
-          base + (span.len + kVarlenTileRows - 1) / kVarlenTileRows * kVarlenTileRows;
+      const std::int64_t end = base + varlen_region_rows(span.len);
       CHECK(base % kVarlenRowAlign == 0);
       CHECK(base >= previous_end);
       CHECK(end <= rows);

@@ -126,8 +126,7 @@ struct UnitSequence {
   __device__ __forceinline__ UnitSequence(const JobPlan& p, int b, int hk) {
     const SeqSpan span = sequence_span<kVarlen>(p.cu_k, b, p.total_k, p.kv_len);
     len = span.len;
-    len_pad =
-        kVarlen ? (len + kVarlenTileRows - 1) / kVarlenTileRows * kVarlenTileRows : p.w.kv_pad;
+    len_pad = kVarlen ? varlen_region_rows(len) : p.w.kv_pad;
     k_offset = b * p.k.sb + hk * p.k.sh + static_cast<std::int64_t>(span.start) * p.k.ss;
     v_offset = b * p.v.sb + hk * p.v.sh + static_cast<std::int64_t>(span.start) * p.v.ss;
     unit = kVarlen ? hk : unit_offset(b, p.heads_kv, hk);
@@ -144,7 +143,7 @@ struct UnitSequence {
   // division (0 without keys), as the attention kernels compute it for Q's LSE term.
   __device__ __forceinline__ float inv_len(const JobPlan& p) const {
     if constexpr (!kVarlen) return p.inv_kv_len;
-    return len > 0 ? __fdiv_rn(1.f, static_cast<float>(len)) : 0.f;
+    return inverse_length(len);
   }
 };
 
