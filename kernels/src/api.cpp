@@ -8,6 +8,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime_api.h>
 #include <string>
+#include <type_traits>
 
 #include "attention_launch.h"
 #include "quantize.h"
@@ -92,27 +93,35 @@ cudaError_t launch_for(const detail::AttentionArgs& args, int batch, const Param
   return detail::launch_attention<D, PATH, __nv_bfloat16>(args, batch, s);
 }
 
-// The attention kernel of the call's path, head dim and type, over `batch` batches of `a`.
+// The Hopper kernel of P·V type PvT at the call's head dim.
+template <typename PvT>
+cudaError_t launch_sm90_for(const detail::AttentionArgs& a, int batch, const Params& p,
+                            cudaStream_t stream) {
+  if (p.head_dim == 64) return detail::launch_attention_sm90<64, PvT>(a, batch, stream);
+  if constexpr (!std::is_same_v<PvT, __nv_fp8_e4m3>) {  // kFp8PvMaxHeadDim
+    if (p.head_dim == 256) return detail::launch_attention_sm90<256, PvT>(a, batch, stream);
+  }
+  return detail::launch_attention_sm90<128, PvT>(a, batch, stream);
+}
+
+// The attention kernel of the call's path, head dim and type, over `batch` batches of `a`
+// (validate() has checked that the path takes the head dim).
 cudaError_t launch_path(const detail::AttentionArgs& a, int batch, const Params& p,
                         cudaStream_t stream) {
   const bool d64 = p.head_dim == 64;
   switch (p.pv_path) {
     case PvPath::fp8_sm90:
-      return d64 ? detail::launch_attention_sm90<64, __nv_fp8_e4m3>(a, batch, stream)
-                 : detail::launch_attention_sm90<128, __nv_fp8_e4m3>(a, batch, stream);
+      return launch_sm90_for<__nv_fp8_e4m3>(a, batch, p, stream);
     case PvPath::fp16_sm90:
-      if (p.dtype == DType::f16) {
-        return d64 ? detail::launch_attention_sm90<64, half>(a, batch, stream)
-                   : detail::launch_attention_sm90<128, half>(a, batch, stream);
-      }
-      return d64 ? detail::launch_attention_sm90<64, __nv_bfloat16>(a, batch, stream)
-                 : detail::launch_attention_sm90<128, __nv_bfloat16>(a, batch, stream);
+      return p.dtype == DType::f16 ? launch_sm90_for<half>(a, batch, p, stream)
+                                   : launch_sm90_for<__nv_bfloat16>(a, batch, p, stream);
     case PvPath::fp8:
       return d64 ? launch_for<64, PvPath::fp8>(a, batch, p, stream)
                  : launch_for<128, PvPath::fp8>(a, batch, p, stream);
     case PvPath::fp16:
       break;
   }
+  if (p.head_dim == 256) return launch_for<256, PvPath::fp16>(a, batch, p, stream);
   return d64 ? launch_for<64, PvPath::fp16>(a, batch, p, stream)
              : launch_for<128, PvPath::fp16>(a, batch, p, stream);
 }
@@ -128,7 +137,14 @@ Status validate(const Params& p) {
   }
   if (!is_supported_head_dim(p.head_dim)) {
     return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
-                         " not supported; supported: 64, 128 (pad smaller head dims up)");
+                         " not supported; supported: 64, 128, 256 (pad others up to the next)");
+  }
+  if (!path_supports_head_dim(p.pv_path, p.head_dim)) {
+    return Status::error("sageattn: the " + std::string(path_name(p.pv_path)) +
+                         " path takes head dims up to " + std::to_string(kFp8PvMaxHeadDim) +
+                         "; head_dim " + std::to_string(p.head_dim) + " runs on the " +
+                         (is_sm90_path(p.pv_path) ? "fp16_sm90" : "fp16") +
+                         " path (16-bit P·V)");
   }
   if (p.batch < 1 || p.heads_q < 1 || p.heads_kv < 1 || p.qo_len < 1 || p.kv_len < 1) {
     return Status::error(
@@ -233,8 +249,8 @@ Status forward(const Params& p, void* workspace, std::size_t workspace_size, cud
   return attention(p, workspace, workspace_size, stream);
 }
 
-PvPath default_pv_path(int major, int minor, int qo_len) {
-  return pv_path_for(major, minor, has_sm90a(), qo_len);
+PvPath default_pv_path(int major, int minor, int qo_len, int head_dim) {
+  return pv_path_for(major, minor, has_sm90a(), qo_len, head_dim);
 }
 
 const char* compiled_architectures() {

@@ -39,15 +39,18 @@ namespace sageattn::detail {
 
 template <int D, PvPath PATH, typename VT>
 struct AttentionConfig {
-  static_assert(D == 64 || D == 128, "head dims 64 and 128");
+  static_assert(D == 64 || D == 128 || (D == 256 && PATH == PvPath::fp16),
+                "head dims 64 and 128, and 256 with 16-bit P·V");
   static constexpr int kThreads = 128;
-  static constexpr int kMTiles = SAGEATTN_MMA_MTILES;  // m16 tiles per warp
+  // At d=256 O alone is 128 floats per m16 tile and thread: one tile per warp.
+  static constexpr int kMTiles = D == 256 ? 1 : SAGEATTN_MMA_MTILES;  // m16 tiles per warp
   static_assert(kMTiles == 1 || kMTiles == 2, "16 or 32 rows per warp");
   static constexpr int kRowsPerWarp = 16 * kMTiles;
   static constexpr int kCtaRows = 4 * kRowsPerWarp;
   // Q's fragments (kMTiles·D/8 words) stay in registers unless that makes O, S and Q spill
-  // (D = 128 at 32 rows per warp); then they are read from shared memory at each key block.
-  static constexpr bool kQInRegisters = kMTiles == 1 || D == 64;
+  // (D = 128 at 32 rows per warp, D = 256); then they are read from shared memory at each key
+  // block.
+  static constexpr bool kQInRegisters = D == 64 || (kMTiles == 1 && D == 128);
   static constexpr int kDTiles = D / 8;        // n8 tiles of the output
   static constexpr int kNTiles = kBlockN / 8;  // n8 tiles of S
   static constexpr int kQBytes = kCtaRows * D;
@@ -89,18 +92,25 @@ struct AttentionConfig {
 // keeps one chunk column and steps through rows a multiple of 8 apart, so its swizzle is the
 // same for all of them and the destinations differ by constants (no address registers to
 // keep, see swizzled_offset).
+// (Rows of 512 bytes, d=256's 16-bit V, take 4 rows per pass: a thread's rows then alternate
+// between two swizzles.)
 template <int kRowBytes, int kRows, typename Copy>
 __device__ __forceinline__ void copy_tile_async(unsigned char* tile, int tid, Copy copy) {
   constexpr int kChunks = kRowBytes / 16;
   constexpr int kRowsPerPass = 128 / kChunks;
-  static_assert(kRowsPerPass % 8 == 0 && kRows % kRowsPerPass == 0, "whole passes of 8-row groups");
+  static_assert((kRowsPerPass % 8 == 0 || kRowsPerPass == 4) && kRows % kRowsPerPass == 0,
+                "whole passes of 8-row groups, or of half ones");
   const int row0 = tid / kChunks, chunk = tid % kChunks;
 #pragma unroll
   for (int pass = 0; pass < kRows / kRowsPerPass; ++pass) {
     const int row = row0 + pass * kRowsPerPass;
-    copy(row, chunk,
-         tile + device::swizzled_offset<kRowBytes>(row0 / 8 + pass * kRowsPerPass / 8, row0 % 8,
-                                                   chunk));
+    if constexpr (kRowsPerPass % 8 == 0) {
+      copy(row, chunk,
+           tile + device::swizzled_offset<kRowBytes>(row0 / 8 + pass * kRowsPerPass / 8, row0 % 8,
+                                                     chunk));
+    } else {
+      copy(row, chunk, tile + device::swizzled_offset<kRowBytes>(row / 8, row % 8, chunk));
+    }
   }
 }
 

@@ -260,4 +260,21 @@ __device__ __forceinline__ int swizzled_offset(int row8, int r, int chunk) {
   return (row8 * 8 + r) * ROW_BYTES + ((chunk ^ x) * 16);
 }
 
+// The Hopper kernel's tiles of rows wider than its 128-byte swizzle (d=256: Q and K rows of 256
+// INT8 bytes): the TMA brings such a tile in boxes of BOX_BYTES-wide columns, and a wgmma
+// k-step reads one box, so the tile is stored box after box, each box a swizzled tile of
+// BOX_ROWS rows of BOX_BYTES (the 64 rows of a consumer warpgroup, for the Q tile). Rows are
+// BOX_ROWS-row groups of ROW_BYTES; with BOX_BYTES == ROW_BYTES this is swizzled_offset.
+template <int ROW_BYTES, int BOX_BYTES, int BOX_ROWS>
+__device__ __forceinline__ int boxed_offset(int row8, int r, int chunk) {
+  if constexpr (BOX_BYTES == ROW_BYTES) {
+    return swizzled_offset<ROW_BYTES>(row8, r, chunk);
+  } else {
+    static_assert(ROW_BYTES % BOX_BYTES == 0 && BOX_ROWS % 8 == 0);
+    constexpr int kBoxChunks = BOX_BYTES / 16, kGroup8 = BOX_ROWS / 8;
+    return row8 / kGroup8 * (BOX_ROWS * ROW_BYTES) + chunk / kBoxChunks * (BOX_ROWS * BOX_BYTES) +
+           swizzled_offset<BOX_BYTES>(row8 % kGroup8, r, chunk % kBoxChunks);
+  }
+}
+
 }  // namespace sageattn::device

@@ -62,8 +62,10 @@ struct QTileTarget {
 // target.row_km, with the sequence's mean of K. `block_sync` synchronises the warps
 // of a 64-row block (it is called only for per_block scales, by every warp of the block). The
 // caller makes the tile visible to whatever reads it (a barrier; for wgmma, a proxy fence too).
+// kBoxBytes: the tile's layout (device::boxed_offset: the Hopper kernel's d=256 tile holds
+// 128-byte boxes of 64 rows; D, one swizzled tile).
 // (quantize_q_rows below picks T from the input's type.)
-template <typename T, int D, int kRows, class Sequence, typename BlockSync>
+template <typename T, int D, int kRows, int kBoxBytes, class Sequence, typename BlockSync>
 __device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, const Sequence& seq,
                                                    int warp_row0, int lane,
                                                    const uint4 (&raw)[kQLoads<D, kRows>],
@@ -105,7 +107,8 @@ __device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, const
 #pragma unroll
     for (int l = grp * kLoadsPerGroup; l < (grp + 1) * kLoadsPerGroup; ++l) {
       const int row = target.tile_row0 + l * kQRowsPerLoad<D> + sub;
-      *reinterpret_cast<uint2*>(target.tile + device::swizzled_offset<D>(row / 8, row % 8, c / 2) +
+      *reinterpret_cast<uint2*>(target.tile +
+                                device::boxed_offset<D, kBoxBytes, 64>(row / 8, row % 8, c / 2) +
                                 8 * (c % 2)) = device::quantize_int8x8(x[l], inv);
     }
     scale[grp] = device::int8_scale(amax[grp], a.q_scale_mult);
@@ -134,17 +137,18 @@ __device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, const
 }
 
 // The same for Q in the call's 16-bit type (a.o_bf16: Q, K, V and O share it).
-template <int D, int kRows, class Sequence, typename BlockSync>
+template <int D, int kRows, int kBoxBytes = D, class Sequence, typename BlockSync>
 __device__ __forceinline__ void quantize_q_rows(const AttentionArgs& a, const Sequence& seq,
                                                 int warp_row0, int lane,
                                                 const uint4 (&raw)[kQLoads<D, kRows>],
                                                 const QTileTarget& target, BlockSync block_sync,
                                                 float (&scale)[kRows / 16]) {
   if (a.o_bf16) {
-    quantize_q_rows_as<__nv_bfloat16, D, kRows>(a, seq, warp_row0, lane, raw, target, block_sync,
-                                                scale);
+    quantize_q_rows_as<__nv_bfloat16, D, kRows, kBoxBytes>(a, seq, warp_row0, lane, raw, target,
+                                                           block_sync, scale);
   } else {
-    quantize_q_rows_as<half, D, kRows>(a, seq, warp_row0, lane, raw, target, block_sync, scale);
+    quantize_q_rows_as<half, D, kRows, kBoxBytes>(a, seq, warp_row0, lane, raw, target, block_sync,
+                                                  scale);
   }
 }
 

@@ -2,7 +2,7 @@
 """Correctness of the kernel library on the GPU (one script, fresh random inputs every run).
 
 Against plain attention in float64 (torch on the GPU): cosine similarity >= 0.999 and relative
-L1 <= 0.03 for every head dim x causal x layout x dtype x P·V path x GQA combination, at lengths
+L1 <= 0.03 for every head dim (64, 128; 256 on the 16-bit P·V paths) x causal x layout x dtype x P·V path x GQA combination, at lengths
 1, 17, 1000, 4097 and qo_len != kv_len, on normal inputs and on inputs whose K has a large
 per-channel offset (mean ~ 10x std). The output (and LSE) buffers are poisoned with NaN first,
 and every element must be written. The LSE must match. On small shapes the GPU must also match
@@ -33,6 +33,10 @@ import sageattn_ctypes as sc  # noqa: E402
 # of them; that gap is open work, not hidden: the table prints each path's worst case.
 COS_MIN = 0.999
 REL_L1_MAX = {"fp16": 0.03, "fp8": 0.045, "fp8_sm90": 0.045, "fp16_sm90": 0.03}
+# Head dims per path (sageattn.h: kSupportedHeadDims, kFp8PvMaxHeadDim): FP8 P·V stops at 128.
+PATH_HEAD_DIMS = {"fp16": (64, 128, 256), "fp16_sm90": (64, 128, 256), "fp8": (64, 128),
+                  "fp8_sm90": (64, 128)}
+HEAD_DIMS = (64, 128, 256)
 # INT8 logits are off by ~1% of their spread, which moves the LSE by a few hundredths (worst
 # seen on H200: 0.054, d128 causal 1000x1000); 0.08 is a 8% error in a merge weight.
 LSE_TOL = 0.08
@@ -131,10 +135,10 @@ def varlen_cases(lib, paths, gen, tiny, worst):
                ([1, 1000, 0, 17, 300], [4097, 17, 5, 0, 300])]
     if tiny:
         batches = [([17, 0, 70], [17, 3, 130])]
-    combos = itertools.product([64, 128], [False, True], [torch.float16, torch.bfloat16], paths,
+    combos = itertools.product(HEAD_DIMS, [False, True], [torch.float16, torch.bfloat16], paths,
                                [(4, 4), (8, 2)], batches)
     for d, causal, dtype, path, (hq, hk), (lens_q, lens_k) in combos:
-        if tiny and (dtype != torch.float16 or hq == 4):
+        if (tiny and (dtype != torch.float16 or hq == 4)) or d not in PATH_HEAD_DIMS[path]:
             continue
         outlier = lens_k.index(max(lens_k))  # the longest sequence's K has outliers
         q = packed(lens_q, hq, d, dtype, gen)
@@ -241,9 +245,9 @@ def main():
         lengths = [(17, 17), (70, 130)]
     if args.lengths:
         lengths = [tuple(int(n) for n in item.split("x")) for item in args.lengths.split(",")]
-    combos = list(itertools.product([64, 128], [False, True], ["HND", "NHD"],
-                                    [torch.float16, torch.bfloat16], paths,
-                                    [(4, 4), (8, 2)]))
+    combos = [c for c in itertools.product(HEAD_DIMS, [False, True], ["HND", "NHD"],
+                                           [torch.float16, torch.bfloat16], paths, [(4, 4), (8, 2)])
+              if c[0] in PATH_HEAD_DIMS[c[4]]]
     if args.tiny:
         combos = [c for c in combos if c[2] == "HND" and c[3] == torch.float16 and c[5] == (8, 2)]
     passed = failed = 0
@@ -259,8 +263,9 @@ def main():
     if not args.tiny and not args.lengths:
         cases += [(d, causal, "HND", torch.float16, path, hq, hk, lq, lk, b)
                   for d, causal, path, (b, hq, hk, lq, lk) in itertools.product(
-                      [64, 128], [False, True], paths,
-                      [(4, 32, 8, 1000, 1000), (3, 16, 16, 1500, 700)])]
+                      HEAD_DIMS, [False, True], paths,
+                      [(4, 32, 8, 1000, 1000), (3, 16, 16, 1500, 700)])
+                  if d in PATH_HEAD_DIMS[path]]
     for d, causal, layout, dtype, path, hq, hk, lq, lk, b in cases:
         for outlier in (False, True):
             q, k, v = make_inputs(b, hq, hk, lq, lk, d, dtype, layout, outlier, gen)
@@ -306,13 +311,13 @@ def main():
     # spans several quantization jobs (300 rows) and one that ends mid-block.
     settings = [(d, path, dtype, causal, shape, ("per_warp", "per_block", True))
                 for d, path, dtype, causal, shape in itertools.product(
-                    [64, 128], paths, [torch.float16, torch.bfloat16], [False, True],
-                    [(17, 150), (130, 130)])]
+                    HEAD_DIMS, paths, [torch.float16, torch.bfloat16], [False, True],
+                    [(17, 150), (130, 130)]) if d in PATH_HEAD_DIMS[path]]
     settings += [(d, path, torch.float16, False, shape, options)
                  for d, path, shape, options in itertools.product(
-                     [64, 128], paths, [(300, 300), (17, 150)],
+                     HEAD_DIMS, paths, [(300, 300), (17, 150)],
                      [("per_block", "per_block", True), ("per_warp", "per_warp", True),
-                      ("per_warp", "per_block", False)])]
+                      ("per_warp", "per_block", False)]) if d in PATH_HEAD_DIMS[path]]
     for d, path, dtype, causal, (lq, lk), (q_gran, k_gran, smooth) in ([] if args.tiny else settings):
         q, k, v = make_inputs(1, 2, 1, lq, lk, d, dtype, "HND", True, gen)
         o = torch.full_like(q, float("nan"))
@@ -349,7 +354,9 @@ def main():
     # O as a view into a wider buffer, its rows 16-byte aligned but not contiguous (the
     # epilogue's 16-byte stores): every element of O written, nothing of the buffer around it.
     # A view whose rows are not 16-byte aligned is refused with a message, the buffer untouched.
-    for d, path, (pad, offset) in itertools.product([64, 128], paths, [(8, 0), (3, 1)]):
+    for d, path, (pad, offset) in itertools.product(HEAD_DIMS, paths, [(8, 0), (3, 1)]):
+        if d not in PATH_HEAD_DIMS[path]:
+            continue
         lq, lk = (17, 150) if args.tiny else (130, 300)
         q, k, v = make_inputs(2, 4, 2, lq, lk, d, torch.float16, "HND", True, gen)
         buffer = torch.full((2, 4, lq, d + pad), float("nan"), device="cuda", dtype=torch.float16)
@@ -384,6 +391,21 @@ def main():
         if not ok:
             failures.append(f"65544 query heads, {path}: error message {refused!r}, "
                             f"O untouched={torch.isnan(o).all().item()}")
+
+    # Head dims a path does not take: refused with a message that names the path to use, O
+    # untouched (FP8 P·V at d=256), or the dims that are supported (d=96, d=192: the caller pads).
+    for path, d in itertools.product(paths, (96, 192, 256)):
+        if d in PATH_HEAD_DIMS[path]:
+            continue
+        q, k, v = make_inputs(1, 2, 2, 17, 17, d, torch.float16, "HND", False, gen)
+        o = torch.full_like(q, float("nan"))
+        refused = refusal(sc.Call(lib, q, k, v, o, "HND", path=path))
+        expected = ("runs on the fp16" if d == 256 else "supported: 64, 128, 256")
+        ok = expected in refused and torch.isnan(o).all().item()
+        passed += ok
+        failed += not ok
+        if not ok:
+            failures.append(f"d{d} on {path}: error message {refused!r}, O untouched={torch.isnan(o).all().item()}")
 
     varlen_passed, varlen_failures = varlen_cases(lib, paths, gen, args.tiny, worst)
     passed += varlen_passed

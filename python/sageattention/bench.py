@@ -1,8 +1,9 @@
 """python -m sageattention.bench: sageattn() against its peers, in one process, on the same tensors.
 
 Suites (--suite, default all):
-  prefill   TOPS at sequence lengths 1k-32k: fp16, HND, b·s = 32k tokens, 32 heads at head dim
-            128 and 64 at 64, causal and not; TOPS = 4·b·h·s²·d / time, halved for causal.
+  prefill   TOPS at sequence lengths 1k-32k: fp16, HND, b·s = 32k tokens, 4096/d heads (32 at
+            head dim 128, 64 at 64, 16 at 256; --head-dims), causal and not; TOPS =
+            4·b·h·s²·d / time, halved for causal (d as the caller's: 96 and 192 are padded).
             sageattn() end to end (its quantization included), the per-path functions, torch's
             SDPA with the flash and cuDNN backends, and cuDNN's FP8 attention (the
             nvidia-cudnn-frontend package: the kernel alone on inputs already in e4m3, and that
@@ -160,7 +161,7 @@ def _exact_and_fp8_peers(fp8, d):
 def prefill(seqs, head_dims, rounds, fp8):
     rows = []
     for d in head_dims:
-        heads = 32 if d == 128 else 64
+        heads = max(1, 4096 // d)
         for causal in (False, True):
             for seq in seqs:
                 b = max(1, 32768 // seq)
@@ -212,7 +213,7 @@ def short(rounds, seqs=(256, 512, 1024, 2048, 4096), batches=(1, 4, 16)):
     64 at d=64; sageattn() as it dispatches, its kernel forced, and SDPA as torch picks."""
     rows = []
     for d in (128, 64):
-        heads = 32 if d == 128 else 64
+        heads = max(1, 4096 // d)
         for causal in (False, True):
             for seq in seqs:
                 for b in batches:
@@ -308,7 +309,7 @@ def varlen(rounds, sequences=64, shortest=128, longest=8192, seed=0):
     cu = torch.tensor([0] + [sum(lengths[:i + 1]) for i in range(sequences)], dtype=torch.int32, device="cuda")
     top = max(lengths)
     for d in (128, 64):
-        heads = 32 if d == 128 else 64
+        heads = max(1, 4096 // d)
         for causal in (False, True):
             q, k, v = (torch.randn(sum(lengths), heads, d, device="cuda", dtype=torch.float16) for _ in range(3))
             padded = [torch.zeros(sequences, top, heads, d, device="cuda", dtype=torch.float16) for _ in range(3)]

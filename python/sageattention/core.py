@@ -16,8 +16,11 @@ from . import _ops
 # call takes (kMaxQueryHeads: its grids hold them in their y dimension, which CUDA limits to
 # 65,535; larger batches it launches in slices itself, so _run calls it on slices of the heads;
 # torch's own SDPA fails there too).
-SUPPORTED_HEAD_DIMS = (64, 128)
+SUPPORTED_HEAD_DIMS = (64, 128, 256)
 MAX_QUERY_HEADS = 65535
+# The largest head dim of the FP8 P·V kernels (sageattn::kFp8PvMaxHeadDim): above it the 16-bit
+# P·V kernel of the same family runs (fp16_sm90 on Hopper, fp16 elsewhere).
+FP8_PV_MAX_HEAD_DIM = 128
 # The operator's integer encodings: PvPath and Granularity are sageattn.h's enums; the layout is
 # the binding's (attention_params.h, kLayoutHnd).
 _LAYOUTS = {"HND": 0, "NHD": 1}
@@ -95,25 +98,46 @@ def uses_sdpa_for_short_queries(seq_q, seq_k, is_causal, return_lse, gqa=False, 
     return seq_q < seq_k and seq_q <= SDPA_MAX_CAUSAL_QUERY_LEN and not gqa
 
 
-def path_for_capability(major, minor, seq_q=None):
+def path_for_capability(major, minor, seq_q=None, head_dim=None):
     """The P·V path sageattn uses on a GPU, or None when it has no kernel for it.
 
     sm80: 16-bit P·V; sm89 (Ada) and sm100+ (Blackwell): FP8 P·V with mma.sync, native there;
     sm90 (Hopper): the wgmma kernel when the wheel has sm_90a code, with FP8 P·V ("fp8_sm90"),
     or with 16-bit P·V ("fp16_sm90") for query lengths up to HOPPER_PV16_MAX_QUERY_LEN when
     seq_q is given; else 16-bit P·V on mma.sync (FP8 mma.sync is emulated through f16 on
-    Hopper; docs/kernels.md).
+    Hopper; docs/kernels.md). Head dims above FP8_PV_MAX_HEAD_DIM take the 16-bit P·V path.
     """
     cc = major * 10 + minor
     if cc < 80:
         return None
+    pv16_only = head_dim is not None and head_dim > FP8_PV_MAX_HEAD_DIM
     if cc == 90:
         if not _ops.HAS_SM90A:
             return "fp16"
-        return "fp16_sm90" if seq_q is not None and seq_q <= HOPPER_PV16_MAX_QUERY_LEN else "fp8_sm90"
-    if cc == 89 or cc >= 100:
+        short = seq_q is not None and seq_q <= HOPPER_PV16_MAX_QUERY_LEN
+        return "fp16_sm90" if short or pv16_only else "fp8_sm90"
+    if (cc == 89 or cc >= 100) and not pv16_only:
         return "fp8"
     return "fp16"
+
+
+def pv16_for_head_dim(caller, path, head_dim, strict):
+    """The path a call asked for, or where FP8 P·V does not take its head dim (above
+    FP8_PV_MAX_HEAD_DIM) the 16-bit P·V path of the same kernel family, with one warning (strict
+    mode raises instead)."""
+    if path not in ("fp8", "fp8_sm90") or head_dim <= FP8_PV_MAX_HEAD_DIM:
+        return path
+    instead = "fp16_sm90" if path == "fp8_sm90" else "fp16"
+    if _strict(strict):
+        raise SageAttentionError(f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}, not "
+                                 f"{head_dim}; the {instead} path (16-bit P·V) takes up to "
+                                 f"{max(SUPPORTED_HEAD_DIMS)}: call sageattn or set SAGEATTENTION_STRICT=0")
+    reason = f"head_dim {head_dim} on {path}"
+    if reason not in _warned:
+        _warned.add(reason)
+        warnings.warn(f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}; head_dim "
+                      f"{head_dim} runs with 16-bit P·V ({instead}), which is more accurate", stacklevel=4)
+    return instead
 
 
 def capability_gap(path, major, minor, has_sm90a):
@@ -180,7 +204,8 @@ def _fallback_reason(q, attn_mask, dropout_p):
     if q.dtype not in (torch.float16, torch.bfloat16):
         return f"dtype {q.dtype} (the kernels take float16 and bfloat16)"
     if q.shape[-1] > max(SUPPORTED_HEAD_DIMS):
-        return f"head_dim {q.shape[-1]} (supported: up to {max(SUPPORTED_HEAD_DIMS)})"
+        return (f"head_dim {q.shape[-1]} (supported: {', '.join(map(str, SUPPORTED_HEAD_DIMS))}; "
+                "others up to the largest are zero-padded to the next)")
     if attn_mask is not None:
         return "an attn_mask (the kernels support causal masking only)"
     if dropout_p:
@@ -287,8 +312,9 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
                                  "with 9.0a in its architectures (use sageattn_qk_int8_pv_fp16_cuda)")
     head_dim = q.shape[3]
     padded = next(d for d in SUPPORTED_HEAD_DIMS if d >= head_dim)  # the next the kernels take
+    path = pv16_for_head_dim("sageattn", path, padded, strict)
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
-    if padded != head_dim:  # smaller head dims are zero-padded: the dot products do not change
+    if padded != head_dim:  # other head dims are zero-padded: the dot products do not change
         q, k, v = (F.pad(t, (0, padded - head_dim)) for t in (q, k, v))
     q, k, v = (t if _rows_aligned(t) else t.clone(memory_format=torch.contiguous_format) for t in (q, k, v))
     def attention(q, k, v):
@@ -340,10 +366,11 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
 
     q: [batch, heads_q, seq_q, head_dim] ("HND") or [batch, seq_q, heads_q, head_dim] ("NHD");
     k, v likewise with heads_kv heads (heads_q a multiple: GQA/MQA). float16 or bfloat16 on a
-    CUDA device of compute capability 8.0+; head dims up to 128 (smaller ones are padded).
+    CUDA device of compute capability 8.0+; head dims 64, 128 and 256 (others up to 256 are
+    zero-padded to the next: 96 runs as 128, 192 as 256; above 128, 16-bit P·V).
     is_causal: bottom-right aligned when seq_q != seq_k. sm_scale: default 1/sqrt(head_dim).
     return_lse: also return the natural-log sum-exp per query row, float32 [batch, heads_q, seq_q].
-    What the kernels do not cover (CPU tensors, float32, head_dim > 128, attn_mask, dropout) runs
+    What the kernels do not cover (CPU tensors, float32, head_dim > 256, attn_mask, dropout) runs
     torch's scaled_dot_product_attention with one warning per cause, or raises with strict=True
     or SAGEATTENTION_STRICT=1.
     sdpa_for_short_queries: calls too short for the kernels to pay (decode steps, short prompts;
@@ -354,7 +381,7 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
     if isinstance(q, torch.Tensor) and q.is_cuda:
         major, minor = _capability(q.device)
         seq_q = q.shape[2 if tensor_layout == "HND" else 1] if q.dim() == 4 else None
-        path = path_for_capability(major, minor, seq_q) or "fp16"
+        path = path_for_capability(major, minor, seq_q, q.shape[-1]) or "fp16"
     else:
         path = "fp16"
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, "per_warp", "per_block",

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from . import _ops
 from .core import (MAX_QUERY_HEADS, SUPPORTED_HEAD_DIMS, SageAttentionError, _GRANULARITY, _PATHS,
                    _capability, _fall_back, _fallback_reason, _granularity, _head_slices, _rows_aligned, _sdpa,
-                   capability_gap, path_for_capability)
+                   capability_gap, path_for_capability, pv16_for_head_dim)
 
 # The P·V paths a varlen call can ask for (pv_path=); None picks as sageattn does.
 VARLEN_PATHS = ("fp16", "fp8", "fp8_sm90", "fp16_sm90")
@@ -113,16 +113,16 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
 
     q: [total_q, heads_q, head_dim]; k, v: [total_k, heads_kv, head_dim] (heads_q a multiple of
     heads_kv: GQA/MQA); float16 or bfloat16 on a CUDA device of compute capability 8.0+, head
-    dims up to 128 (smaller ones are padded). cu_seqlens_q, cu_seqlens_k: int32 offsets, batch + 1
-    values from 0 to total (on q's device; int64 or CPU ones are converted, and CPU ones are
-    checked). max_seqlen_q, max_seqlen_k: the longest sequence's lengths (ints), which size the
+    dims 64, 128 and 256 (others up to 256 zero-padded to the next; above 128, 16-bit P·V).
+    cu_seqlens_q, cu_seqlens_k: int32 offsets, batch + 1 values from 0 to total (on q's device;
+    int64 or CPU ones are converted, and CPU ones are checked). max_seqlen_q, max_seqlen_k: the longest sequence's lengths (ints), which size the
     kernels' grids: a sequence longer than these comes out as NaN (offsets on the GPU are not read
     on the host). Sequences may be empty.
     is_causal: bottom-right aligned per sequence. sm_scale: default 1/sqrt(head_dim).
     return_lse: also return the natural-log sum-exp per query row, float32 [heads_q, total_q].
     pv_path: None picks as sageattn does (16-bit P·V up to 8192 query rows on Hopper, FP8 beyond);
     "fp16", "fp8", "fp8_sm90" or "fp16_sm90" ask for that kernel. What the kernels do not cover
-    (CPU tensors, float32, head_dim > 128) runs torch's SDPA per sequence with one warning per
+    (CPU tensors, float32, head_dim > 256) runs torch's SDPA per sequence with one warning per
     cause, or raises with strict=True or SAGEATTENTION_STRICT=1.
     """
     _validate_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
@@ -134,7 +134,7 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
         _fall_back("sageattn_varlen", reason, strict, how=" per sequence")
         return _sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, is_causal, sm_scale, return_lse)
     major, minor = _capability(q.device)
-    path = pv_path or path_for_capability(major, minor, max_seqlen_q)
+    path = pv_path or path_for_capability(major, minor, max_seqlen_q, q.shape[2])
     if path == "fp16" and (major, minor) == (9, 0) and _ops.HAS_SM90A:
         path = "fp16_sm90"  # the same algorithm on the Hopper kernel
     gap = capability_gap(path, major, minor, _ops.HAS_SM90A)
@@ -154,6 +154,7 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
                          dtype=torch.float32, device=q.device)
         return (o, lse) if return_lse else o
     padded = next(d for d in SUPPORTED_HEAD_DIMS if d >= head_dim)
+    path = pv16_for_head_dim("sageattn_varlen", path, padded, strict)
     if padded != head_dim:  # zero-padded head dims leave the dot products as they are
         q, k, v = (F.pad(t, (0, padded - head_dim)) for t in (q, k, v))
     q, k, v = (t if _rows_aligned(t) else t.contiguous() for t in (q, k, v))

@@ -46,6 +46,31 @@ def test_hopper_takes_the_16bit_kernel_for_short_queries(seq_q, path):
     assert path_for_capability(8, 9, seq_q) == "fp8"  # only Hopper has the 16-bit wgmma kernel
 
 
+@pytest.mark.parametrize("cc, path", [((8, 0), "fp16"), ((8, 9), "fp16"), ((9, 0), "fp16_sm90"),
+                                      ((12, 0), "fp16")])
+def test_head_dims_above_128_take_16bit_pv(cc, path):
+    # FP8 P·V stops at core.FP8_PV_MAX_HEAD_DIM (the kernels' kFp8PvMaxHeadDim); at 129-256 (padded
+    # to 256) every GPU runs the 16-bit P·V kernel, at any query length.
+    for seq_q in (None, 1, 1 << 20):
+        assert path_for_capability(*cc, seq_q, 256) == path
+        assert path_for_capability(*cc, seq_q, 192) == path
+    assert path_for_capability(*cc, None, 128) == path_for_capability(*cc)
+
+
+def test_fp8_paths_above_128_run_16bit_pv_with_one_warning():
+    core._warned.clear()
+    with pytest.warns(UserWarning, match=r"FP8 P·V \(fp8_sm90\) takes head dims up to 128; head_dim 256 runs "
+                                         r"with 16-bit P·V \(fp16_sm90\)"):
+        assert core.pv16_for_head_dim("sageattn", "fp8_sm90", 256, None) == "fp16_sm90"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per cause
+        assert core.pv16_for_head_dim("sageattn", "fp8_sm90", 256, None) == "fp16_sm90"
+        assert core.pv16_for_head_dim("sageattn", "fp8", 128, None) == "fp8"
+        assert core.pv16_for_head_dim("sageattn", "fp16", 256, None) == "fp16"
+    with pytest.raises(SageAttentionError, match="the fp16 path \\(16-bit P·V\\) takes up to 256"):
+        core.pv16_for_head_dim("sageattn_varlen", "fp8", 256, True)
+
+
 @pytest.mark.parametrize("cc", [(7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0)])
 def test_python_and_the_library_pick_the_same_path(cc):
     # core.path_for_capability is Python (torch.compile traces it; no op call inside sageattn),

@@ -74,12 +74,46 @@ def test_accuracy_against_float32_sdpa(path, layout, dtype, causal, outlier):
     check(out, reference(q, k, v, layout, causal), path)
 
 
-@pytest.mark.parametrize("d", [40, 64, 96, 128])
+@pytest.mark.parametrize("d", [40, 64, 96, 128, 160, 192, 256])
 def test_head_dims_are_padded_up(d):
     q, k, v = make(1, 4, 4, 130, 257, d, torch.float16, "HND")
     out = sageattn_kernel(q, k, v)
     assert out.shape == q.shape
     check(out, reference(q, k, v, "HND", False), "auto")
+
+
+@pytest.mark.parametrize("path", ["auto", "fp16"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("outlier", [False, True])
+def test_head_dim_256_runs_its_kernel(path, dtype, causal, outlier):
+    # d=256 natively (16-bit P·V): GQA, NHD, a length that ends mid-block, more queries than keys.
+    q, k, v = make(2, 8, 2, 1000, 777, 256, dtype, "NHD", outlier)
+    out, lse = PATHS[path](q, k, v, tensor_layout="NHD", is_causal=causal, return_lse=True)
+    ref = reference(q, k, v, "NHD", causal)
+    visible = ref.abs().sum(-1) > 0  # causal rows before the first key are zeros
+    assert out.shape == q.shape and (out[~visible] == 0).all()
+    check(out[visible], ref[visible], "fp16")
+    s = q.float().transpose(1, 2) @ k.float().transpose(1, 2).repeat_interleave(4, 1).transpose(-1, -2) / 16
+    if causal:
+        s = s.masked_fill(~torch.ones(1000, 777, dtype=torch.bool, device="cuda").tril(-223), float("-inf"))
+    ref_lse = torch.logsumexp(s, -1)
+    finite = torch.isfinite(ref_lse)
+    assert (lse[finite] - ref_lse[finite]).abs().max().item() < 0.08
+    assert (lse[~finite] == float("-inf")).all()
+
+
+@pytest.mark.parametrize("path", ["fp8", "fp8_sm90"])
+def test_fp8_paths_run_16bit_pv_above_128_with_a_warning(path):
+    if path not in PATHS:
+        pytest.skip("the Hopper kernel runs on Hopper only")
+    sageattention.core._warned.clear()
+    q, k, v = make(1, 4, 4, 300, 300, 256, torch.float16, "HND", outlier=True)
+    with pytest.warns(UserWarning, match=f"FP8 P·V \\({path}\\) takes head dims up to 128"):
+        out = PATHS[path](q, k, v)
+    check(out, reference(q, k, v, "HND", False), "fp16")
+    with pytest.raises(sageattention.SageAttentionError, match="takes head dims up to 128, not 256"):
+        PATHS[path](q, k, v, strict=True)
 
 
 def test_lse_matches():
@@ -149,8 +183,8 @@ def test_short_queries_compile_fullgraph():
 
 
 def test_large_head_dim_falls_back_with_a_warning():
-    q, k, v = make(1, 2, 2, 64, 64, 256, torch.float16, "HND")
-    with pytest.warns(UserWarning, match="head_dim 256"):
+    q, k, v = make(1, 2, 2, 64, 64, 320, torch.float16, "HND")
+    with pytest.warns(UserWarning, match="head_dim 320 \\(supported: 64, 128, 256"):
         out = sageattn(q, k, v)
     check(out, reference(q, k, v, "HND", False), "auto")
 

@@ -71,7 +71,7 @@ struct Params {
   int heads_kv = 0;          // heads_q must be a multiple (GQA/MQA)
   int qo_len = 0;            // varlen: the longest sequence's queries (max_seqlen_q)
   int kv_len = 0;            // varlen: the longest sequence's keys (max_seqlen_k)
-  int head_dim = 0;          // 64 or 128 (smaller head dims are padded up by the caller)
+  int head_dim = 0;  // 64, 128 or 256 (kSupportedHeadDims; others are padded up by the caller)
   TensorView q, k, v;
   TensorView o;  // written; o.data must be writable
   // Optional natural-log sum-exp per query row, contiguous: [batch, heads_q, qo_len], or for
@@ -90,7 +90,7 @@ struct Params {
 
 struct Status {
   bool ok = true;
-  std::string message;  // "sageattn: head_dim 96 not supported; supported: 64, 128"
+  std::string message;  // "sageattn: head_dim 96 not supported; supported: 64, 128, 256"
   static Status success() { return {}; }
   static Status error(std::string text) { return {false, std::move(text)}; }
 };
@@ -119,12 +119,16 @@ Status attention(const Params& params, void* workspace, std::size_t workspace_si
 // The Python package's HOPPER_PV16_MAX_QUERY_LEN is the same number (a CPU test checks).
 inline constexpr int kHopperPv16MaxQueryLen = 8192;
 
-// The head dims the kernels take (smaller ones are padded up by the caller: sageattention pads
-// to the next of these), and the query heads one call takes (the kernels' grid holds them in its
+// The head dims the kernels take (others are padded up by the caller: sageattention pads to the
+// next of these), and the query heads one call takes (the kernels' grid holds them in its
 // y dimension; the Python package calls larger ones in slices). Python mirrors both
 // (core.SUPPORTED_HEAD_DIMS, core.MAX_QUERY_HEADS; a CPU test checks).
-inline constexpr int kSupportedHeadDims[] = {64, 128};
+inline constexpr int kSupportedHeadDims[] = {64, 128, 256};
 inline constexpr int kMaxQueryHeads = 65535;
+// The largest head dim of the FP8 P·V paths. Their second-level accumulator (a block's P·V in
+// FP32 beside O) does not fit a thread's registers beside O at d=256 on the Hopper kernel, and the
+// mma.sync one is not built there: d=256 runs 16-bit P·V (fp16, fp16_sm90).
+inline constexpr int kFp8PvMaxHeadDim = 128;
 
 constexpr bool is_supported_head_dim(int head_dim) {
   for (int d : kSupportedHeadDims) {
@@ -133,18 +137,27 @@ constexpr bool is_supported_head_dim(int head_dim) {
   return false;
 }
 
+// Whether a path takes a head dim (one of kSupportedHeadDims).
+constexpr bool path_supports_head_dim(PvPath path, int head_dim) {
+  return is_supported_head_dim(head_dim) && (!uses_fp8_v(path) || head_dim <= kFp8PvMaxHeadDim);
+}
+
 // The path for a compute capability and a query length (≤ 0: not known), given whether the
 // library has sm_90a code. Hopper with sm_90a: the wgmma kernel, fp16_sm90 up to
 // kHopperPv16MaxQueryLen query rows, else fp8_sm90. Hopper without it: mma.sync, where nvcc 13.0
 // lowers e4m3 mma.sync to an f16 unpack plus HMMA (SASS: F2FP.F16.E4M3.UNPACK_B, HMMA.16816), so
 // the 16-bit path is faster and more accurate. FP8 mma.sync where the GPU has native e4m3 tensor
 // instructions (QMMA: Ada sm89, Blackwell sm100+). sm80 has no FP8.
-constexpr PvPath pv_path_for(int major, int minor, bool has_sm90a, int qo_len) {
+// Head dims above kFp8PvMaxHeadDim take the 16-bit P·V path of the same kernel (head_dim ≤ 0:
+// not known, as 128).
+constexpr PvPath pv_path_for(int major, int minor, bool has_sm90a, int qo_len, int head_dim = 0) {
   const int cc = major * 10 + minor;
+  const bool pv16_only = head_dim > kFp8PvMaxHeadDim;
   if (cc == 90 && has_sm90a) {
-    return qo_len > 0 && qo_len <= kHopperPv16MaxQueryLen ? PvPath::fp16_sm90 : PvPath::fp8_sm90;
+    return pv16_only || (qo_len > 0 && qo_len <= kHopperPv16MaxQueryLen) ? PvPath::fp16_sm90
+                                                                          : PvPath::fp8_sm90;
   }
-  return (cc == 89 || cc >= 100) ? PvPath::fp8 : PvPath::fp16;
+  return (cc == 89 || cc >= 100) && !pv16_only ? PvPath::fp8 : PvPath::fp16;
 }
 
 // Why a path cannot run on a GPU of compute capability major.minor, given whether the library
@@ -166,7 +179,7 @@ constexpr CapabilityGap capability_gap(PvPath path, int major, int minor, bool h
 
 // The path sageattn picks: pv_path_for with this library's has_sm90a() (qo_len ≤ 0 when the
 // query length is not known: fp8_sm90 on Hopper, as for long queries).
-PvPath default_pv_path(int major, int minor, int qo_len = 0);
+PvPath default_pv_path(int major, int minor, int qo_len = 0, int head_dim = 0);
 
 // The CUDA architectures this library was compiled for, as "80 89 90a".
 const char* compiled_architectures();

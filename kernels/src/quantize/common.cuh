@@ -27,8 +27,11 @@ namespace {
 #ifndef SAGEATTN_QUANT_THREADS_D128
 #define SAGEATTN_QUANT_THREADS_D128 256
 #endif
+// At d=256, 8 warps: a job's 64 rows then hold a per_block scale's rows whole.
 template <int D>
-constexpr int kThreads = D == 64 ? SAGEATTN_QUANT_THREADS_D64 : SAGEATTN_QUANT_THREADS_D128;
+constexpr int kThreads = D == 64    ? SAGEATTN_QUANT_THREADS_D64
+                         : D == 128 ? SAGEATTN_QUANT_THREADS_D128
+                                    : 256;
 static_assert((kThreads<64> == 128 || kThreads<64> == 256) &&
                   (kThreads<128> == 128 || kThreads<128> == 256),
               "jobs of 4 or 8 warps");
@@ -50,7 +53,7 @@ template <int D>
 constexpr int kSmemBytes = kStageBytes<D> + kScratchWords<D> * 4;
 
 // Rows of D channels: D/8 threads per row (16 bytes each), so a job of kThreads<D>/32 warps x 8
-// loads covers kJobRows<D> rows: 128 at D=128 (8 warps), 128 at D=64 (4 warps).
+// loads covers kJobRows<D> rows: 128 at D=128 (8 warps), 128 at D=64 (4 warps), 64 at D=256.
 template <int D>
 constexpr int kThreadsPerRow = D / 8;
 template <int D>

@@ -59,10 +59,14 @@ __device__ void issue_rows(const RowsTarget& t, int job, const Stage<D>& stage) 
 }
 
 // The rest of a rows job, once this thread's copies have landed.
+// A warp's maxima are taken per group of kGroupRows rows: the 16 of a per_warp scale, or at
+// d=256, where a warp's loads cover 8 rows, half of one (the scale's two halves meet in shared
+// memory, as a per_block scale's groups do).
 template <typename T, int D>
 __device__ void quantize_rows(const RowsTarget& t, int job, const Stage<D>& stage, float* scratch) {
-  constexpr int kLoadsPerGroup = kScaleRows / kRowsPerLoad<D>;
-  constexpr int kGroupsPerWarp = kWarpRows<D> / kScaleRows;
+  constexpr int kGroupRows = kWarpRows<D> < kScaleRows ? kWarpRows<D> : kScaleRows;
+  constexpr int kLoadsPerGroup = kGroupRows / kRowsPerLoad<D>;
+  constexpr int kGroupsPerWarp = kWarpRows<D> / kGroupRows;
   const RowsThread<D> th(job, t.len_pad);
   const int warp = th.warp, lane = th.lane, col = th.col, warp_row0 = th.warp_row0;
   const int row0 = th.row0;
@@ -94,7 +98,7 @@ __device__ void quantize_rows(const RowsTarget& t, int job, const Stage<D>& stag
   }
   __syncthreads();
   if (!active) return;
-  const int groups_per_scale = t.rows_per_scale / kScaleRows;
+  const int groups_per_scale = t.rows_per_scale / kGroupRows;
   std::int8_t* dst = t.out + static_cast<std::int64_t>(row0) * D + col;
 #pragma unroll
   for (int g = 0; g < kGroupsPerWarp; ++g) {
@@ -104,7 +108,7 @@ __device__ void quantize_rows(const RowsTarget& t, int job, const Stage<D>& stag
     for (int j = 1; j < groups_per_scale; ++j)
       amax = fmaxf(amax, group_max[first + j]);
     const float inv = device::int8_inverse_scale(amax);
-    const int group_row0 = warp_row0 + g * kScaleRows;
+    const int group_row0 = warp_row0 + g * kGroupRows;
     if (lane == 0 && group_row0 % t.rows_per_scale == 0) {
       t.scales[group_row0 / t.rows_per_scale] = device::int8_scale(amax, 1.f);
     }

@@ -141,6 +141,12 @@ __device__ const float* wait_for_statistics(const JobPlan& p, int b, int hk, boo
       reinterpret_cast<float4*>(staged)[threadIdx.x] =
           __ldcg(reinterpret_cast<const float4*>(src) + threadIdx.x);
     }
+    if constexpr (D / 4 > 32) {  // d=256: the warp's second pass
+      if (src) {
+        reinterpret_cast<float4*>(staged)[threadIdx.x + 32] =
+            __ldcg(reinterpret_cast<const float4*>(src) + threadIdx.x + 32);
+      }
+    }
   }
   __syncthreads();
   return src ? staged : nullptr;

@@ -49,9 +49,18 @@
 #ifndef SAGEATTN_SM90_FMA_EXP2_D128_C3
 #define SAGEATTN_SM90_FMA_EXP2_D128_C3 0
 #endif
+// ... at d=256 (64-key blocks): the tensor cores' work per score is twice d=128's, so the MUFU
+// has room.
+#ifndef SAGEATTN_SM90_FMA_EXP2_D256
+#define SAGEATTN_SM90_FMA_EXP2_D256 0
+#endif
 // Stages of the K/V ring with 64-key blocks (half the bytes per stage of 128-key ones).
 #ifndef SAGEATTN_SM90_STAGES_N64
 #define SAGEATTN_SM90_STAGES_N64 4
+#endif
+// ... at d=256: 56 KB per stage (K 16 KB, V with its ones 40 KB) beside a 32 KB Q tile.
+#ifndef SAGEATTN_SM90_STAGES_D256
+#define SAGEATTN_SM90_STAGES_D256 3
 #endif
 
 // Consumer warpgroups (tile_policy.h: SAGEATTN_SM90_CONSUMERS_D64, _D128 and the rule): with 3, a
@@ -67,9 +76,13 @@ namespace sageattn::detail {
 // same type, accumulated straight into O (16-bit wgmma accumulates in full FP32).
 // kVarlenCall: a packed batch of sequences (sageattn.h: Varlen), a separate instantiation
 // (attention_sequence.cuh).
+// D = 256 (16-bit P·V, two consumers, 64-key blocks): Q's and K's rows are wider than the
+// 128-byte swizzle, so their tiles are stored in 128-byte boxes (device::boxed_offset), and P·V
+// (N = 264, past wgmma's 256) is issued in two parts of 128 and 136 columns.
 template <int D, typename PvT, int kConsumerWarpgroups, bool kVarlenCall = false>
 struct Sm90Config {
-  static_assert(D == 64 || D == 128, "head dims 64 and 128");
+  static_assert(D == 64 || D == 128 || (D == 256 && !std::is_same_v<PvT, __nv_fp8_e4m3>),
+                "head dims 64 and 128, and 256 with 16-bit P·V");
   static constexpr int kD = D;
   static constexpr bool kVarlen = kVarlenCall;
   using Pv = PvT;
@@ -77,7 +90,7 @@ struct Sm90Config {
   static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
                 "P·V in e4m3, fp16 or bf16");
   static constexpr int kConsumers = kConsumerWarpgroups;  // of 64 rows each
-  static_assert(kConsumers == 2 || (kConsumers == 3 && (D == 64 || !kPv8)) ||
+  static_assert(kConsumers == 2 || (kConsumers == 3 && (D == 64 || (D == 128 && !kPv8))) ||
                     (kConsumers == 4 && D == 64 && !kPv8),
                 "2, or 3 at d=64 and with 16-bit P·V at d=128, or 4 at d=64 with 16-bit P·V");
   static constexpr int kBlockM = 64 * kConsumers;
@@ -87,10 +100,13 @@ struct Sm90Config {
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
   // kernels/NOTES.md, sm90-d128-pv16-three-consumers.)
   static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3;
-  static constexpr int kStages = kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64 : SAGEATTN_SM90_STAGES;
+  static constexpr int kStages = D == 256        ? SAGEATTN_SM90_STAGES_D256
+                                 : kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64
+                                                 : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   static constexpr int kFmaExp2Groups =
-      D == 128 ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
+      D == 256   ? SAGEATTN_SM90_FMA_EXP2_D256
+      : D == 128 ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
       : kConsumers == 4 ? SAGEATTN_SM90_FMA_EXP2_D64_C4
       : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
                         : SAGEATTN_SM90_FMA_EXP2_D64;
@@ -106,8 +122,10 @@ struct Sm90Config {
   // The 16-bit path's row-max headroom (tile_policy.h): O is rescaled only when a row's max moved
   // by more than it. The e4m3 path scales P to 448 and needs the exact max.
   static constexpr float kMaxHeadroom = kPv8 ? 0.f : kMmaMaxHeadroom;
-  // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64.
-  static constexpr int kQKSwizzle = D;
+  // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64; 256-byte
+  // rows are two boxes of 128 bytes (device::boxed_offset), each swizzled by 128.
+  static constexpr int kQKBoxBytes = D > 128 ? 128 : D;
+  static constexpr int kQKSwizzle = kQKBoxBytes;
   static constexpr int kQBytes = kBlockM * D;
   static constexpr int kKBytes = kBlockN * D;
   // V, e4m3: D rows of kBlockN = 128 keys (128-byte swizzle), then 8 rows of e4m3 ones
@@ -125,6 +143,11 @@ struct Sm90Config {
   // key block (k = 32 for e4m3, 16 for 16-bit types).
   static constexpr int kOFloats = kVRows / 2;
   static constexpr int kPvSteps = kBlockN / (kPv8 ? 32 : 16);
+  // Q·Kᵀ k-step ks (32 INT8 channels) of a Q or K tile of `tile_rows` rows: its byte offset in
+  // the tile, a box's first bytes (boxed_offset's layout; one box below d=256).
+  static constexpr int qk_step_offset(int ks, int tile_rows) {
+    return ks * 32 / kQKBoxBytes * (tile_rows * kQKBoxBytes) + ks * 32 % kQKBoxBytes;
+  }
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;

@@ -68,7 +68,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
   const int q_barrier = 1 + Cfg::kConsumers + wg;
   const QTileTarget q_target{s_q, 64 * wg + 16 * w, row_km + 16 * w, warp_amax, w};
   float q_scales[1];
-  quantize_q_rows<D, 16>(
+  quantize_q_rows<D, 16, Cfg::kQKBoxBytes>(
       a, c.seq, warp_row0, lane, q_raw, q_target, [&] { sm90::named_barrier_sync(q_barrier, 128); },
       q_scales);
   const float q_scale = q_scales[0];
@@ -141,9 +141,20 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
         // warpgroup.arrive of its own (C7519).
         sm90::fence_operands(o);
         sm90::wgmma_fence();
+        if constexpr (D <= 128) {
 #pragma unroll
-        for (int c = 0; c < Cfg::kPvSteps; ++c)  // 16 keys of 128 bytes per k-step
-          wgmma_pv16<PvT>(o, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
+          for (int c = 0; c < Cfg::kPvSteps; ++c)  // 16 keys of 128 bytes per k-step
+            wgmma_pv16<PvT>(o, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
+        } else {  // d=256: channels 0-127 (boxes 0, 1), then 128-255 and the ones (boxes 2-4)
+          auto& o_low = *reinterpret_cast<float(*)[64]>(&o[0]);
+          auto& o_high = *reinterpret_cast<float(*)[Cfg::kOFloats - 64]>(&o[64]);
+#pragma unroll
+          for (int c = 0; c < Cfg::kPvSteps; ++c) {
+            wgmma_pv16<PvT>(o_low, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
+            wgmma_pv16<PvT>(o_high, pa[c],
+                            sm90::advance_desc(v_desc, 2 * Cfg::kVBoxBytes + c * 16 * 128));
+          }
+        }
       }
       sm90::wgmma_commit();
     };
@@ -161,8 +172,8 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
       sm90::wgmma_s8_ss(s, q_desc, k_desc);
 #pragma unroll
       for (int ks = 1; ks < D / 32; ++ks) {
-        sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, ks * 32),
-                          sm90::advance_desc(k_desc, ks * 32));
+        sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, Cfg::qk_step_offset(ks, 64)),
+                          sm90::advance_desc(k_desc, Cfg::qk_step_offset(ks, kBlockN)));
       }
       sm90::wgmma_commit();
     };

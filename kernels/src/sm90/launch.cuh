@@ -80,8 +80,8 @@ cudaError_t launch_sm90_kernel_as(const AttentionArgs& a, int batch, cudaStream_
   const std::uint64_t units = a.unit_batch_stride == 0
                                   ? static_cast<std::uint64_t>(a.heads_kv)
                                   : static_cast<std::uint64_t>(batch) * a.unit_batch_stride;
-  bool encoded =
-      encode_byte_tensor(&args.k_map, a.k, D, a.unit_rows, units, D, Cfg::kBlockN, Cfg::kQKSwizzle);
+  bool encoded = encode_byte_tensor(&args.k_map, a.k, D, a.unit_rows, units, Cfg::kQKBoxBytes,
+                                    Cfg::kBlockN, Cfg::kQKSwizzle);
   if constexpr (Cfg::kPv8) {
     encoded = encoded && encode_byte_tensor(&args.v_map, a.v_fp8, a.unit_rows, D, units,
                                             Cfg::kBlockN, D, Cfg::kVSwizzle);
@@ -115,7 +115,8 @@ template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
   constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
   constexpr int kKnob = D == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
-  if constexpr ((D == 64 || !kPv8) && kKnob != 2) {  // else the kernel of three is not built
+  // (d=256 runs two: tile_policy.h.) Else the kernel of three is not built.
+  if constexpr ((D == 64 || (D == 128 && !kPv8)) && kKnob != 2) {
     const PvPath path = kPv8 ? PvPath::fp8_sm90 : PvPath::fp16_sm90;
     const int consumers = sm90_consumer_warpgroups(D, path, a.causal, a.qo_len);
     if constexpr (D == 64 && !kPv8 && (kKnob == 0 || kKnob == 4)) {

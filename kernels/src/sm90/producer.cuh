@@ -24,7 +24,11 @@ __device__ __forceinline__ void sm90_load_kv(const Sm90Cta<Cfg::kVarlen>& c, int
   const int unit = c.seq.unit, row = c.seq.unit_row0 + nb * kBlockN;
   const int stage = nb % kStages;
   sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
-  sm90::tma_load_3d(s_k + stage * Cfg::kKBytes, &args.k_map, &k_full[stage], 0, row, unit);
+#pragma unroll
+  for (int box = 0; box < D / Cfg::kQKBoxBytes; ++box) {  // one below d=256
+    sm90::tma_load_3d(s_k + stage * Cfg::kKBytes + box * kBlockN * Cfg::kQKBoxBytes, &args.k_map,
+                      &k_full[stage], box * Cfg::kQKBoxBytes, row, unit);
+  }
   sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kVLoadBytes);
   if constexpr (Cfg::kPv8) {
     sm90::tma_load_3d(s_v + stage * Cfg::kVBytes, &args.v_map, &v_full[stage], row, 0, unit);
