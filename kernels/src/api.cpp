@@ -99,6 +99,7 @@ cudaError_t launch_sm90_for(const detail::AttentionArgs& a, int batch, const Par
                             cudaStream_t stream) {
   if (p.head_dim == 64) return detail::launch_attention_sm90<64, PvT>(a, batch, stream);
   if constexpr (!std::is_same_v<PvT, __nv_fp8_e4m3>) {  // kFp8PvMaxHeadDim
+    if (p.head_dim == 192) return detail::launch_attention_sm90<192, PvT>(a, batch, stream);
     if (p.head_dim == 256) return detail::launch_attention_sm90<256, PvT>(a, batch, stream);
   }
   return detail::launch_attention_sm90<128, PvT>(a, batch, stream);
@@ -137,14 +138,21 @@ Status validate(const Params& p) {
   }
   if (!is_supported_head_dim(p.head_dim)) {
     return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
-                         " not supported; supported: 64, 128, 256 (pad others up to the next)");
+                         " not supported; supported: 64, 128, 192, 256 (pad others up to the next)");
   }
   if (!path_supports_head_dim(p.pv_path, p.head_dim)) {
-    return Status::error("sageattn: the " + std::string(path_name(p.pv_path)) +
-                         " path takes head dims up to " + std::to_string(kFp8PvMaxHeadDim) +
-                         "; head_dim " + std::to_string(p.head_dim) + " runs on the " +
-                         (is_sm90_path(p.pv_path) ? "fp16_sm90" : "fp16") +
-                         " path (16-bit P·V)");
+    const std::string name = path_name(p.pv_path), d = std::to_string(p.head_dim);
+    if (p.head_dim == kHopperOnlyHeadDim && !uses_fp8_v(p.pv_path)) {
+      return Status::error("sageattn: the " + name + " path takes head dims 64, 128 and 256; pad " +
+                           d + " to 256 (the fp16_sm90 path, on Hopper, takes it as it is)");
+    }
+    const char* instead = is_sm90_path(p.pv_path)        ? "the fp16_sm90 path"
+                          : p.head_dim == kHopperOnlyHeadDim ? "the fp16_sm90 path on Hopper, or "
+                                                               "padded to 256 the fp16 path"
+                                                             : "the fp16 path";
+    return Status::error("sageattn: the " + name + " path takes head dims up to " +
+                         std::to_string(kFp8PvMaxHeadDim) + "; head_dim " + d + " runs on " +
+                         instead + " (16-bit P·V)");
   }
   if (p.batch < 1 || p.heads_q < 1 || p.heads_kv < 1 || p.qo_len < 1 || p.kv_len < 1) {
     return Status::error(

@@ -10,7 +10,8 @@
 // 64-byte swizzle, which is device::swizzled_offset's). Rows past qo_len are zeros.
 //
 // Lane layout: each 16-byte load of a warp covers 32 / (D/8) whole rows (coalesced); a thread
-// holds channels 8c .. 8c+7 of its rows.
+// holds channels 8c .. 8c+7 of its rows. At d=192 a row is 24 chunks: one row per load, the
+// warp's last 8 lanes idle (they load zeros and store nothing).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,11 @@
 namespace sageattn::detail {
 
 template <int D>
-constexpr int kQRowsPerLoad = 32 / (D / 8);
+constexpr int kQRowLanes = D == 192 ? 32 : D / 8;  // lanes per row: a power of two
+template <int D>
+constexpr bool kQIdleLanes = kQRowLanes<D> * 8 != D;
+template <int D>
+constexpr int kQRowsPerLoad = 32 / kQRowLanes<D>;
 // 16-byte loads per thread for a warp's kRows rows.
 template <int D, int kRows>
 constexpr int kQLoads = kRows / kQRowsPerLoad<D>;
@@ -36,13 +41,14 @@ template <int D, int kRows, class Sequence>
 __device__ __forceinline__ void load_q_rows(const AttentionArgs& a, const Sequence& seq, int head,
                                             int warp_row0, int lane,
                                             uint4 (&raw)[kQLoads<D, kRows>]) {
-  const int c = lane % (D / 8), sub = lane / (D / 8);
+  const int c = lane % kQRowLanes<D>, sub = lane / kQRowLanes<D>;
+  const bool idle = kQIdleLanes<D> && 8 * c >= D;
   const auto* src = static_cast<const std::uint16_t*>(a.q16) + seq.q_row(a, head, 0) + 8 * c;
 #pragma unroll
   for (int l = 0; l < kQLoads<D, kRows>; ++l) {
     const int row = warp_row0 + l * kQRowsPerLoad<D> + sub;
     raw[l] =
-        row < seq.q_len
+        row < seq.q_len && !idle
             ? __ldg(reinterpret_cast<const uint4*>(src + static_cast<std::int64_t>(row) * a.q_ss))
             : make_uint4(0u, 0u, 0u, 0u);
   }
@@ -73,7 +79,8 @@ __device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, const
                                                    float (&scale)[kRows / 16]) {
   constexpr int kLoads = kQLoads<D, kRows>, kGroups = kRows / 16, kLoadsPerGroup = kLoads / kGroups;
   static_assert(kRows % 16 == 0 && 64 % kRows == 0, "16-row groups inside 64-row blocks");
-  const int c = lane % (D / 8), sub = lane / (D / 8);
+  const int c = lane % kQRowLanes<D>, sub = lane / kQRowLanes<D>;
+  const bool idle = kQIdleLanes<D> && 8 * c >= D;  // d=192's last 8 lanes: zeros, no stores
   float x[kLoads][8];
   float amax[kGroups];
 #pragma unroll
@@ -107,6 +114,7 @@ __device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, const
 #pragma unroll
     for (int l = grp * kLoadsPerGroup; l < (grp + 1) * kLoadsPerGroup; ++l) {
       const int row = target.tile_row0 + l * kQRowsPerLoad<D> + sub;
+      if (idle) continue;
       *reinterpret_cast<uint2*>(target.tile +
                                 device::boxed_offset<D, kBoxBytes, 64>(row / 8, row % 8, c / 2) +
                                 8 * (c % 2)) = device::quantize_int8x8(x[l], inv);
@@ -119,7 +127,7 @@ __device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, const
     float mean[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
-      mean[i] = __ldcg(k_sum + i) * inv_kv_len;
+      mean[i] = idle ? 0.f : __ldcg(k_sum + i) * inv_kv_len;
 #pragma unroll
     for (int l = 0; l < kLoads; ++l) {
       float dot = 0.f;
@@ -127,7 +135,7 @@ __device__ __forceinline__ void quantize_q_rows_as(const AttentionArgs& a, const
       for (int i = 0; i < 8; ++i)
         dot += x[l][i] * mean[i];
 #pragma unroll
-      for (int o = D / 16; o > 0; o /= 2)
+      for (int o = kQRowLanes<D> / 2; o > 0; o /= 2)
         dot += __shfl_xor_sync(0xffffffffu, dot, o);
       const int r = l * kQRowsPerLoad<D> + sub;
       if (c == 0) target.row_km[r] = warp_row0 + r < seq.q_len ? dot * a.sm_scale : 0.f;

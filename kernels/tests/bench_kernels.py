@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Speed of the kernel library against torch SDPA (flash and cuDNN backends), timed in the same
 run on the same inputs. TOPS = 4·b·h·s²·d / time (halved for causal); b·s = 32k tokens, 32 heads
-at d=128 and 64 heads at d=64, fp16, HND. Times are medians of CUDA-event-timed repetitions
+at d=128, 64 at d=64 and 16 at d=256, fp16, HND. Times are medians of CUDA-event-timed repetitions
 after warm-up. Prints a table, writes JSON (--json).
 
   attn      the attention kernel alone (inputs quantized beforehand)
@@ -42,9 +42,9 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--paths", help="comma-separated P·V paths (default: all this GPU runs)")
     parser.add_argument("--seqs", default="1024,2048,4096,8192,16384,32768")
-    parser.add_argument("--dims", default="128,64", help="head dims to time (128: 32 heads, 64: 64)")
+    parser.add_argument("--dims", default="128,64", help="head dims to time (128: 32 heads, 64: 64, 256: 16)")
     args = parser.parse_args()
-    heads_of = {128: 32, 64: 64}  # b·s = 32k tokens; 32 heads at d=128, 64 at d=64
+    heads_of = {128: 32, 64: 64, 256: 16}  # b·s = 32k tokens, h·d = 4096
     dims = [int(d) for d in args.dims.split(",")]
     if any(d not in heads_of for d in dims):
         parser.error(f"--dims: head dims {sorted(heads_of)} only, not {args.dims}")

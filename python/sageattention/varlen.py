@@ -12,9 +12,9 @@ import torch
 import torch.nn.functional as F
 
 from . import _ops
-from .core import (MAX_QUERY_HEADS, SUPPORTED_HEAD_DIMS, SageAttentionError, _GRANULARITY, _PATHS,
+from .core import (MAX_QUERY_HEADS, SageAttentionError, _GRANULARITY, _PATHS,
                    _capability, _fall_back, _fallback_reason, _granularity, _head_slices, _rows_aligned, _sdpa,
-                   capability_gap, path_for_capability, pv16_for_head_dim)
+                   capability_gap, head_dims_for, path_for_capability, pv16_for_head_dim)
 
 # The P·V paths a varlen call can ask for (pv_path=); None picks as sageattn does.
 VARLEN_PATHS = ("fp16", "fp8", "fp8_sm90", "fp16_sm90")
@@ -113,7 +113,8 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
 
     q: [total_q, heads_q, head_dim]; k, v: [total_k, heads_kv, head_dim] (heads_q a multiple of
     heads_kv: GQA/MQA); float16 or bfloat16 on a CUDA device of compute capability 8.0+, head
-    dims 64, 128 and 256 (others up to 256 zero-padded to the next; above 128, 16-bit P·V).
+    dims 64, 128, 256 and on Hopper 192 (others up to 256 zero-padded to the next; above 128,
+    16-bit P·V).
     cu_seqlens_q, cu_seqlens_k: int32 offsets, batch + 1 values from 0 to total (on q's device;
     int64 or CPU ones are converted, and CPU ones are checked). max_seqlen_q, max_seqlen_k: the longest sequence's lengths (ints), which size the
     kernels' grids: a sequence longer than these comes out as NaN (offsets on the GPU are not read
@@ -153,8 +154,8 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
         lse = torch.full((q.shape[1], q.shape[0]), float("nan") if overlong else float("-inf"),
                          dtype=torch.float32, device=q.device)
         return (o, lse) if return_lse else o
-    padded = next(d for d in SUPPORTED_HEAD_DIMS if d >= head_dim)
-    path = pv16_for_head_dim("sageattn_varlen", path, padded, strict)
+    path = pv16_for_head_dim("sageattn_varlen", path, head_dim, strict)
+    padded = next(d for d in head_dims_for(path) if d >= head_dim)
     if padded != head_dim:  # zero-padded head dims leave the dot products as they are
         q, k, v = (F.pad(t, (0, padded - head_dim)) for t in (q, k, v))
     q, k, v = (t if _rows_aligned(t) else t.contiguous() for t in (q, k, v))

@@ -57,6 +57,14 @@ def test_head_dims_above_128_take_16bit_pv(cc, path):
     assert path_for_capability(*cc, None, 128) == path_for_capability(*cc)
 
 
+def test_head_dims_per_path():
+    # sageattn::path_supports_head_dim: FP8 P·V up to 128, 192 on the Hopper kernel only; the
+    # call pads to the next of these (96 -> 128; 160 -> 192 on fp16_sm90, 256 on fp16).
+    assert core.head_dims_for("fp16_sm90") == (64, 128, 192, 256)
+    assert core.head_dims_for("fp16") == (64, 128, 256)
+    assert core.head_dims_for("fp8") == core.head_dims_for("fp8_sm90") == (64, 128)
+
+
 def test_fp8_paths_above_128_run_16bit_pv_with_one_warning():
     core._warned.clear()
     with pytest.warns(UserWarning, match=r"FP8 P·V \(fp8_sm90\) takes head dims up to 128; head_dim 256 runs "

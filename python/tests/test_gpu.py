@@ -82,19 +82,21 @@ def test_head_dims_are_padded_up(d):
     check(out, reference(q, k, v, "HND", False), "auto")
 
 
+@pytest.mark.parametrize("d", [192, 256])
 @pytest.mark.parametrize("path", ["auto", "fp16"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("outlier", [False, True])
-def test_head_dim_256_runs_its_kernel(path, dtype, causal, outlier):
-    # d=256 natively (16-bit P·V): GQA, NHD, a length that ends mid-block, more queries than keys.
-    q, k, v = make(2, 8, 2, 1000, 777, 256, dtype, "NHD", outlier)
+def test_head_dims_above_128_run_their_kernel(d, path, dtype, causal, outlier):
+    # d=256 natively (16-bit P·V), and d=192 on Hopper (padded to 256 elsewhere): GQA, NHD, a
+    # length that ends mid-block, more queries than keys.
+    q, k, v = make(2, 8, 2, 1000, 777, d, dtype, "NHD", outlier)
     out, lse = PATHS[path](q, k, v, tensor_layout="NHD", is_causal=causal, return_lse=True)
     ref = reference(q, k, v, "NHD", causal)
     visible = ref.abs().sum(-1) > 0  # causal rows before the first key are zeros
     assert out.shape == q.shape and (out[~visible] == 0).all()
     check(out[visible], ref[visible], "fp16")
-    s = q.float().transpose(1, 2) @ k.float().transpose(1, 2).repeat_interleave(4, 1).transpose(-1, -2) / 16
+    s = q.float().transpose(1, 2) @ k.float().transpose(1, 2).repeat_interleave(4, 1).transpose(-1, -2) / math.sqrt(d)
     if causal:
         s = s.masked_fill(~torch.ones(1000, 777, dtype=torch.bool, device="cuda").tril(-223), float("-inf"))
     ref_lse = torch.logsumexp(s, -1)

@@ -71,7 +71,7 @@ struct Params {
   int heads_kv = 0;          // heads_q must be a multiple (GQA/MQA)
   int qo_len = 0;            // varlen: the longest sequence's queries (max_seqlen_q)
   int kv_len = 0;            // varlen: the longest sequence's keys (max_seqlen_k)
-  int head_dim = 0;  // 64, 128 or 256 (kSupportedHeadDims; others are padded up by the caller)
+  int head_dim = 0;  // kSupportedHeadDims, as the path takes it (others are padded by the caller)
   TensorView q, k, v;
   TensorView o;  // written; o.data must be writable
   // Optional natural-log sum-exp per query row, contiguous: [batch, heads_q, qo_len], or for
@@ -90,7 +90,7 @@ struct Params {
 
 struct Status {
   bool ok = true;
-  std::string message;  // "sageattn: head_dim 96 not supported; supported: 64, 128, 256"
+  std::string message;  // "sageattn: head_dim 96 not supported; supported: 64, 128, 192, 256"
   static Status success() { return {}; }
   static Status error(std::string text) { return {false, std::move(text)}; }
 };
@@ -123,12 +123,16 @@ inline constexpr int kHopperPv16MaxQueryLen = 8192;
 // next of these), and the query heads one call takes (the kernels' grid holds them in its
 // y dimension; the Python package calls larger ones in slices). Python mirrors both
 // (core.SUPPORTED_HEAD_DIMS, core.MAX_QUERY_HEADS; a CPU test checks).
-inline constexpr int kSupportedHeadDims[] = {64, 128, 256};
+// Not every path takes every one of them: path_supports_head_dim.
+inline constexpr int kSupportedHeadDims[] = {64, 128, 192, 256};
 inline constexpr int kMaxQueryHeads = 65535;
 // The largest head dim of the FP8 P·V paths. Their second-level accumulator (a block's P·V in
 // FP32 beside O) does not fit a thread's registers beside O at d=256 on the Hopper kernel, and the
-// mma.sync one is not built there: d=256 runs 16-bit P·V (fp16, fp16_sm90).
+// mma.sync one is not built there: d=192 and 256 run 16-bit P·V (fp16, fp16_sm90).
 inline constexpr int kFp8PvMaxHeadDim = 128;
+// The head dim only the Hopper kernel takes (fp16_sm90): the mma.sync kernels' 192-byte INT8 rows
+// fit neither their swizzle nor their copy passes; the caller pads it to 256 there.
+inline constexpr int kHopperOnlyHeadDim = 192;
 
 constexpr bool is_supported_head_dim(int head_dim) {
   for (int d : kSupportedHeadDims) {
@@ -137,9 +141,12 @@ constexpr bool is_supported_head_dim(int head_dim) {
   return false;
 }
 
-// Whether a path takes a head dim (one of kSupportedHeadDims).
+// Whether a path takes a head dim (one of kSupportedHeadDims): fp16_sm90 all of them, fp16 all but
+// 192, the FP8 paths 64 and 128.
 constexpr bool path_supports_head_dim(PvPath path, int head_dim) {
-  return is_supported_head_dim(head_dim) && (!uses_fp8_v(path) || head_dim <= kFp8PvMaxHeadDim);
+  return is_supported_head_dim(head_dim) &&
+         (!uses_fp8_v(path) || head_dim <= kFp8PvMaxHeadDim) &&
+         (head_dim != kHopperOnlyHeadDim || path == PvPath::fp16_sm90);
 }
 
 // The path for a compute capability and a query length (≤ 0: not known), given whether the

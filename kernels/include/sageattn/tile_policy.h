@@ -53,7 +53,8 @@ inline constexpr int kFourConsumersMaxRows = 4096;
 // (sm90-d128-e4m3-three-consumers, sm90-o-prime-in-two-parts). 4 at d=64 with 16-bit P·V on short
 // calls (112 registers each: the e4m3 path's O' does not fit). Knobs per head dim: 2, 3, 4 (d=64,
 // 16-bit P·V; else 3), or 0 for the rule.
-// d=256 (16-bit P·V only): 2, whose 240 registers hold O (132 floats) beside a 64-key S tile.
+// d=192 and 256 (16-bit P·V only): 2, whose 240 registers hold O (100 or 132 floats) beside a
+// 64-key S tile.
 inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
   if (head_dim > 128) return 2;
   const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
@@ -65,9 +66,10 @@ inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int 
   return !causal || qo_len >= kThreeConsumersMinCausalRows ? 3 : 2;
 }
 // Keys per block of the Hopper kernel's main loop (its S tile's width): 64 where the registers
-// of three (d=128) or four (d=64) consumer warpgroups, or O at d=256, hold no wider S tile.
+// of three (d=128) or four (d=64) consumer warpgroups, or O at d=192 and 256, hold no wider S
+// tile.
 constexpr int sm90_key_block(int head_dim, int consumers) {
-  return (head_dim == 128 && consumers == 3) || consumers == 4 || head_dim == 256 ? 64 : 128;
+  return (head_dim == 128 && consumers == 3) || consumers == 4 || head_dim > 128 ? 64 : 128;
 }
 
 inline int granularity_rows(Granularity g) {

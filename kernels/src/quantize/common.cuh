@@ -53,9 +53,21 @@ template <int D>
 constexpr int kSmemBytes = kStageBytes<D> + kScratchWords<D> * 4;
 
 // Rows of D channels: D/8 threads per row (16 bytes each), so a job of kThreads<D>/32 warps x 8
-// loads covers kJobRows<D> rows: 128 at D=128 (8 warps), 128 at D=64 (4 warps), 64 at D=256.
+// loads covers kJobRows<D> rows: 128 at D=128 (8 warps), 128 at D=64 (4 warps), 64 at D=192 and
+// D=256. A row of D=192 (24 chunks) takes a whole warp, whose last 8 lanes are idle: they copy
+// nothing (zero-filled), add zeros and store nothing (kIdleLanes, channel_lane).
 template <int D>
-constexpr int kThreadsPerRow = D / 8;
+constexpr int kThreadsPerRow = D == 192 ? 32 : D / 8;
+template <int D>
+constexpr bool kIdleLanes = kThreadsPerRow<D> * 8 != D;
+// Whether a thread whose row chunk starts at channel `col` holds channels of the row.
+template <int D>
+__device__ __forceinline__ bool channel_lane(int col) {
+  return !kIdleLanes<D> || col < D;
+}
+// V is quantized (FP8 P·V) only up to sageattn.h's kFp8PvMaxHeadDim: no V jobs are built above.
+template <int D>
+constexpr bool kQuantizesV = D <= kFp8PvMaxHeadDim;
 template <int D>
 constexpr int kRowsPerLoad = 32 / kThreadsPerRow<D>;  // rows one warp-wide load covers
 template <int D>

@@ -92,8 +92,10 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
         sum[i] += element<T>(raw, i);
     }
     float* dst = sums + threadIdx.x / kThreadsPerRow<D> * D + col;
-    reinterpret_cast<float4*>(dst)[0] = make_float4(sum[0], sum[1], sum[2], sum[3]);
-    reinterpret_cast<float4*>(dst)[1] = make_float4(sum[4], sum[5], sum[6], sum[7]);
+    if (channel_lane<D>(col)) {  // (idle lanes' copies were zero-filled)
+      reinterpret_cast<float4*>(dst)[0] = make_float4(sum[0], sum[1], sum[2], sum[3]);
+      reinterpret_cast<float4*>(dst)[1] = make_float4(sum[4], sum[5], sum[6], sum[7]);
+    }
     __syncthreads();
     if (threadIdx.x < D) {
       float total = 0.f;
@@ -102,37 +104,39 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
       atomicAdd(p.w.k_sum + at + threadIdx.x, total);
     }
   } else if (s.is_v) {
-    // A warp's lanes are 8 channel groups x 4 key quads (VTasks): the maxima over the quads meet
-    // through two shuffle rounds, then the quad-0 lanes write one partial per channel and row of
-    // `partial`, which threads < D reduce (shared-memory atomics here were 15% of the stall
-    // samples, quant-fused-pipelined).
-    constexpr int kPartials = VTasks<D>::kTasks / 32 / VTasks<D>::kGroupsHigh;
-    static_assert(kPartials * D <= kScratchWords<D>);
-    float* partial = scratch;  // [kPartials][D]
-    const VTasks<D> tasks;
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
-      const int row = (threadIdx.x + j * kThreads<D>) / 32 / VTasks<D>::kGroupsHigh;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        float m = 0.f;
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-          m = fmaxf(m, fabsf(element<T>(stage.at(4 * j + r), i)));
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
-        if (lane < 8) partial[row * D + tasks.group[j] * 8 + i] = m;
+    if constexpr (kQuantizesV<D>) {
+      // A warp's lanes are 8 channel groups x 4 key quads (VTasks): the maxima over the quads meet
+      // through two shuffle rounds, then the quad-0 lanes write one partial per channel and row of
+      // `partial`, which threads < D reduce (shared-memory atomics here were 15% of the stall
+      // samples, quant-fused-pipelined).
+      constexpr int kPartials = VTasks<D>::kTasks / 32 / VTasks<D>::kGroupsHigh;
+      static_assert(kPartials * D <= kScratchWords<D>);
+      float* partial = scratch;  // [kPartials][D]
+      const VTasks<D> tasks;
+      const int lane = threadIdx.x % 32;
+  #pragma unroll
+      for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
+        const int row = (threadIdx.x + j * kThreads<D>) / 32 / VTasks<D>::kGroupsHigh;
+  #pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          float m = 0.f;
+  #pragma unroll
+          for (int r = 0; r < 4; ++r)
+            m = fmaxf(m, fabsf(element<T>(stage.at(4 * j + r), i)));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
+          if (lane < 8) partial[row * D + tasks.group[j] * 8 + i] = m;
+        }
       }
-    }
-    __syncthreads();
-    if (threadIdx.x < D) {
-      float m = partial[threadIdx.x];
-#pragma unroll
-      for (int r = 1; r < kPartials; ++r)
-        m = fmaxf(m, partial[r * D + threadIdx.x]);
-      // Non-negative floats order like their bit patterns as signed integers.
-      atomicMax(reinterpret_cast<int*>(p.w.v_amax + at + threadIdx.x), __float_as_int(m));
+      __syncthreads();
+      if (threadIdx.x < D) {
+        float m = partial[threadIdx.x];
+  #pragma unroll
+        for (int r = 1; r < kPartials; ++r)
+          m = fmaxf(m, partial[r * D + threadIdx.x]);
+        // Non-negative floats order like their bit patterns as signed integers.
+        atomicMax(reinterpret_cast<int*>(p.w.v_amax + at + threadIdx.x), __float_as_int(m));
+      }
     }
   }
   if (slice_has_barrier(p, s.is_v)) publish_statistics(p, s.unit, s.is_v);
@@ -155,7 +159,7 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
     if (s.empty) {
       // No copies: the (empty) group keeps the count of groups the waits below rely on.
     } else if (s.is_v) {
-      issue_v<T, D, kVarlen>(p, s.b, s.hk, s.job, stage(round));
+      if constexpr (kQuantizesV<D>) issue_v<T, D, kVarlen>(p, s.b, s.hk, s.job, stage(round));
     } else {
       issue_rows<T, D>(k_target<D, kVarlen>(p, s.b, s.hk), s.job, stage(round));
     }
@@ -185,8 +189,10 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
               ? wait_for_statistics<D>(p, previous.b, previous.hk, previous.is_v, scratch)
               : nullptr;
       if (previous.is_v) {
-        quantize_v<T, D, kVarlen>(p, previous.b, previous.hk, previous.job, stage(round - 1),
-                                  reinterpret_cast<std::uint32_t*>(scratch));
+        if constexpr (kQuantizesV<D>) {
+          quantize_v<T, D, kVarlen>(p, previous.b, previous.hk, previous.job, stage(round - 1),
+                                    reinterpret_cast<std::uint32_t*>(scratch));
+        }
       } else {
         RowsTarget k = k_target<D, kVarlen>(p, previous.b, previous.hk);
         k.k_sum = k_sum;

@@ -53,9 +53,10 @@ __device__ void issue_rows(const RowsTarget& t, int job, const Stage<D>& stage) 
   const T* src =
       static_cast<const T*>(t.in) + static_cast<std::int64_t>(th.row0) * t.in_ss + th.col;
   const std::int64_t step = t.in_ss * kRowsPerLoad<D>;
+  const bool lane_active = th.active && channel_lane<D>(th.col);
 #pragma unroll
   for (int l = 0; l < kLoadsPerThread; ++l, src += step)
-    stage.copy(l, src, th.active && th.row0 + l * kRowsPerLoad<D> < t.len, t.in);
+    stage.copy(l, src, lane_active && th.row0 + l * kRowsPerLoad<D> < t.len, t.in);
 }
 
 // The rest of a rows job, once this thread's copies have landed.
@@ -74,7 +75,7 @@ __device__ void quantize_rows(const RowsTarget& t, int job, const Stage<D>& stag
   float mean[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i)
-    mean[i] = t.k_sum ? t.k_sum[col + i] * t.inv_len : 0.f;
+    mean[i] = t.k_sum && channel_lane<D>(col) ? t.k_sum[col + i] * t.inv_len : 0.f;
   // Padding rows stay zero: the mean is subtracted from real rows only.
   auto value = [&](const uint4& raw, int l, int i) {
     const float x = element<T>(raw, i);
@@ -97,7 +98,7 @@ __device__ void quantize_rows(const RowsTarget& t, int job, const Stage<D>& stag
     if (lane == 0) group_max[warp * kGroupsPerWarp + g] = amax;
   }
   __syncthreads();
-  if (!active) return;
+  if (!active || !channel_lane<D>(col)) return;  // (no barrier below)
   const int groups_per_scale = t.rows_per_scale / kGroupRows;
   std::int8_t* dst = t.out + static_cast<std::int64_t>(row0) * D + col;
 #pragma unroll

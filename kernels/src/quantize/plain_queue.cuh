@@ -32,7 +32,7 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& sta
   RowsTarget k = k_target<D, kVarlen>(p, b, hk);
   // The copies first: they need no statistics, so their latency overlaps the wait.
   if (is_v) {
-    issue_v<T, D, kVarlen>(p, b, hk, job - p.kv_jobs, stage);
+    if constexpr (kQuantizesV<D>) issue_v<T, D, kVarlen>(p, b, hk, job - p.kv_jobs, stage);
   } else {
     issue_rows<T, D>(k, job, stage);
   }
@@ -40,7 +40,7 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& sta
   if (p.stat_jobs > 0) k.k_sum = wait_for_statistics<D>(p, b, hk, is_v, scratch_f);
   device::cp_async_wait_own<0>();
   if (is_v) {
-    quantize_v<T, D, kVarlen>(p, b, hk, job - p.kv_jobs, stage, scratch);
+    if constexpr (kQuantizesV<D>) quantize_v<T, D, kVarlen>(p, b, hk, job - p.kv_jobs, stage, scratch);
   } else {
     quantize_rows<T, D>(k, job, stage, scratch_f);
   }

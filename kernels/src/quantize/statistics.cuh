@@ -33,7 +33,7 @@ __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const S
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int pass = 2 * r + j;
-      const bool valid = begin + pass * kRowsInFlight + sub < end;
+      const bool valid = begin + pass * kRowsInFlight + sub < end && channel_lane<D>(col);
       if (p.smooth_k)
         stage.copy(4 * (r % 2) + j, k_src + pass * kRowsInFlight * p.k.ss, valid, p.k.data);
       if (p.fp8)
@@ -74,8 +74,10 @@ __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const S
     reinterpret_cast<float4*>(dst)[0] = make_float4(x[0], x[1], x[2], x[3]);
     reinterpret_cast<float4*>(dst)[1] = make_float4(x[4], x[5], x[6], x[7]);
   };
-  store8(sums + sub * D + col, sum);
-  store8(maxima + sub * D + col, amax);
+  if (channel_lane<D>(col)) {
+    store8(sums + sub * D + col, sum);
+    store8(maxima + sub * D + col, amax);
+  }
   __syncthreads();
   const std::int64_t at = unit_offset(b, p.heads_kv, hk) * D;
   for (int c = threadIdx.x; c < 2 * D; c += kThreads<D>) {
@@ -141,8 +143,8 @@ __device__ const float* wait_for_statistics(const JobPlan& p, int b, int hk, boo
       reinterpret_cast<float4*>(staged)[threadIdx.x] =
           __ldcg(reinterpret_cast<const float4*>(src) + threadIdx.x);
     }
-    if constexpr (D / 4 > 32) {  // d=256: the warp's second pass
-      if (src) {
+    if constexpr (D / 4 > 32) {  // d=192 and 256: the warp's second pass
+      if (src && threadIdx.x + 32 < D / 4) {
         reinterpret_cast<float4*>(staged)[threadIdx.x + 32] =
             __ldcg(reinterpret_cast<const float4*>(src) + threadIdx.x + 32);
       }

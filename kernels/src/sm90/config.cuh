@@ -76,13 +76,15 @@ namespace sageattn::detail {
 // same type, accumulated straight into O (16-bit wgmma accumulates in full FP32).
 // kVarlenCall: a packed batch of sequences (sageattn.h: Varlen), a separate instantiation
 // (attention_sequence.cuh).
-// D = 256 (16-bit P·V, two consumers, 64-key blocks): Q's and K's rows are wider than the
-// 128-byte swizzle, so their tiles are stored in 128-byte boxes (device::boxed_offset), and P·V
-// (N = 264, past wgmma's 256) is issued in two parts of 128 and 136 columns.
+// D = 192 and 256 (16-bit P·V, two consumers, 64-key blocks): Q's and K's rows are wider than
+// the 128-byte swizzle, so their tiles are stored in boxes (device::boxed_offset): three of 64
+// bytes at d=192, two of 128 at d=256; P·V at d=256 (N = 264, past wgmma's 256) is issued in two
+// parts of 128 and 136 columns.
 template <int D, typename PvT, int kConsumerWarpgroups, bool kVarlenCall = false>
 struct Sm90Config {
-  static_assert(D == 64 || D == 128 || (D == 256 && !std::is_same_v<PvT, __nv_fp8_e4m3>),
-                "head dims 64 and 128, and 256 with 16-bit P·V");
+  static_assert(D == 64 || D == 128 ||
+                    ((D == 192 || D == 256) && !std::is_same_v<PvT, __nv_fp8_e4m3>),
+                "head dims 64 and 128, and 192 and 256 with 16-bit P·V");
   static constexpr int kD = D;
   static constexpr bool kVarlen = kVarlenCall;
   using Pv = PvT;
@@ -100,12 +102,12 @@ struct Sm90Config {
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
   // kernels/NOTES.md, sm90-d128-pv16-three-consumers.)
   static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3;
-  static constexpr int kStages = D == 256        ? SAGEATTN_SM90_STAGES_D256
+  static constexpr int kStages = D == 256 ? SAGEATTN_SM90_STAGES_D256
                                  : kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64
                                                  : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   static constexpr int kFmaExp2Groups =
-      D == 256   ? SAGEATTN_SM90_FMA_EXP2_D256
+      D > 128    ? SAGEATTN_SM90_FMA_EXP2_D256
       : D == 128 ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
       : kConsumers == 4 ? SAGEATTN_SM90_FMA_EXP2_D64_C4
       : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
@@ -123,8 +125,9 @@ struct Sm90Config {
   // by more than it. The e4m3 path scales P to 448 and needs the exact max.
   static constexpr float kMaxHeadroom = kPv8 ? 0.f : kMmaMaxHeadroom;
   // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64; 256-byte
-  // rows are two boxes of 128 bytes (device::boxed_offset), each swizzled by 128.
-  static constexpr int kQKBoxBytes = D > 128 ? 128 : D;
+  // rows are two boxes of 128 bytes (device::boxed_offset), each swizzled by 128, 192-byte rows
+  // three of 64.
+  static constexpr int kQKBoxBytes = D <= 128 ? D : D % 128 == 0 ? 128 : 64;
   static constexpr int kQKSwizzle = kQKBoxBytes;
   static constexpr int kQBytes = kBlockM * D;
   static constexpr int kKBytes = kBlockN * D;
