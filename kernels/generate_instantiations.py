@@ -15,8 +15,8 @@ import os
 # (sageattn.h: kFp8PvMaxHeadDim).
 HEAD_DIMS_PV16 = [64, 128, 256]
 HEAD_DIMS_PV8 = [64, 128]
-# 192 on the Hopper kernel only (sageattn.h: kHopperOnlyHeadDim).
-HEAD_DIMS_SM90_PV16 = [64, 128, 192, 256]
+# 96 and 192 on the Hopper kernel only (sageattn.h: kHopperOnlyHeadDims).
+HEAD_DIMS_SM90_PV16 = [64, 96, 128, 192, 256]
 # (path, V type, head dims): the fp8 path does not read V's type (V is quantized), so one each.
 VARIANTS = [("fp16", "half", HEAD_DIMS_PV16), ("fp16", "__nv_bfloat16", HEAD_DIMS_PV16),
             ("fp8", "half", HEAD_DIMS_PV8)]

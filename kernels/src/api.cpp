@@ -99,6 +99,7 @@ cudaError_t launch_sm90_for(const detail::AttentionArgs& a, int batch, const Par
                             cudaStream_t stream) {
   if (p.head_dim == 64) return detail::launch_attention_sm90<64, PvT>(a, batch, stream);
   if constexpr (!std::is_same_v<PvT, __nv_fp8_e4m3>) {  // kFp8PvMaxHeadDim
+    if (p.head_dim == 96) return detail::launch_attention_sm90<96, PvT>(a, batch, stream);
     if (p.head_dim == 192) return detail::launch_attention_sm90<192, PvT>(a, batch, stream);
     if (p.head_dim == 256) return detail::launch_attention_sm90<256, PvT>(a, batch, stream);
   }
@@ -138,18 +139,25 @@ Status validate(const Params& p) {
   }
   if (!is_supported_head_dim(p.head_dim)) {
     return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
-                         " not supported; supported: 64, 128, 192, 256 (pad others up to the next)");
+                         " not supported; supported: 64, 96, 128, 192, 256 (pad others up to the next)");
   }
   if (!path_supports_head_dim(p.pv_path, p.head_dim)) {
     const std::string name = path_name(p.pv_path), d = std::to_string(p.head_dim);
-    if (p.head_dim == kHopperOnlyHeadDim && !uses_fp8_v(p.pv_path)) {
+    const std::string padded = std::to_string(p.head_dim < 128 ? 128 : 256);
+    if (is_hopper_only_head_dim(p.head_dim) && !uses_fp8_v(p.pv_path)) {
       return Status::error("sageattn: the " + name + " path takes head dims 64, 128 and 256; pad " +
-                           d + " to 256 (the fp16_sm90 path, on Hopper, takes it as it is)");
+                           d + " to " + padded +
+                           " (the fp16_sm90 path, on Hopper, takes it as it is)");
     }
-    const char* instead = is_sm90_path(p.pv_path)        ? "the fp16_sm90 path"
-                          : p.head_dim == kHopperOnlyHeadDim ? "the fp16_sm90 path on Hopper, or "
-                                                               "padded to 256 the fp16 path"
-                                                             : "the fp16 path";
+    if (p.head_dim < kFp8PvMaxHeadDim) {  // 96: a Hopper-only dim below FP8's limit
+      return Status::error("sageattn: the " + name + " path takes head dims 64 and 128; pad " + d +
+                           " to 128");
+    }
+    const std::string instead = is_sm90_path(p.pv_path)          ? "the fp16_sm90 path"
+                                : is_hopper_only_head_dim(p.head_dim) ? "the fp16_sm90 path on Hopper, "
+                                                                        "or padded to " + padded +
+                                                                        " the fp16 path"
+                                                                      : "the fp16 path";
     return Status::error("sageattn: the " + name + " path takes head dims up to " +
                          std::to_string(kFp8PvMaxHeadDim) + "; head_dim " + d + " runs on " +
                          instead + " (16-bit P·V)");

@@ -53,20 +53,22 @@ TEST_CASE("the capability rule: what each path needs", "[api]") {
 TEST_CASE("supported head dims", "[api]") {
   CHECK(is_supported_head_dim(64));
   CHECK(is_supported_head_dim(128));
+  CHECK(is_supported_head_dim(96));
   CHECK(is_supported_head_dim(192));
   CHECK(is_supported_head_dim(256));
-  CHECK_FALSE(is_supported_head_dim(96));
+  CHECK_FALSE(is_supported_head_dim(80));
   CHECK_FALSE(is_supported_head_dim(0));
   CHECK_FALSE(is_supported_head_dim(512));
 }
 
-TEST_CASE("head dims per path: FP8 P·V up to 128, 192 on the Hopper kernel only", "[api]") {
+TEST_CASE("head dims per path: FP8 P·V up to 128, 96 and 192 on the Hopper kernel only", "[api]") {
   for (PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
     CHECK(path_supports_head_dim(path, 64));
     CHECK(path_supports_head_dim(path, 128));
     CHECK(path_supports_head_dim(path, 256) == !uses_fp8_v(path));
     CHECK(path_supports_head_dim(path, 192) == (path == PvPath::fp16_sm90));
-    CHECK_FALSE(path_supports_head_dim(path, 96));
+    CHECK(path_supports_head_dim(path, 96) == (path == PvPath::fp16_sm90));
+    CHECK_FALSE(path_supports_head_dim(path, 80));
   }
   // Above 128 every GPU gets a 16-bit P·V path, at any query length.
   for (int rows : {0, 1, kHopperPv16MaxQueryLen + 1}) {

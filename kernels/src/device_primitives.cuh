@@ -252,11 +252,13 @@ __device__ __forceinline__ float fast_exp2(float x) {
 // on r alone, so the compiler sees that rows a multiple of 8 apart differ by a constant, which
 // the load takes as an immediate offset. Computed from the whole row, it kept one register per
 // row and chunk of a tile and spilled them (kernels/NOTES.md, mma-32-rows-per-warp). ----
+// (Rows of 32 bytes, the Hopper kernel's d=96 boxes: the TMA's and wgmma's 32-byte swizzle.)
 template <int ROW_BYTES>
 __device__ __forceinline__ int swizzled_offset(int row8, int r, int chunk) {
-  static_assert(ROW_BYTES == 64 || ROW_BYTES % 128 == 0, "rows of 64 bytes or multiples of 128");
+  static_assert(ROW_BYTES == 32 || ROW_BYTES == 64 || ROW_BYTES % 128 == 0,
+                "rows of 32 or 64 bytes or multiples of 128");
   constexpr int kChunks = ROW_BYTES / 16;
-  const int x = kChunks >= 8 ? r : ((r >> 1) & 3);
+  const int x = kChunks >= 8 ? r : kChunks == 4 ? ((r >> 1) & 3) : ((r >> 2) & 1);
   return (row8 * 8 + r) * ROW_BYTES + ((chunk ^ x) * 16);
 }
 

@@ -236,6 +236,10 @@ cudaError_t launch_for_type(const Params& p, const Workspace& w, cudaStream_t st
     return f16 ? launch<half, 64, kVarlen>(p, w, stream)
                : launch<__nv_bfloat16, 64, kVarlen>(p, w, stream);
   }
+  if (p.head_dim == 96) {
+    return f16 ? launch<half, 96, kVarlen>(p, w, stream)
+               : launch<__nv_bfloat16, 96, kVarlen>(p, w, stream);
+  }
   if (p.head_dim == 192) {
     return f16 ? launch<half, 192, kVarlen>(p, w, stream)
                : launch<__nv_bfloat16, 192, kVarlen>(p, w, stream);

@@ -10,8 +10,8 @@
 // 64-byte swizzle, which is device::swizzled_offset's). Rows past qo_len are zeros.
 //
 // Lane layout: each 16-byte load of a warp covers 32 / (D/8) whole rows (coalesced); a thread
-// holds channels 8c .. 8c+7 of its rows. At d=192 a row is 24 chunks: one row per load, the
-// warp's last 8 lanes idle (they load zeros and store nothing).
+// holds channels 8c .. 8c+7 of its rows. Rows of 12 or 24 chunks (d=96, d=192) take 16 or 32
+// lanes, the last 4 or 8 of them idle (they load zeros and store nothing).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,7 @@
 namespace sageattn::detail {
 
 template <int D>
-constexpr int kQRowLanes = D == 192 ? 32 : D / 8;  // lanes per row: a power of two
+constexpr int kQRowLanes = D == 96 ? 16 : D == 192 ? 32 : D / 8;  // lanes per row: a power of two
 template <int D>
 constexpr bool kQIdleLanes = kQRowLanes<D> * 8 != D;
 template <int D>

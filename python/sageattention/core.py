@@ -16,13 +16,13 @@ from . import _ops
 # call takes (kMaxQueryHeads: its grids hold them in their y dimension, which CUDA limits to
 # 65,535; larger batches it launches in slices itself, so _run calls it on slices of the heads;
 # torch's own SDPA fails there too).
-SUPPORTED_HEAD_DIMS = (64, 128, 192, 256)
+SUPPORTED_HEAD_DIMS = (64, 96, 128, 192, 256)
 MAX_QUERY_HEADS = 65535
 # The largest head dim of the FP8 P·V kernels (sageattn::kFp8PvMaxHeadDim): above it the 16-bit
-# P·V kernel of the same family runs (fp16_sm90 on Hopper, fp16 elsewhere). And the head dim only
-# the Hopper kernel takes (kHopperOnlyHeadDim): elsewhere it is padded to 256.
+# P·V kernel of the same family runs (fp16_sm90 on Hopper, fp16 elsewhere). And the head dims only
+# the Hopper kernel takes (kHopperOnlyHeadDims): elsewhere they are padded to 128 and 256.
 FP8_PV_MAX_HEAD_DIM = 128
-HOPPER_ONLY_HEAD_DIM = 192
+HOPPER_ONLY_HEAD_DIMS = (96, 192)
 
 
 def head_dims_for(path):
@@ -30,7 +30,7 @@ def head_dims_for(path):
     zero-padded to the next of these."""
     return tuple(d for d in SUPPORTED_HEAD_DIMS
                  if (path not in ("fp8", "fp8_sm90") or d <= FP8_PV_MAX_HEAD_DIM)
-                 and (d != HOPPER_ONLY_HEAD_DIM or path == "fp16_sm90"))
+                 and (d not in HOPPER_ONLY_HEAD_DIMS or path == "fp16_sm90"))
 # The operator's integer encodings: PvPath and Granularity are sageattn.h's enums; the layout is
 # the binding's (attention_params.h, kLayoutHnd).
 _LAYOUTS = {"HND": 0, "NHD": 1}
@@ -376,9 +376,9 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
 
     q: [batch, heads_q, seq_q, head_dim] ("HND") or [batch, seq_q, heads_q, head_dim] ("NHD");
     k, v likewise with heads_kv heads (heads_q a multiple: GQA/MQA). float16 or bfloat16 on a
-    CUDA device of compute capability 8.0+; head dims 64, 128 and 256, and 192 on Hopper (others
-    up to 256 are zero-padded to the next: 96 runs as 128, 160 as 192 on Hopper and 256
-    elsewhere; above 128, 16-bit P·V).
+    CUDA device of compute capability 8.0+; head dims 64, 128 and 256, and 96 and 192 on Hopper
+    (others up to 256 are zero-padded to the next the kernel takes: 80 runs as 96 on Hopper and
+    128 elsewhere, 160 as 192 or 256; above 128, 16-bit P·V).
     is_causal: bottom-right aligned when seq_q != seq_k. sm_scale: default 1/sqrt(head_dim).
     return_lse: also return the natural-log sum-exp per query row, float32 [batch, heads_q, seq_q].
     What the kernels do not cover (CPU tensors, float32, head_dim > 256, attn_mask, dropout) runs

@@ -113,8 +113,8 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
 
     q: [total_q, heads_q, head_dim]; k, v: [total_k, heads_kv, head_dim] (heads_q a multiple of
     heads_kv: GQA/MQA); float16 or bfloat16 on a CUDA device of compute capability 8.0+, head
-    dims 64, 128, 256 and on Hopper 192 (others up to 256 zero-padded to the next; above 128,
-    16-bit P·V).
+    dims 64, 128, 256 and on Hopper 96 and 192 (others up to 256 zero-padded to the next; above
+    128, 16-bit P·V).
     cu_seqlens_q, cu_seqlens_k: int32 offsets, batch + 1 values from 0 to total (on q's device;
     int64 or CPU ones are converted, and CPU ones are checked). max_seqlen_q, max_seqlen_k: the longest sequence's lengths (ints), which size the
     kernels' grids: a sequence longer than these comes out as NaN (offsets on the GPU are not read

@@ -58,9 +58,9 @@ def test_head_dims_above_128_take_16bit_pv(cc, path):
 
 
 def test_head_dims_per_path():
-    # sageattn::path_supports_head_dim: FP8 P·V up to 128, 192 on the Hopper kernel only; the
-    # call pads to the next of these (96 -> 128; 160 -> 192 on fp16_sm90, 256 on fp16).
-    assert core.head_dims_for("fp16_sm90") == (64, 128, 192, 256)
+    # sageattn::path_supports_head_dim: FP8 P·V up to 128, 96 and 192 on the Hopper kernel only;
+    # the call pads to the next of these (80 -> 96 on fp16_sm90, 128 elsewhere; 160 -> 192 or 256).
+    assert core.head_dims_for("fp16_sm90") == (64, 96, 128, 192, 256)
     assert core.head_dims_for("fp16") == (64, 128, 256)
     assert core.head_dims_for("fp8") == core.head_dims_for("fp8_sm90") == (64, 128)
 

@@ -74,7 +74,7 @@ def test_accuracy_against_float32_sdpa(path, layout, dtype, causal, outlier):
     check(out, reference(q, k, v, layout, causal), path)
 
 
-@pytest.mark.parametrize("d", [40, 64, 96, 128, 160, 192, 256])
+@pytest.mark.parametrize("d", [40, 64, 80, 96, 128, 160, 192, 256])
 def test_head_dims_are_padded_up(d):
     q, k, v = make(1, 4, 4, 130, 257, d, torch.float16, "HND")
     out = sageattn_kernel(q, k, v)
@@ -82,14 +82,14 @@ def test_head_dims_are_padded_up(d):
     check(out, reference(q, k, v, "HND", False), "auto")
 
 
-@pytest.mark.parametrize("d", [192, 256])
+@pytest.mark.parametrize("d", [96, 192, 256])
 @pytest.mark.parametrize("path", ["auto", "fp16"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("outlier", [False, True])
-def test_head_dims_above_128_run_their_kernel(d, path, dtype, causal, outlier):
-    # d=256 natively (16-bit P·V), and d=192 on Hopper (padded to 256 elsewhere): GQA, NHD, a
-    # length that ends mid-block, more queries than keys.
+def test_head_dims_of_their_own_kernels(d, path, dtype, causal, outlier):
+    # d=256 natively (16-bit P·V), d=96 and 192 on Hopper (padded to 128 and 256 elsewhere): GQA,
+    # NHD, a length that ends mid-block, more queries than keys.
     q, k, v = make(2, 8, 2, 1000, 777, d, dtype, "NHD", outlier)
     out, lse = PATHS[path](q, k, v, tensor_layout="NHD", is_causal=causal, return_lse=True)
     ref = reference(q, k, v, "NHD", causal)
@@ -186,7 +186,7 @@ def test_short_queries_compile_fullgraph():
 
 def test_large_head_dim_falls_back_with_a_warning():
     q, k, v = make(1, 2, 2, 64, 64, 320, torch.float16, "HND")
-    with pytest.warns(UserWarning, match="head_dim 320 \\(supported: 64, 128, 256"):
+    with pytest.warns(UserWarning, match="head_dim 320 \\(supported: 64, 96, 128, 192, 256"):
         out = sageattn(q, k, v)
     check(out, reference(q, k, v, "HND", False), "auto")
 

@@ -66,7 +66,7 @@ def test_dtype_numbers():
 def test_head_dims_query_heads_and_the_hopper_length_rule():
     assert core.SUPPORTED_HEAD_DIMS == constant("kSupportedHeadDims")
     assert core.FP8_PV_MAX_HEAD_DIM == constant("kFp8PvMaxHeadDim")
-    assert core.HOPPER_ONLY_HEAD_DIM == constant("kHopperOnlyHeadDim")
+    assert core.HOPPER_ONLY_HEAD_DIMS == constant("kHopperOnlyHeadDims")
     assert core.MAX_QUERY_HEADS == constant("kMaxQueryHeads")
     assert core.HOPPER_PV16_MAX_QUERY_LEN == constant("kHopperPv16MaxQueryLen")
 

@@ -124,15 +124,16 @@ inline constexpr int kHopperPv16MaxQueryLen = 8192;
 // y dimension; the Python package calls larger ones in slices). Python mirrors both
 // (core.SUPPORTED_HEAD_DIMS, core.MAX_QUERY_HEADS; a CPU test checks).
 // Not every path takes every one of them: path_supports_head_dim.
-inline constexpr int kSupportedHeadDims[] = {64, 128, 192, 256};
+inline constexpr int kSupportedHeadDims[] = {64, 96, 128, 192, 256};
 inline constexpr int kMaxQueryHeads = 65535;
 // The largest head dim of the FP8 P·V paths. Their second-level accumulator (a block's P·V in
 // FP32 beside O) does not fit a thread's registers beside O at d=256 on the Hopper kernel, and the
 // mma.sync one is not built there: d=192 and 256 run 16-bit P·V (fp16, fp16_sm90).
 inline constexpr int kFp8PvMaxHeadDim = 128;
-// The head dim only the Hopper kernel takes (fp16_sm90): the mma.sync kernels' 192-byte INT8 rows
-// fit neither their swizzle nor their copy passes; the caller pads it to 256 there.
-inline constexpr int kHopperOnlyHeadDim = 192;
+// The head dims only the Hopper kernel takes (fp16_sm90): the mma.sync kernels' 96- and 192-byte
+// INT8 rows fit neither their swizzle nor their copy passes; the caller pads them to 128 and 256
+// there.
+inline constexpr int kHopperOnlyHeadDims[] = {96, 192};
 
 constexpr bool is_supported_head_dim(int head_dim) {
   for (int d : kSupportedHeadDims) {
@@ -141,12 +142,19 @@ constexpr bool is_supported_head_dim(int head_dim) {
   return false;
 }
 
-// Whether a path takes a head dim (one of kSupportedHeadDims): fp16_sm90 all of them, fp16 all but
-// 192, the FP8 paths 64 and 128.
+constexpr bool is_hopper_only_head_dim(int head_dim) {
+  for (int d : kHopperOnlyHeadDims) {
+    if (d == head_dim) return true;
+  }
+  return false;
+}
+
+// Whether a path takes a head dim (one of kSupportedHeadDims): fp16_sm90 all of them, fp16 64, 128
+// and 256, the FP8 paths 64 and 128.
 constexpr bool path_supports_head_dim(PvPath path, int head_dim) {
   return is_supported_head_dim(head_dim) &&
          (!uses_fp8_v(path) || head_dim <= kFp8PvMaxHeadDim) &&
-         (head_dim != kHopperOnlyHeadDim || path == PvPath::fp16_sm90);
+         (!is_hopper_only_head_dim(head_dim) || path == PvPath::fp16_sm90);
 }
 
 // The path for a compute capability and a query length (≤ 0: not known), given whether the

@@ -54,9 +54,9 @@ inline constexpr int kFourConsumersMaxRows = 4096;
 // calls (112 registers each: the e4m3 path's O' does not fit). Knobs per head dim: 2, 3, 4 (d=64,
 // 16-bit P·V; else 3), or 0 for the rule.
 // d=192 and 256 (16-bit P·V only): 2, whose 240 registers hold O (100 or 132 floats) beside a
-// 64-key S tile.
+// 64-key S tile; d=96 (16-bit P·V only): 2, with 128-key blocks.
 inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
-  if (head_dim > 128) return 2;
+  if (head_dim != 64 && head_dim != 128) return 2;
   const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
   if (knob == 2 || (head_dim == 128 && uses_fp8_v(path))) return 2;
   const bool four_fit = head_dim == 64 && !uses_fp8_v(path);

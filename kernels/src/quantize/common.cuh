@@ -54,10 +54,11 @@ constexpr int kSmemBytes = kStageBytes<D> + kScratchWords<D> * 4;
 
 // Rows of D channels: D/8 threads per row (16 bytes each), so a job of kThreads<D>/32 warps x 8
 // loads covers kJobRows<D> rows: 128 at D=128 (8 warps), 128 at D=64 (4 warps), 64 at D=192 and
-// D=256. A row of D=192 (24 chunks) takes a whole warp, whose last 8 lanes are idle: they copy
-// nothing (zero-filled), add zeros and store nothing (kIdleLanes, channel_lane).
+// D=256, 128 at D=96. A row of D=192 (24 chunks) takes a whole warp, whose last 8 lanes are
+// idle, and one of D=96 (12 chunks) half a warp with 4 idle: they copy nothing (zero-filled), add
+// zeros and store nothing (kIdleLanes, channel_lane).
 template <int D>
-constexpr int kThreadsPerRow = D == 192 ? 32 : D / 8;
+constexpr int kThreadsPerRow = D == 96 ? 16 : D == 192 ? 32 : D / 8;
 template <int D>
 constexpr bool kIdleLanes = kThreadsPerRow<D> * 8 != D;
 // Whether a thread whose row chunk starts at channel `col` holds channels of the row.
@@ -65,9 +66,10 @@ template <int D>
 __device__ __forceinline__ bool channel_lane(int col) {
   return !kIdleLanes<D> || col < D;
 }
-// V is quantized (FP8 P·V) only up to sageattn.h's kFp8PvMaxHeadDim: no V jobs are built above.
+// V is quantized (FP8 P·V) only at the head dims the FP8 paths take (sageattn.h:
+// path_supports_head_dim): no V jobs are built for the others.
 template <int D>
-constexpr bool kQuantizesV = D <= kFp8PvMaxHeadDim;
+constexpr bool kQuantizesV = D == 64 || D == 128;
 template <int D>
 constexpr int kRowsPerLoad = 32 / kThreadsPerRow<D>;  // rows one warp-wide load covers
 template <int D>

@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     constexpr unsigned kOnes = std::is_same_v<PvT, half> ? 0x3C003C00u : 0x3F803F80u;
     constexpr int kChunks = Cfg::kVBoxBytes / 16;  // the block after V's channels, per stage
     for (int i = threadIdx.x; i < kStages * kChunks; i += Cfg::kThreads) {
-      *reinterpret_cast<uint4*>(s_v + i / kChunks * Cfg::kVBytes + D / 64 * Cfg::kVBoxBytes +
+      *reinterpret_cast<uint4*>(s_v + i / kChunks * Cfg::kVBytes + Cfg::kDv / 64 * Cfg::kVBoxBytes +
                                 16 * (i % kChunks)) = make_uint4(kOnes, kOnes, kOnes, kOnes);
     }
   }

@@ -79,13 +79,16 @@ namespace sageattn::detail {
 // D = 192 and 256 (16-bit P·V, two consumers, 64-key blocks): Q's and K's rows are wider than
 // the 128-byte swizzle, so their tiles are stored in boxes (device::boxed_offset): three of 64
 // bytes at d=192, two of 128 at d=256; P·V at d=256 (N = 264, past wgmma's 256) is issued in two
-// parts of 128 and 136 columns.
+// parts of 128 and 136 columns. D = 96 (16-bit P·V, two consumers, 128-key blocks): Q and K in
+// three boxes of 32 bytes; V and O are 128 channels wide (kDv), the last 32 zeros (the TMA fills
+// them), since V's 64-channel boxes hold no place for the ones columns at 96.
 template <int D, typename PvT, int kConsumerWarpgroups, bool kVarlenCall = false>
 struct Sm90Config {
   static_assert(D == 64 || D == 128 ||
-                    ((D == 192 || D == 256) && !std::is_same_v<PvT, __nv_fp8_e4m3>),
-                "head dims 64 and 128, and 192 and 256 with 16-bit P·V");
+                    ((D == 96 || D == 192 || D == 256) && !std::is_same_v<PvT, __nv_fp8_e4m3>),
+                "head dims 64 and 128, and 96, 192 and 256 with 16-bit P·V");
   static constexpr int kD = D;
+  static constexpr int kDv = D == 96 ? 128 : D;  // V's and O's channels as computed
   static constexpr bool kVarlen = kVarlenCall;
   using Pv = PvT;
   static constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
@@ -108,7 +111,7 @@ struct Sm90Config {
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   static constexpr int kFmaExp2Groups =
       D > 128    ? SAGEATTN_SM90_FMA_EXP2_D256
-      : D == 128 ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
+      : D >= 96  ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
       : kConsumers == 4 ? SAGEATTN_SM90_FMA_EXP2_D64_C4
       : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
                         : SAGEATTN_SM90_FMA_EXP2_D64;
@@ -126,22 +129,23 @@ struct Sm90Config {
   static constexpr float kMaxHeadroom = kPv8 ? 0.f : kMmaMaxHeadroom;
   // Q and K rows are D int8 bytes: 128-byte rows swizzle by 128, 64-byte rows by 64; 256-byte
   // rows are two boxes of 128 bytes (device::boxed_offset), each swizzled by 128, 192-byte rows
-  // three of 64.
-  static constexpr int kQKBoxBytes = D <= 128 ? D : D % 128 == 0 ? 128 : 64;
+  // three of 64, 96-byte rows three of 32.
+  static constexpr int kQKBoxBytes = D % 128 == 0 ? 128 : D % 64 == 0 ? 64 : 32;
   static constexpr int kQKSwizzle = kQKBoxBytes;
   static constexpr int kQBytes = kBlockM * D;
   static constexpr int kKBytes = kBlockN * D;
   // V, e4m3: D rows of kBlockN = 128 keys (128-byte swizzle), then 8 rows of e4m3 ones
-  // (written once). V, 16-bit: kBlockN rows (keys) of D channels as the caller laid them out, in
-  // D/64 boxes of 64 channels (128 swizzled bytes per key), then a further 64-channel block of
-  // ones (written once). Either way P·V with N = D + 8 leaves P's row sums in the accumulator's
-  // last 8 columns. (A separate N = 8 wgmma per k-step against a tile of ones measured 2-4%
+  // (written once). V, 16-bit: kBlockN rows (keys) of kDv channels as the caller laid them out, in
+  // kDv/64 boxes of 64 channels (128 swizzled bytes per key; at d=96 the TMA fills channels 96-127
+  // with zeros), then a further 64-channel block of ones (written once). Either way P·V with
+  // N = kDv + 8 leaves P's row sums in the accumulator's last 8 columns. (A separate N = 8 wgmma per k-step against a tile of ones measured 2-4%
   // slower at d=128: kernels/NOTES.md, sm90-pv16-path.)
   static constexpr int kVSwizzle = kBlockN;
-  static constexpr int kVRows = D + 8;
+  static constexpr int kVRows = kDv + 8;
   static constexpr int kVBoxBytes = kBlockN * 128;  // 16-bit: one box of 64 channels
-  static constexpr int kVLoadBytes = D * kBlockN * (kPv8 ? 1 : 2);  // what the TMA brings
-  static constexpr int kVBytes = kPv8 ? kVRows * kBlockN : (D / 64 + 1) * kVBoxBytes;
+  // What the TMA brings (out-of-bounds channels count: it writes their zeros).
+  static constexpr int kVLoadBytes = kDv * kBlockN * (kPv8 ? 1 : 2);
+  static constexpr int kVBytes = kPv8 ? kVRows * kBlockN : (kDv / 64 + 1) * kVBoxBytes;
   // O's accumulator registers per thread (with the row sums' 4), and P·V's k-steps per
   // key block (k = 32 for e4m3, 16 for 16-bit types).
   static constexpr int kOFloats = kVRows / 2;

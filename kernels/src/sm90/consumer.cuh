@@ -141,7 +141,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
         // warpgroup.arrive of its own (C7519).
         sm90::fence_operands(o);
         sm90::wgmma_fence();
-        if constexpr (D + 8 <= 256) {  // one wgmma of N = D + 8
+        if constexpr (Cfg::kDv + 8 <= 256) {  // one wgmma of N = kDv + 8
 #pragma unroll
           for (int c = 0; c < Cfg::kPvSteps; ++c)  // 16 keys of 128 bytes per k-step
             wgmma_pv16<PvT>(o, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));

@@ -23,7 +23,7 @@ __device__ __forceinline__ void sm90_epilogue(const Sm90Cta<Cfg::kVarlen>& c,
   const int head = c.head, warp_row0 = c.warp_row0;
   const auto& seq = c.seq;
   // The ones columns: every thread holds its rows' whole sums, no shuffles needed.
-  const float row_sum[2] = {o[D / 2], o[D / 2 + 2]};
+  const float row_sum[2] = {o[Cfg::kDv / 2], o[Cfg::kDv / 2 + 2]};
   float inv[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r)

@@ -78,18 +78,18 @@ __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
 }
 
 // ---- wgmma matrix descriptors (PTX ISA: "Matrix Descriptor Format"). K-major operands in the
-// layout the TMA writes with 128- or 64-byte swizzling: rows of SWIZZLE bytes, 8-row groups
+// layout the TMA writes with 128-, 64- or 32-byte swizzling: rows of SWIZZLE bytes, 8-row groups
 // SWIZZLE*8 bytes apart (the stride byte offset); the leading byte offset is unused for swizzled
 // K-major tiles whose k extent fits in one row. The tile base must be 1024-byte aligned; a
 // k-step inside the row is a plain byte offset on the start address (the hardware applies the
 // swizzle to the final address, as the TMA did). ----
 template <int SWIZZLE>
 __device__ __forceinline__ std::uint64_t make_smem_desc(const void* tile) {
-  static_assert(SWIZZLE == 128 || SWIZZLE == 64, "128- or 64-byte swizzle");
+  static_assert(SWIZZLE == 128 || SWIZZLE == 64 || SWIZZLE == 32, "128-, 64- or 32-byte swizzle");
   const std::uint64_t start = (smem_address(tile) & 0x3FFFF) >> 4;
   const std::uint64_t leading = 1;
   const std::uint64_t stride = (SWIZZLE * 8) >> 4;
-  const std::uint64_t mode = SWIZZLE == 128 ? 1 : 2;
+  const std::uint64_t mode = SWIZZLE == 128 ? 1 : SWIZZLE == 64 ? 2 : 3;
   return start | (leading << 16) | (stride << 32) | (mode << 62);
 }
 // MN-major tiles (16-bit types only, read with imm-trans-b) as the TMA writes rows of 128

@@ -37,7 +37,7 @@ __device__ __forceinline__ void sm90_load_kv(const Sm90Cta<Cfg::kVarlen>& c, int
     const int key = c.seq.kv_start + nb * kBlockN;
     const int batch = Cfg::kVarlen ? 0 : c.batch;
 #pragma unroll
-    for (int box = 0; box < D / 64; ++box) {
+    for (int box = 0; box < Cfg::kDv / 64; ++box) {
       sm90::tma_load_4d(s_v + stage * Cfg::kVBytes + box * Cfg::kVBoxBytes, &args.v_map,
                         &v_full[stage], 64 * box, key, kv_head, batch);
     }
