@@ -138,8 +138,9 @@ Status validate(const Params& p) {
                          "; known: 0 fp16, 1 fp8, 2 fp8_sm90, 3 fp16_sm90");
   }
   if (!is_supported_head_dim(p.head_dim)) {
-    return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
-                         " not supported; supported: 64, 96, 128, 192, 256 (pad others up to the next)");
+    return Status::error(
+        "sageattn: head_dim " + std::to_string(p.head_dim) +
+        " not supported; supported: 64, 96, 128, 192, 256 (pad others up to the next)");
   }
   if (!path_supports_head_dim(p.pv_path, p.head_dim)) {
     const std::string name = path_name(p.pv_path), d = std::to_string(p.head_dim);
@@ -153,11 +154,12 @@ Status validate(const Params& p) {
       return Status::error("sageattn: the " + name + " path takes head dims 64 and 128; pad " + d +
                            " to 128");
     }
-    const std::string instead = is_sm90_path(p.pv_path)          ? "the fp16_sm90 path"
-                                : is_hopper_only_head_dim(p.head_dim) ? "the fp16_sm90 path on Hopper, "
-                                                                        "or padded to " + padded +
-                                                                        " the fp16 path"
-                                                                      : "the fp16 path";
+    std::string instead = "the fp16 path";
+    if (is_sm90_path(p.pv_path)) {
+      instead = "the fp16_sm90 path";
+    } else if (is_hopper_only_head_dim(p.head_dim)) {
+      instead = "the fp16_sm90 path on Hopper, or padded to " + padded + " the fp16 path";
+    }
     return Status::error("sageattn: the " + name + " path takes head dims up to " +
                          std::to_string(kFp8PvMaxHeadDim) + "; head_dim " + d + " runs on " +
                          instead + " (16-bit P·V)");

@@ -152,8 +152,7 @@ constexpr bool is_hopper_only_head_dim(int head_dim) {
 // Whether a path takes a head dim (one of kSupportedHeadDims): fp16_sm90 all of them, fp16 64, 128
 // and 256, the FP8 paths 64 and 128.
 constexpr bool path_supports_head_dim(PvPath path, int head_dim) {
-  return is_supported_head_dim(head_dim) &&
-         (!uses_fp8_v(path) || head_dim <= kFp8PvMaxHeadDim) &&
+  return is_supported_head_dim(head_dim) && (!uses_fp8_v(path) || head_dim <= kFp8PvMaxHeadDim) &&
          (!is_hopper_only_head_dim(head_dim) || path == PvPath::fp16_sm90);
 }
 
@@ -170,7 +169,7 @@ constexpr PvPath pv_path_for(int major, int minor, bool has_sm90a, int qo_len, i
   const bool pv16_only = head_dim > kFp8PvMaxHeadDim;
   if (cc == 90 && has_sm90a) {
     return pv16_only || (qo_len > 0 && qo_len <= kHopperPv16MaxQueryLen) ? PvPath::fp16_sm90
-                                                                          : PvPath::fp8_sm90;
+                                                                         : PvPath::fp8_sm90;
   }
   return (cc == 89 || cc >= 100) && !pv16_only ? PvPath::fp8 : PvPath::fp16;
 }

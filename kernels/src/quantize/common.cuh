@@ -58,7 +58,9 @@ constexpr int kSmemBytes = kStageBytes<D> + kScratchWords<D> * 4;
 // idle, and one of D=96 (12 chunks) half a warp with 4 idle: they copy nothing (zero-filled), add
 // zeros and store nothing (kIdleLanes, channel_lane).
 template <int D>
-constexpr int kThreadsPerRow = D == 96 ? 16 : D == 192 ? 32 : D / 8;
+constexpr int kThreadsPerRow = D == 96    ? 16
+                               : D == 192 ? 32
+                                          : D / 8;
 template <int D>
 constexpr bool kIdleLanes = kThreadsPerRow<D> * 8 != D;
 // Whether a thread whose row chunk starts at channel `col` holds channels of the row.

@@ -114,13 +114,13 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
       float* partial = scratch;  // [kPartials][D]
       const VTasks<D> tasks;
       const int lane = threadIdx.x % 32;
-  #pragma unroll
+#pragma unroll
       for (int j = 0; j < VTasks<D>::kPerThread; ++j) {
         const int row = (threadIdx.x + j * kThreads<D>) / 32 / VTasks<D>::kGroupsHigh;
-  #pragma unroll
+#pragma unroll
         for (int i = 0; i < 8; ++i) {
           float m = 0.f;
-  #pragma unroll
+#pragma unroll
           for (int r = 0; r < 4; ++r)
             m = fmaxf(m, fabsf(element<T>(stage.at(4 * j + r), i)));
           m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
@@ -131,7 +131,7 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
       __syncthreads();
       if (threadIdx.x < D) {
         float m = partial[threadIdx.x];
-  #pragma unroll
+#pragma unroll
         for (int r = 1; r < kPartials; ++r)
           m = fmaxf(m, partial[r * D + threadIdx.x]);
         // Non-negative floats order like their bit patterns as signed integers.

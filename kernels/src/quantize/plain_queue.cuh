@@ -40,7 +40,8 @@ __device__ void run_job(const JobPlan& p, const JobRef& ref, const Stage<D>& sta
   if (p.stat_jobs > 0) k.k_sum = wait_for_statistics<D>(p, b, hk, is_v, scratch_f);
   device::cp_async_wait_own<0>();
   if (is_v) {
-    if constexpr (kQuantizesV<D>) quantize_v<T, D, kVarlen>(p, b, hk, job - p.kv_jobs, stage, scratch);
+    if constexpr (kQuantizesV<D>)
+      quantize_v<T, D, kVarlen>(p, b, hk, job - p.kv_jobs, stage, scratch);
   } else {
     quantize_rows<T, D>(k, job, stage, scratch_f);
   }

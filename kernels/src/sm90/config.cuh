@@ -105,16 +105,17 @@ struct Sm90Config {
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
   // kernels/NOTES.md, sm90-d128-pv16-three-consumers.)
   static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3;
-  static constexpr int kStages = D == 256 ? SAGEATTN_SM90_STAGES_D256
+  static constexpr int kStages = D == 256        ? SAGEATTN_SM90_STAGES_D256
                                  : kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64
                                                  : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr int kFmaExp2Groups =
-      D > 128    ? SAGEATTN_SM90_FMA_EXP2_D256
-      : D >= 96  ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3 : SAGEATTN_SM90_FMA_EXP2_D128)
-      : kConsumers == 4 ? SAGEATTN_SM90_FMA_EXP2_D64_C4
-      : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
-                        : SAGEATTN_SM90_FMA_EXP2_D64;
+  static constexpr int kFmaExp2Groups = D > 128 ? SAGEATTN_SM90_FMA_EXP2_D256
+                                        : D >= 96
+                                            ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3
+                                                               : SAGEATTN_SM90_FMA_EXP2_D128)
+                                        : kConsumers == 4 ? SAGEATTN_SM90_FMA_EXP2_D64_C4
+                                        : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
+                                                          : SAGEATTN_SM90_FMA_EXP2_D64;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : kConsumers == 3 ? 160 : 112;
   // The consumers' claim beyond the launch's allocation (64K over the threads, in steps of 8)
@@ -138,8 +139,9 @@ struct Sm90Config {
   // (written once). V, 16-bit: kBlockN rows (keys) of kDv channels as the caller laid them out, in
   // kDv/64 boxes of 64 channels (128 swizzled bytes per key; at d=96 the TMA fills channels 96-127
   // with zeros), then a further 64-channel block of ones (written once). Either way P·V with
-  // N = kDv + 8 leaves P's row sums in the accumulator's last 8 columns. (A separate N = 8 wgmma per k-step against a tile of ones measured 2-4%
-  // slower at d=128: kernels/NOTES.md, sm90-pv16-path.)
+  // N = kDv + 8 leaves P's row sums in the accumulator's last 8 columns. (A separate N = 8 wgmma
+  // per k-step against a tile of ones measured 2-4% slower at d=128: kernels/NOTES.md,
+  // sm90-pv16-path.)
   static constexpr int kVSwizzle = kBlockN;
   static constexpr int kVRows = kDv + 8;
   static constexpr int kVBoxBytes = kBlockN * 128;  // 16-bit: one box of 64 channels

@@ -37,10 +37,9 @@ inline bool encode_byte_tensor(CUtensorMap* map, const void* base, std::uint64_t
   const cuuint64_t strides[2] = {inner, inner * rows};  // bytes, of dims 1 and 2
   const cuuint32_t box[3] = {box_inner, box_rows, 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUtensorMapSwizzle swizzle =
-      swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
-      : swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                            : CU_TENSOR_MAP_SWIZZLE_32B;
+  const CUtensorMapSwizzle swizzle = swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                     : swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                           : CU_TENSOR_MAP_SWIZZLE_32B;
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(base), dims, strides, box,
                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
