@@ -229,27 +229,28 @@ cudaError_t launch(const Params& p, const Workspace& w, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-template <bool kVarlen>
+// The call's input type at head dim D.
+template <int D, bool kVarlen>
 cudaError_t launch_for_type(const Params& p, const Workspace& w, cudaStream_t stream) {
-  const bool f16 = p.dtype == DType::f16;
-  if (p.head_dim == 64) {
-    return f16 ? launch<half, 64, kVarlen>(p, w, stream)
-               : launch<__nv_bfloat16, 64, kVarlen>(p, w, stream);
+  return p.dtype == DType::f16 ? launch<half, D, kVarlen>(p, w, stream)
+                               : launch<__nv_bfloat16, D, kVarlen>(p, w, stream);
+}
+
+// The call's head dim (validate() has checked it is one of kSupportedHeadDims).
+template <bool kVarlen>
+cudaError_t launch_for_head_dim(const Params& p, const Workspace& w, cudaStream_t stream) {
+  switch (p.head_dim) {
+    case 64:
+      return launch_for_type<64, kVarlen>(p, w, stream);
+    case 96:
+      return launch_for_type<96, kVarlen>(p, w, stream);
+    case 192:
+      return launch_for_type<192, kVarlen>(p, w, stream);
+    case 256:
+      return launch_for_type<256, kVarlen>(p, w, stream);
+    default:
+      return launch_for_type<128, kVarlen>(p, w, stream);
   }
-  if (p.head_dim == 96) {
-    return f16 ? launch<half, 96, kVarlen>(p, w, stream)
-               : launch<__nv_bfloat16, 96, kVarlen>(p, w, stream);
-  }
-  if (p.head_dim == 192) {
-    return f16 ? launch<half, 192, kVarlen>(p, w, stream)
-               : launch<__nv_bfloat16, 192, kVarlen>(p, w, stream);
-  }
-  if (p.head_dim == 256) {
-    return f16 ? launch<half, 256, kVarlen>(p, w, stream)
-               : launch<__nv_bfloat16, 256, kVarlen>(p, w, stream);
-  }
-  return f16 ? launch<half, 128, kVarlen>(p, w, stream)
-             : launch<__nv_bfloat16, 128, kVarlen>(p, w, stream);
 }
 
 }  // namespace
@@ -257,8 +258,8 @@ cudaError_t launch_for_type(const Params& p, const Workspace& w, cudaStream_t st
 cudaError_t quantize_inputs(const Params& p, const Workspace& w, cudaStream_t stream) {
   // The statistics are accumulated with atomics and the queue's counters start at zero.
   if (cudaError_t e = cudaMemsetAsync(w.k_sum, 0, w.stats_bytes, stream)) return e;
-  if (p.is_varlen()) return launch_for_type<true>(p, w, stream);
-  return launch_for_type<false>(p, w, stream);
+  if (p.is_varlen()) return launch_for_head_dim<true>(p, w, stream);
+  return launch_for_head_dim<false>(p, w, stream);
 }
 
 }  // namespace sageattn::detail
