@@ -262,6 +262,16 @@ __device__ __forceinline__ int swizzled_offset(int row8, int r, int chunk) {
   return (row8 * 8 + r) * ROW_BYTES + ((chunk ^ x) * 16);
 }
 
+// Lanes that hold one row of d 16-bit channels in 16-byte chunks, as the quantization kernels and
+// the attention kernels' Q quantization load rows: d/8 rounded up to a power of two, so that a warp
+// holds whole rows; rows of 12 or 24 chunks (d=96, 192) leave their last 4 or 8 lanes idle.
+__host__ __device__ constexpr int row_lanes(int d) {
+  int lanes = 1;
+  while (lanes < d / 8)
+    lanes *= 2;
+  return lanes;
+}
+
 // The Hopper kernel's tiles of rows wider than its 128-byte swizzle (d=256: Q and K rows of 256
 // INT8 bytes): the TMA brings such a tile in boxes of BOX_BYTES-wide columns, and a wgmma
 // k-step reads one box, so the tile is stored box after box, each box a swizzled tile of

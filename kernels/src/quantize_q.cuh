@@ -26,9 +26,7 @@
 namespace sageattn::detail {
 
 template <int D>
-constexpr int kQRowLanes = D == 96    ? 16
-                           : D == 192 ? 32
-                                      : D / 8;  // lanes per row: a power of two
+constexpr int kQRowLanes = device::row_lanes(D);
 template <int D>
 constexpr bool kQIdleLanes = kQRowLanes<D> * 8 != D;
 template <int D>

@@ -142,11 +142,9 @@ def pv16_for_head_dim(caller, path, head_dim, strict):
         raise SageAttentionError(f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}, not "
                                  f"{head_dim}; the {instead} path (16-bit P·V) takes up to "
                                  f"{max(SUPPORTED_HEAD_DIMS)}: call sageattn or set SAGEATTENTION_STRICT=0")
-    reason = f"head_dim {head_dim} on {path}"
-    if reason not in _warned:
-        _warned.add(reason)
-        warnings.warn(f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}; head_dim "
-                      f"{head_dim} runs with 16-bit P·V ({instead}), which is more accurate", stacklevel=4)
+    _warn_once(f"head_dim {head_dim} on {path}",
+               f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}; head_dim "
+               f"{head_dim} runs with 16-bit P·V ({instead}), which is more accurate", stacklevel=4)
     return instead
 
 
@@ -226,16 +224,22 @@ def _fallback_reason(q, attn_mask, dropout_p):
     return None
 
 
+def _warn_once(cause, message, stacklevel):
+    """warnings.warn(message) the first time `cause` comes up in the process (stacklevel: the
+    user's frame, counted from the caller)."""
+    if cause not in _warned:
+        _warned.add(cause)
+        warnings.warn(message, stacklevel=stacklevel + 1)
+
+
 def _fall_back(caller, reason, strict, how="", stacklevel=3):
     """What a fallback for `reason` does first: in strict mode it raises; else it warns, once per
     cause per process (stacklevel: the user's frame, counted from here)."""
     if _strict(strict):
         raise SageAttentionError(f"{caller}: cannot run the SageAttention kernels on {reason}; "
                                  "set SAGEATTENTION_STRICT=0 to fall back to scaled_dot_product_attention")
-    if reason not in _warned:
-        _warned.add(reason)
-        warnings.warn(f"{caller}: falling back to torch scaled_dot_product_attention{how} for {reason}",
-                      stacklevel=stacklevel)
+    _warn_once(reason, f"{caller}: falling back to torch scaled_dot_product_attention{how} for {reason}",
+               stacklevel)
 
 
 def _bottom_right_mask(lq, lk, device):

@@ -58,9 +58,7 @@ constexpr int kSmemBytes = kStageBytes<D> + kScratchWords<D> * 4;
 // idle, and one of D=96 (12 chunks) half a warp with 4 idle: they copy nothing (zero-filled), add
 // zeros and store nothing (kIdleLanes, channel_lane).
 template <int D>
-constexpr int kThreadsPerRow = D == 96    ? 16
-                               : D == 192 ? 32
-                                          : D / 8;
+constexpr int kThreadsPerRow = device::row_lanes(D);
 template <int D>
 constexpr bool kIdleLanes = kThreadsPerRow<D> * 8 != D;
 // Whether a thread whose row chunk starts at channel `col` holds channels of the row.
@@ -71,7 +69,7 @@ __device__ __forceinline__ bool channel_lane(int col) {
 // V is quantized (FP8 P·V) only at the head dims the FP8 paths take (sageattn.h:
 // path_supports_head_dim): no V jobs are built for the others.
 template <int D>
-constexpr bool kQuantizesV = D == 64 || D == 128;
+constexpr bool kQuantizesV = path_supports_head_dim(PvPath::fp8, D);
 template <int D>
 constexpr int kRowsPerLoad = 32 / kThreadsPerRow<D>;  // rows one warp-wide load covers
 template <int D>
