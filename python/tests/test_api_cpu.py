@@ -117,8 +117,10 @@ def test_unknown_layout_and_options():
         sageattn(q, k, v, tensor_layout="BHSD")
     with pytest.raises(SageAttentionError, match="pv_accum_dtype 'fp16' not supported here"):
         sageattention.sageattn_qk_int8_pv_fp16_cuda(q, k, v, pv_accum_dtype="fp16")
-    with pytest.raises(SageAttentionError, match="qk_quant_gran must be"):
+    with pytest.raises(SageAttentionError, match="qk_quant_gran must be.*'per_thread' is not built"):
         sageattention.sageattn_qk_int8_pv_fp8_cuda(q, k, v, qk_quant_gran="per_thread")
+    with pytest.raises(SageAttentionError, match="not 'per_row'$"):
+        sageattention.sageattn_qk_int8_pv_fp8_cuda(q, k, v, qk_quant_gran="per_row")
 
 
 def reference(q, k, v, layout, causal):
