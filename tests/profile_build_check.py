@@ -3,7 +3,9 @@
 package with a test matrix (one architecture, so that the kernels compile in seconds):
 
 - a real build: the kernels are compiled into the kernel cache, the wheel links them, is
-  verified (import test included) and lands in dist/; the results file records each phase
+  verified (import test included) and lands in dist/; the results file records each phase;
+  ccache on PATH launches nvcc and the C++ compilers (a recording wrapper around the real one,
+  whose cache, kept in the test's directory, lets the later compiles of the same sources hit)
 - a second run is "up to date" and builds nothing; --no-cache compiles the kernels again
 - two runs of two checkouts sharing one cache compile the kernels once (one waits for the other)
 - a missing Python, a missing CUDA toolkit, a wrong nvcc version and a failing compiler each
@@ -343,11 +345,29 @@ def stray_processes():
     return done.stdout.split()
 
 
+def recording_launcher(tmp):
+    """A `ccache` first on PATH for every run of this test: it writes the compiler it launches
+    to a log, then runs the real ccache (its cache in `tmp`, paths below `tmp` hashed relative to
+    it, so that the copies of the project share objects), or the compiler itself where this
+    machine has no ccache. Returns the log's path."""
+    real = shutil.which("ccache") or ""
+    log = os.path.join(tmp, "launcher.log")
+    bin_dir = os.path.join(tmp, "launcher-bin")
+    write_script(os.path.join(bin_dir, "ccache"),
+                 f'echo "$1" >> "{log}"\n'
+                 f'if [ -n "{real}" ]; then exec "{real}" "$@"; fi\nexec "$@"')
+    os.environ["PATH"] = bin_dir + os.pathsep + os.environ["PATH"]
+    os.environ["CCACHE_DIR"] = os.path.join(tmp, "ccache")
+    os.environ["CCACHE_BASEDIR"] = tmp
+    return log
+
+
 def main():
     sagebuild, repo, torch_python = (os.path.abspath(a) for a in sys.argv[1:4])
     tmp = tempfile.mkdtemp(prefix="sagebuild-profile-")
     try:
         project = Project(repo, tmp)
+        launcher_log = recording_launcher(tmp)
         env = clean_env()
 
         # --- a real build, then nothing to do, then --no-cache ---------------------------------
@@ -370,6 +390,11 @@ def main():
               json.dumps(record, indent=1))
         check("the entry's log holds the build and the verification report",
               "import test passed" in open(record["log"]).read())
+        launched = open(launcher_log).read().split() if os.path.exists(launcher_log) else []
+        check("ccache on PATH launches the kernels' nvcc and C++ compiler, and the binding's",
+              any(c.endswith("/nvcc") for c in launched)
+              and len({c for c in launched if not c.endswith("/nvcc")}) >= 1,
+              " ".join(sorted(set(launched))) or "ccache was not run")
         # A result an earlier, unrelated run left behind is not part of this run's summary.
         stale = os.path.join(project.root, "build", "results", "linux-stale-entry.json")
         with open(stale, "w") as f:

@@ -44,6 +44,9 @@ struct BuildOptions {
   // The reproducibility run of --check-reproducible: its own work directory (a build path that
   // leaks into the binaries shows up as a difference), no results file, no up-to-date check.
   bool reproducibility_run = false;
+  // ccache or sccache (when on PATH) launches the compilers of the kernels and the binding.
+  // Off for --check-reproducible's second build, which must compile afresh.
+  bool compiler_launcher = true;
 };
 
 // Absolute paths for what is given relative to the current directory (cache, --python-env,

@@ -251,7 +251,8 @@ class EntryRun {
             o_.kernel_cache ? budget_.total : budget_.parallel,
             budget_.nvcc_threads,
             log_,
-            [this](const std::string& l) { note(l); }};
+            [this](const std::string& l) { note(l); },
+            o_.compiler_launcher ? compiler_launcher() : std::string()};
   }
 
   bool build_kernels() {

@@ -111,6 +111,10 @@ Expected<Ok> build_into(const KernelInputs& in, const KernelBuildOptions& option
   std::vector<std::string> settings = {
       "CMAKE_CUDA_COMPILER=" + in.cuda.nvcc.string(), "CUDAToolkit_ROOT=" + in.cuda.root.string(),
       "CMAKE_CUDA_FLAGS=--threads=" + std::to_string(std::max(1, options.nvcc_threads))};
+  if (!options.launcher.empty()) {  // a miss whose files were compiled before costs seconds
+    settings.push_back("CMAKE_CUDA_COMPILER_LAUNCHER=" + options.launcher);
+    settings.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + options.launcher);
+  }
   const std::vector<std::string> own = kernel_settings(in);
   settings.insert(settings.end(), own.begin(), own.end());
   return cmake_install_into(in.root, dir, settings, options, "the kernels");
@@ -253,8 +257,8 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in,
                                              "CUDAToolkit_ROOT=" + in.cuda_root.string(),
                                              "Python3_EXECUTABLE=" + in.python.string()};
         settings.insert(settings.end(), in.settings.begin(), in.settings.end());
-        if (const std::string launcher = compiler_launcher(); !launcher.empty()) {
-          settings.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + launcher);  // a faster miss
+        if (!options.launcher.empty()) {
+          settings.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + options.launcher);  // a faster miss
         }
         return cmake_install_into(in.root, staging, settings, options, "the binding",
                                   in.environment);

@@ -52,6 +52,8 @@ struct KernelBuildOptions {
   int nvcc_threads = 1;           // nvcc --threads (architectures of one file in parallel)
   std::filesystem::path log;
   std::function<void(const std::string&)> note;
+  // ccache or sccache for the compilers (build_steps.h: compiler_launcher), or "" for none.
+  std::string launcher;
 };
 
 struct KernelLibrary {

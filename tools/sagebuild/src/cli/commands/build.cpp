@@ -310,6 +310,8 @@ class BuildCommand final : public Command {
                             backend::BuildOptions options, const backend::EntryResult& first) {
     info() << "sagebuild: --check-reproducible: building it a second time\n";
     options.reproducibility_run = true;
+    // A fresh compile: objects from ccache would be the first build's, compared with themselves.
+    options.compiler_launcher = false;
     options.dist = m.root / "build" / "sagebuild" / "reproducibility";
     std::error_code ec;
     stdfs::remove_all(options.dist, ec);
