@@ -5,7 +5,7 @@ package with a test matrix (one architecture, so that the kernels compile in sec
 - a real build: the kernels are compiled into the kernel cache, the wheel links them, is
   verified (import test included) and lands in dist/; the results file records each phase;
   ccache on PATH launches nvcc and the C++ compilers (a recording wrapper around the real one,
-  whose cache, kept in the test's directory, lets the later compiles of the same sources hit)
+  whose cache, kept in the test's directory, serves the --no-cache build's compiles)
 - a second run is "up to date" and builds nothing; --no-cache compiles the kernels again
 - two runs of two checkouts sharing one cache compile the kernels once (one waits for the other)
 - a missing Python, a missing CUDA toolkit, a wrong nvcc version and a failing compiler each
@@ -347,9 +347,9 @@ def stray_processes():
 
 def recording_launcher(tmp):
     """A `ccache` first on PATH for every run of this test: it writes the compiler it launches
-    to a log, then runs the real ccache (its cache in `tmp`, paths below `tmp` hashed relative to
-    it, so that the copies of the project share objects), or the compiler itself where this
-    machine has no ccache. Returns the log's path."""
+    to a log, then runs the real ccache (its cache in `tmp`: the --no-cache build of the project
+    takes the first build's objects from it), or the compiler itself where this machine has no
+    ccache. Returns the log's path."""
     real = shutil.which("ccache") or ""
     log = os.path.join(tmp, "launcher.log")
     bin_dir = os.path.join(tmp, "launcher-bin")
@@ -358,7 +358,6 @@ def recording_launcher(tmp):
                  f'if [ -n "{real}" ]; then exec "{real}" "$@"; fi\nexec "$@"')
     os.environ["PATH"] = bin_dir + os.pathsep + os.environ["PATH"]
     os.environ["CCACHE_DIR"] = os.path.join(tmp, "ccache")
-    os.environ["CCACHE_BASEDIR"] = tmp
     return log
 
 
