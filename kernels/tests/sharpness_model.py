@@ -43,8 +43,9 @@ MODEL_SCHEMES = {
 # Measured on an H100 (bench/results/2026-11-25-h100-sageattn-peers-e48c7f7/bench.log,
 # `python -m sageattention.bench --suite sharpness`): scale a -> cosine of (per_warp, per_block).
 MEASURED = {1: (0.99993, 0.99992), 2: (0.99963, 0.99959), 4: (0.99863, 0.99854),
-            6: (0.99707, 0.99681), 8: (0.99488, 0.99440), 16: (0.98649, 0.98560),
-            32: (0.98050, 0.98184), 300: (0.97499, 0.97598)}
+            6: (0.99707, 0.99681), 8: (0.99488, 0.99440), 12: (0.99104, 0.98909),
+            16: (0.98649, 0.98560), 24: (0.98248, 0.98023), 32: (0.98050, 0.98184),
+            64: (0.97807, 0.97843), 128: (0.97607, 0.97740), 300: (0.97499, 0.97598)}
 
 
 def group_ids(kind, n):
@@ -104,9 +105,10 @@ def cosine(a, b):
 
 def model(scales, seq=1024, heads=8, d=128, seed=1):
     rows = []
-    gen = torch.Generator().manual_seed(seed)
     sm_scale = 1.0 / math.sqrt(d)
     for a in scales:
+        # Each scale's own draw, the same whatever other scales the call asks for.
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + round(a * 1000))
         q, k, v = (torch.randn(heads, seq, d, generator=gen, dtype=torch.float64) for _ in range(3))
         # The callers' fp16 tensors: the reference and every scheme start from the same values.
         q, k, v = ((q * a).half().double(), (k * a).half().double(), v.half().double())
@@ -137,26 +139,41 @@ def print_table(rows):
         print(f"a={r['scale']:<4g} {b['elements'][0]:5.1f}-{b['elements'][1]:5.1f} | {b['row_norms'][0]:.2f}-{b['row_norms'][1]:.2f}")
 
 
-def check(rows, tolerance):
-    """The model against the kernels' measured cosines: returns the largest gap."""
+# How close the model must come: to 0.001 while the largest logit is below 500; beyond, where
+# rows are one-hot and each cosine rests on a few runners-up per row, two draws of the inputs
+# (the kernels' and the model's are different draws) differ by up to 0.003, so to 0.004.
+TOLERANCE = {"below 500": 0.001, "one-hot": 0.004}
+
+
+def tolerance_for(row, tolerance=None):
+    if tolerance is not None:
+        return tolerance
+    return TOLERANCE["below 500" if row["max_logit"] < 500 else "one-hot"]
+
+
+def check(rows, tolerance=None):
+    """The model against the kernels' measured cosines: returns the largest gap beyond its
+    tolerance (0 when every gap is within), printing each comparison."""
     worst = 0.0
     for r in rows:
         if r["scale"] not in MEASURED:
             continue
+        allowed = tolerance_for(r, tolerance)
         for name, measured in zip(KERNEL_SCHEMES, MEASURED[r["scale"]]):
             gap = abs(r["cosine"][name] - measured)
-            worst = max(worst, gap)
-            flag = "" if gap <= tolerance else "   <- beyond the tolerance"
+            worst = max(worst, gap - allowed)
+            flag = "" if gap <= allowed else "   <- beyond the tolerance"
             print(f"a={r['scale']:<4g} {name}: model {r['cosine'][name]:.5f}, measured {measured:.5f}{flag}")
     return worst
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scales", default="1,2,3,4,6,8,16,32,300")
+    parser.add_argument("--scales", default="1,2,3,4,6,8,12,16,24,32,64,128,300")
     parser.add_argument("--check", action="store_true",
                         help="compare the kernels' schemes with their measured cosines (exit 1 past --tolerance)")
-    parser.add_argument("--tolerance", type=float, default=0.003)
+    parser.add_argument("--tolerance", type=float,
+                        help="one tolerance for every scale (default: TOLERANCE, by the largest logit)")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args(argv)
     scales = [float(s) if "." in s else int(s) for s in args.scales.split(",")]
@@ -166,9 +183,9 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"model": "kernels/tests/sharpness_model.py", "rows": rows}, f, indent=1)
     if args.check:
-        worst = check(rows, args.tolerance)
-        print(f"largest gap to the measured cosines: {worst:.5f} (tolerance {args.tolerance})")
-        return 0 if worst <= args.tolerance else 1
+        beyond = check(rows, args.tolerance)
+        print("every gap within its tolerance" if beyond <= 0 else f"a gap {beyond:.5f} beyond its tolerance")
+        return 0 if beyond <= 0 else 1
     return 0
 
 

@@ -35,8 +35,9 @@ def main():
     assert (err <= step / 2 * (1 + 1e-9)).all(), (err, step)
 
     rows = model.model([1, 8, 32])
-    worst = model.check(rows, tolerance=0.003)
-    assert worst <= 0.003, worst
+    assert model.check(rows) <= 0, "the model no longer reproduces the kernels' measured cosines"
+    # A scale's draw does not depend on the other scales asked for.
+    assert model.model([8])[0]["cosine"] == rows[1]["cosine"]
     for r in rows:  # finer groups never lose to coarser ones by more than sampling noise
         c = r["cosine"]
         assert c["per_token Q and K"] >= c["per_warp Q, per_block K (sageattn)"] - 1e-4, r
