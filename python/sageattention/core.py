@@ -371,7 +371,7 @@ def _check_pv_accum(pv_accum_dtype, supported):
 def _granularity(qk_quant_gran):
     if qk_quant_gran not in ("per_warp", "per_block"):
         why = (" ('per_thread' is not built: with logits below ~100 'per_warp' is within 0.0004 cosine"
-               " of it, and on sharper rows its finer scales take at most a quarter off the loss;"
+               " of it, and on sharper rows its finer scales take about a fifth off the loss;"
                " docs/kernels.md, \"Sharp attention\")" if qk_quant_gran == "per_thread" else "")
         raise SageAttentionError(f"sageattn: qk_quant_gran must be 'per_warp' or 'per_block', not {qk_quant_gran!r}{why}")
     return qk_quant_gran
