@@ -27,7 +27,8 @@ std::vector<std::string> build_command_argv(const matrix::Matrix& m,
   return argv;
 }
 
-std::string compiler_launcher() {
+std::string compiler_launcher(const BuildOptions& options) {
+  if (!options.compiler_launcher) return "";
   for (const char* launcher : {"ccache", "sccache"}) {
     if (platform::find_in_path(launcher)) return launcher;
   }

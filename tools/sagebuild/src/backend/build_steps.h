@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/build_options.h"
 #include "matrix/model.h"
 
 namespace sagebuild::backend {
@@ -22,7 +23,9 @@ std::vector<std::string> build_command_argv(const matrix::Matrix& m,
                                             const std::filesystem::path& python,
                                             const std::filesystem::path& wheel_dir);
 
-// ccache or sccache when one is on PATH: the C++ compiler launcher for the binding; "" else.
-std::string compiler_launcher();
+// ccache or sccache when one is on PATH and the build uses a launcher (not
+// --check-reproducible's second build): the kernels' and the binding's compiler launcher; ""
+// else.
+std::string compiler_launcher(const BuildOptions& options);
 
 }  // namespace sagebuild::backend

@@ -252,7 +252,7 @@ class EntryRun {
             budget_.nvcc_threads,
             log_,
             [this](const std::string& l) { note(l); },
-            o_.compiler_launcher ? compiler_launcher() : std::string()};
+            compiler_launcher(o_)};
   }
 
   bool build_kernels() {

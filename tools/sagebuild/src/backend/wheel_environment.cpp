@@ -52,8 +52,7 @@ Settings wheel_build_environment(const matrix::Matrix& m, const matrix::Entry& e
     // The wheel build compiles the binding: with the binding's own settings (its ABI).
     for (const std::string& setting : binding_settings(m, e))
       defines.push_back(setting);
-    if (const std::string launcher = o.compiler_launcher ? compiler_launcher() : std::string();
-        !launcher.empty()) {
+    if (const std::string launcher = compiler_launcher(o); !launcher.empty()) {
       defines.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + launcher);
     }
   }
