@@ -1,6 +1,6 @@
 // The ZIP reader: the end records, the central directory, the members' layout, and every entry
 // read (local header, data descriptor, inflate, CRC) within small limits. It reads a path, so
-// each input is written to one file per process first.
+// each input is written to one file per process first, removed when the process exits.
 #include "wheel/zip_archive.h"
 
 #include <cstddef>
@@ -8,13 +8,25 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <unistd.h>
 #include <vector>
 
+namespace {
+struct InputFile {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("sagebuild-fuzz-" + std::to_string(getpid()) + ".zip");
+  ~InputFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
+};
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sagebuild::wheel;
-  static const std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                            ("sagebuild-fuzz-" + std::to_string(getpid()) + ".zip");
+  static const InputFile input;  // libFuzzer ends with exit(), which runs its destructor
+  const std::filesystem::path& path = input.path;
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));

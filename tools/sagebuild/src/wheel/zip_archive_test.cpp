@@ -149,6 +149,8 @@ TEST_CASE("bytes that belong to no member are refused at open", "[zip]") {
 
 TEST_CASE("files that are not ZIP archives are refused, never read out of bounds", "[zip]") {
   const std::string good = ZipBuilder().add("a", "data").bytes();
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("sagebuild-zip-noise-" + std::to_string(std::random_device{}()) + ".zip");
   std::mt19937 random(11);
   int refused = 0;
   for (int i = 0; i < 500; ++i) {
@@ -156,8 +158,7 @@ TEST_CASE("files that are not ZIP archives are refused, never read out of bounds
     for (int k = 0; k < 3; ++k)
       noisy[random() % noisy.size()] = static_cast<char>(random());
     if (i % 5 == 0) noisy.resize(random() % noisy.size());
-    const auto path = std::filesystem::temp_directory_path() / "sagebuild-zip-noise.zip";
-    std::ofstream(path, std::ios::binary) << noisy;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << noisy;
     auto archive = ZipArchive::open(path);
     if (!archive) {
       ++refused;
@@ -168,6 +169,7 @@ TEST_CASE("files that are not ZIP archives are refused, never read out of bounds
     for (const auto& e : archive->entries())
       (void)archive->read(stream, e, out, scratch);
   }
+  std::filesystem::remove(path);
   CHECK(refused > 0);
   auto empty = ZipArchive::open("/nonexistent.whl");
   CHECK_FALSE(empty);
