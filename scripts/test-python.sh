@@ -12,11 +12,32 @@ venv=build/torch-venv
 sb=build/ci/tools/sagebuild/sagebuild
 
 rm -rf build/ci-dist
+# --check-reproducible compares two real compiles only if the second one bypasses ccache (whose
+# objects would be the first's): a recording `ccache` first on PATH (the real one behind it, if
+# any) logs every compile it launches, and each kernel source must appear there once.
+launcher=$(mktemp -d)
+trap 'rm -rf "$launcher"' EXIT
+run='exec "$@"'  # the compiler itself where this machine has no ccache
+if real=$(command -v ccache); then run="exec \"$real\" \"\$@\""; fi
+cat >"$launcher/ccache" <<EOF
+#!/bin/sh
+printf '%s\n' "\$*" >>"$launcher/log"
+$run
+EOF
+chmod +x "$launcher/ccache"
 # The entry as matrix.yaml declares it (all its architectures), so that the wheel also passes
 # verify-wheel against matrix.yaml below.
 # --check-reproducible builds it twice and requires byte-identical wheels (docs/reproducible.md).
-env -u TORCH_CUDA_ARCH_LIST "$sb" build --env current --python "$venv/bin/python" --dist build/ci-dist \
-  --check-reproducible
+PATH="$launcher:$PATH" env -u TORCH_CUDA_ARCH_LIST "$sb" build --env current --python "$venv/bin/python" \
+  --dist build/ci-dist --check-reproducible
+# Each kernel source compiled through the launcher by the first build, none by the second.
+compiles=$(grep -o -E '[^ ]+/kernels/src/[^ ]+\.cu( |$)' "$launcher/log" | sed 's/ $//' | sort | uniq -c || true)
+if [[ -z $compiles ]] || grep -q -v -E '^ *1 ' <<<"$compiles"; then
+  echo "test-python: the kernels' compiles through ccache, by source (each once expected):" >&2
+  echo "${compiles:-  none}" >&2
+  exit 1
+fi
+echo "test-python: $(wc -l <<<"$compiles") kernel sources compiled through ccache once (the second build bypassed it)"
 wheel=$(ls build/ci-dist/sageattention-*.whl)
 "$sb" verify-wheel --import-python "$venv/bin/python" "$wheel"
 
