@@ -15,21 +15,8 @@ cd "$(dirname "$0")/.."
 sb=build/ci/tools/sagebuild/sagebuild
 entry=linux-sage2-universal-pytorch210-cu130
 
-# The newest torch PyPI serves for Python 3.12 (what a user installing today gets).
-newest=$(build/torch-venv/bin/python -m pip install --quiet --dry-run --ignore-installed --no-deps \
-  --disable-pip-version-check --report - torch 2>/dev/null |
-  build/torch-venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["install"][0]["metadata"]["version"])' ||
-  true)
-if [[ -z $newest ]]; then
-  echo "test-universal: cannot ask PyPI for the newest torch" >&2
-  exit 1
-fi
-bash scripts/python-env.sh 2.10.0 build/torch-2.10-venv
-bash scripts/python-env.sh "$newest" build/torch-newest-venv
-# torch 2.9, the release before the stable ABI, for pip's choice among the wheels (its CUDA 12.8
-# runtime is the pool's, shared with torch 2.10's).
+bash scripts/universal-envs.sh  # torch 2.10, the newest and 2.9 (made once)
 venv29=build/torch-2.9-venv
-bash scripts/python-env.sh 2.9.0 "$venv29"
 
 rm -rf build/universal-dist
 "$sb" build --entry "$entry" --python-env build/torch-2.10-venv/bin/python --dist build/universal-dist \

@@ -9,6 +9,12 @@ cd "$(dirname "$0")/.."
 bash scripts/install-build-deps.sh
 bash scripts/install-python-tools.sh
 bash scripts/python-env.sh   # torch for the wheel build and the build-command tests
+# The universal wheel's torch environments, mostly downloads: made in the background (in a
+# process group of their own, which an early exit stops) while the C++ builds and tests run,
+# and waited for before scripts/test-universal.sh.
+setsid bash scripts/universal-envs.sh >build/universal-envs.log 2>&1 &
+universal_envs=$!
+trap 'kill -- -"$universal_envs" 2>/dev/null || true' EXIT
 cmake --preset ci >/dev/null
 cmake --build --preset ci
 
@@ -36,4 +42,10 @@ ctest --preset sanitize -j "$(nproc)"
 
 # The Python package: wheel build against torch from PyPI, verify-wheel, CPU tests (pytest).
 bash scripts/test-python.sh
+if ! wait "$universal_envs"; then
+  cat build/universal-envs.log >&2
+  echo "test: the universal wheel's torch environments failed (build/universal-envs.log)" >&2
+  exit 1
+fi
+cat build/universal-envs.log
 bash scripts/test-universal.sh
