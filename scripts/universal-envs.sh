@@ -7,7 +7,7 @@
 #                             the wheels (its CUDA 12.8 runtime is the pool's, shared with 2.10's)
 # One after the other (they share CUDA runtime wheels in build/torch-runtime); each is made once
 # (scripts/python-env.sh). scripts/test.sh runs this in the background while the C++ builds and
-# tests run, since it is mostly downloading (~10 GB). Prints the newest torch's version last.
+# tests run, since it is mostly downloading (~10 GB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -96,7 +96,7 @@ int main() {
   std::printf(", ");
   // The count reset for the next call (a memset node in a graph) and the worklist launch.
   print_timing("reset_and_worklist", microseconds_per_launch([&](cudaStream_t s) {
-                 cudaMemsetAsync(flags + 1, 0, sizeof(int), s);
+                 cudaMemsetAsync(flags, 0, sizeof(int), s);  // the count worklist reads
                  worklist<<<sms, kThreads, kSmemBytes, s>>>(flags);
                }));
   std::printf(", ");
