@@ -30,6 +30,7 @@ struct SageCapiParams {
   const int* cu_seqlens_q;
   const int* cu_seqlens_k;
   int total_q, total_k;
+  float sharp_threshold;  // sageattn.h: Params::sharp_threshold (0: no guard)
 };
 
 }  // extern "C"
@@ -62,6 +63,7 @@ sageattn::Params convert(const SageCapiParams& c) {
   p.varlen.cu_seqlens_k = c.cu_seqlens_k;
   p.varlen.total_q = c.total_q;
   p.varlen.total_k = c.total_k;
+  p.sharp_threshold = c.sharp_threshold;
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -128,6 +129,39 @@ cudaError_t launch_path(const detail::AttentionArgs& a, int batch, const Params&
              : launch_for<128, PvPath::fp16>(a, batch, p, stream);
 }
 
+// The sharp-tile kernel at the call's head dim and type (sharp_redo.cuh).
+template <typename T>
+cudaError_t launch_sharp_for(const detail::AttentionArgs& a, int ctas, int head_dim,
+                             cudaStream_t stream) {
+  switch (head_dim) {
+    case 64:
+      return detail::launch_sharp_redo<64, T>(a, ctas, stream);
+    case 96:
+      return detail::launch_sharp_redo<96, T>(a, ctas, stream);
+    case 192:
+      return detail::launch_sharp_redo<192, T>(a, ctas, stream);
+    case 256:
+      return detail::launch_sharp_redo<256, T>(a, ctas, stream);
+    default:
+      return detail::launch_sharp_redo<128, T>(a, ctas, stream);
+  }
+}
+
+// After the attention launches: the tiles they flagged, again with 16-bit Q·Kᵀ. Two CTAs per SM
+// (the kernel's shared memory allows two on every architecture from sm80 at d ≤ 192) walk the
+// list, however long it turned out; on ordinary inputs they find it empty.
+cudaError_t redo_sharp_tiles(const detail::AttentionArgs& a, const Params& p,
+                             cudaStream_t stream) {
+  int device = 0, sms = 0;
+  if (cudaError_t e = cudaGetDevice(&device)) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) {
+    return e;
+  }
+  const int ctas = std::max(1, std::min(2 * sms, a.sharp_capacity));
+  return p.dtype == DType::f16 ? launch_sharp_for<half>(a, ctas, p.head_dim, stream)
+                               : launch_sharp_for<__nv_bfloat16>(a, ctas, p.head_dim, stream);
+}
+
 }  // namespace
 
 Status validate(const Params& p) {
@@ -191,6 +225,18 @@ Status validate(const Params& p) {
     return Status::error(
         "sageattn: sm_scale must be a finite non-negative number (0 = 1/sqrt(head_dim))");
   }
+  if (std::isnan(p.sharp_threshold) || p.sharp_threshold < 0.f) {
+    return Status::error(
+        "sageattn: sharp_threshold must be a non-negative number of logits (0 or infinity: no "
+        "sharp-tile guard)");
+  }
+  if (p.guards_sharp_tiles() &&
+      detail::sharp_tile_capacity(p) > std::numeric_limits<std::int32_t>::max()) {
+    return Status::error("sageattn: " + std::to_string(detail::sharp_tile_capacity(p)) +
+                         " query tiles in one call; the sharp-tile guard lists at most " +
+                         std::to_string(std::numeric_limits<std::int32_t>::max()) +
+                         ": split the batch, or pass sharp_threshold 0");
+  }
   return check_device(p);
 }
 
@@ -244,6 +290,7 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
     const int batches = std::min(detail::kMaxGridBatch, p.batch - first);
     e = launch_path(detail::batch_slice(a, first, p.head_dim), batches, p, stream);
   }
+  if (e == cudaSuccess && a.sharp_count != nullptr) e = redo_sharp_tiles(a, p, stream);
   if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {
     return Status::error(
         std::string("sageattn: this library has no kernel for this GPU; it was built for ") +

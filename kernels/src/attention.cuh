@@ -26,6 +26,7 @@
 #include "epilogue.cuh"
 #include "quantize_q.cuh"
 #include "sageattn/sageattn.h"
+#include "sharp_flag.cuh"
 #include "workspace.h"
 
 namespace sageattn::detail {
@@ -481,6 +482,27 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
         a.lse[seq.lse_row(a, head, row)] = kVarlen && seq.invalid ? NAN : value;
       }
     }
+  }
+
+  // ---- the sharp-tile guard: a 64-row tile with a row past the limit goes on the worklist
+  // (sharp_tiles.h); its warps vote on a named barrier of their own ----
+  if (a.sharp_count != nullptr) {
+    bool sharp = false;
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        sharp |= sharp_row(a, seq, warp_row0 + 16 * mt + g + 8 * r, row_max[mt][r],
+                           Cfg::kMaxHeadroom);
+      }
+    }
+    // (Barrier ids as constants: a computed one makes ptxas reserve all 16 of them.)
+    constexpr int kTileThreads = kSharpTileRows / Cfg::kRowsPerWarp * 32;
+    const int tile = tid / kTileThreads;
+    const bool any = tile == 0 ? device::barrier_or(1, kTileThreads, sharp)
+                               : device::barrier_or(2, kTileThreads, sharp);
+    static_assert(Cfg::kCtaRows <= 2 * kSharpTileRows, "a barrier per tile: ids 1 and 2");
+    if (any && tid % kTileThreads == 0) append_sharp_tile(a, seq, head, m0 + kSharpTileRows * tile);
   }
 }
 

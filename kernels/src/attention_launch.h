@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "sageattn/sageattn.h"
+#include "sharp_tiles.h"
 #include "workspace.h"
 
 namespace sageattn::detail {
@@ -39,6 +40,16 @@ struct AttentionArgs {
   float q_scale_mult;
   const float* k_sum;
   float inv_kv_len, sm_scale;  // inv_kv_len: 1 / kv_len (dense calls)
+  // The sharp-tile guard (sharp_tiles.h; sharp_count null: none). A row whose largest logit
+  // (exp2 units, as the softmax holds it) exceeds sharp_limit flags its 64-row tile. The sharp
+  // kernel reads the caller's K (k16) and, for a dense call, names batches from batch0, the
+  // launch's first (batch_slice).
+  float sharp_limit;
+  std::uint32_t* sharp_count;
+  SharpTile* sharp_tiles;
+  int sharp_capacity, batch0;
+  const void* k16;
+  std::int64_t k_sb, k_sh, k_ss;
 };
 
 // The kernels' arguments for a call: its tensors, the workspace's arrays (laid out by
@@ -86,6 +97,15 @@ inline AttentionArgs attention_args(const Params& p, const Workspace& w, float s
   a.k_sum = p.smooth_k && p.lse ? w.k_sum : nullptr;
   a.inv_kv_len = 1.f / static_cast<float>(p.kv_len);
   a.sm_scale = sm_scale;
+  a.sharp_limit = p.sharp_threshold * kLog2e;
+  a.sharp_count = w.sharp_count;
+  a.sharp_tiles = w.sharp_tiles;
+  a.sharp_capacity = w.sharp_capacity;
+  a.batch0 = 0;
+  a.k16 = p.k.data;
+  a.k_sb = varlen ? 0 : p.k.stride_batch;
+  a.k_sh = p.k.stride_head;
+  a.k_ss = p.k.stride_seq;
   return a;
 }
 
@@ -120,6 +140,8 @@ inline AttentionArgs batch_slice(const AttentionArgs& a, int first_batch, int he
   s.q16 = move(static_cast<const std::uint16_t*>(a.q16), b * a.q_sb);
   s.o = move(static_cast<std::uint16_t*>(a.o), b * a.o_sb);
   s.lse = move(a.lse, b * a.heads_q * a.qo_len);  // [B, Hq, qo_len]
+  s.k16 = move(static_cast<const std::uint16_t*>(a.k16), b * a.k_sb);
+  s.batch0 = a.batch0 + first_batch;  // the sharp worklist's entries name whole-call batches
   return s;
 }
 
@@ -130,5 +152,11 @@ cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t 
 // type, __nv_fp8_e4m3 for PvPath::fp8_sm90, half or __nv_bfloat16 (the input's) for fp16_sm90.
 template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& args, int batch, cudaStream_t stream);
+
+// The sharp-tile kernel (sharp_redo.cuh) at head dim D for inputs of type T (half or
+// __nv_bfloat16): `ctas` CTAs work through the worklist the attention launches filled. `args`:
+// the whole call's (not a batch slice's).
+template <int D, typename T>
+cudaError_t launch_sharp_redo(const AttentionArgs& args, int ctas, cudaStream_t stream);
 
 }  // namespace sageattn::detail

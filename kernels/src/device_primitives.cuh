@@ -31,6 +31,19 @@ __device__ __forceinline__ void cp_async_wait_own() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// ---- bar.red (PTX ISA: bar, barrier): named barrier `id` over `threads` threads (a multiple of
+// 32) that also ORs a predicate across them: true in every thread if any passed true. ----
+__device__ __forceinline__ bool barrier_or(int id, int threads, bool value) {
+  unsigned any;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n bar.red.or.pred q, %2, %3, p;\n"
+      " selp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(any)
+      : "r"(static_cast<unsigned>(value)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
 // ---- ldmatrix (PTX ISA: ldmatrix): four 8x8 b16 matrices (8 rows of 16 bytes each);
 // lane i gives the address of row i%8 of matrix i/8 and receives word (lane%4) of row lane/4
 // of each matrix. ----

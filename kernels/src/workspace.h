@@ -2,6 +2,7 @@
 // One layout, computed on the host, shared by the quantization and attention kernels.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -10,6 +11,7 @@
 #include "sageattn/sageattn.h"
 #include "sageattn/tile_policy.h"
 #include "sequence.h"
+#include "sharp_tiles.h"
 
 namespace sageattn::detail {
 
@@ -32,13 +34,19 @@ struct Workspace {
   // KV head) one or two counts of statistics published (the fused queue's FP8 paths count K's
   // and V's apart; quantize.cu, statistics_counter).
   std::uint32_t* job_counters = nullptr;
+  // The sharp-tile guard (sharp_tiles.h; null without it): [0] the worklist's entries, [1] the
+  // sharp kernel's CTAs done (the last one resets both for the next call), then the entries.
+  std::uint32_t* sharp_count = nullptr;
+  SharpTile* sharp_tiles = nullptr;
+  int sharp_capacity = 0;
   int q_pad = 0;              // the query rows the grids cover per sequence
   int kv_pad = 0;             // keys per sequence, padded to whole key blocks (dense: unit_rows)
   int unit_rows = 0;          // rows of each unit
   int unit_scales = 0;        // K scales of each unit: unit_rows / k_rows
   int unit_batch_stride = 0;  // units per batch: Hkv (dense), 0 (varlen: units are KV heads)
   int q_rows = 0, k_rows = 0;
-  std::size_t stats_bytes = 0;  // k_sum, v_amax and job_counters: contiguous, zeroed per call
+  // k_sum, v_amax, job_counters and sharp_count: contiguous, zeroed per call
+  std::size_t stats_bytes = 0;
   std::size_t total = 0;
 };
 
@@ -106,7 +114,17 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   w.k_sum = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.v_amax = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.job_counters = reinterpret_cast<std::uint32_t*>(take((1 + 2 * bk) * sizeof(std::uint32_t)));
+  const bool guard = p.guards_sharp_tiles();
+  w.sharp_count = reinterpret_cast<std::uint32_t*>(take(guard ? 2 * sizeof(std::uint32_t) : 0));
   w.stats_bytes = at;
+  // (validate() refuses calls whose worklist would need more than INT_MAX entries.)
+  const std::int64_t capacity = guard ? sharp_tile_capacity(p) : 0;
+  w.sharp_capacity = static_cast<int>(std::min<std::int64_t>(capacity, INT32_MAX));
+  w.sharp_tiles = reinterpret_cast<SharpTile*>(take(capacity * sizeof(SharpTile)));
+  if (!guard) {  // (take() gives an address even for no bytes)
+    w.sharp_count = nullptr;
+    w.sharp_tiles = nullptr;
+  }
   w.k = reinterpret_cast<std::int8_t*>(take(units * rows * d));
   w.k_scale = reinterpret_cast<float*>(take(units * w.unit_scales * sizeof(float)));
   w.v = reinterpret_cast<std::uint8_t*>(take(uses_fp8_v(p.pv_path) ? units * d * rows : 0));

@@ -21,7 +21,11 @@ class Params(ctypes.Structure):
                 ("pv_path", ctypes.c_int), ("q_granularity", ctypes.c_int),
                 ("k_granularity", ctypes.c_int), ("smooth_k", ctypes.c_int),
                 ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
-                ("total_q", ctypes.c_int), ("total_k", ctypes.c_int)]
+                ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
+                ("sharp_threshold", ctypes.c_float)]
+
+# sageattn.h: kDefaultSharpThreshold (python/tests/test_library_facts.py compares them).
+SHARP_THRESHOLD = 100.0
 
 
 def load(path=None):
@@ -57,10 +61,12 @@ def _strides(t, layout):
 class Call:
     """One configured call; q/k/v/o are torch tensors in `layout`. A varlen call (varlen=(cu_q,
     cu_k, max_q, max_k), int32 CUDA offsets and the longest lengths) takes [total, heads, d]
-    tensors, and its lse is [heads_q, total_q]."""
+    tensors, and its lse is [heads_q, total_q]. sharp_threshold: the sharp-tile guard's
+    (sageattn.h), None for none."""
 
     def __init__(self, lib, q, k, v, o, layout, causal=False, path="fp8", lse=None,
-                 q_gran="per_warp", k_gran="per_block", smooth_k=True, sm_scale=0.0, varlen=None):
+                 q_gran="per_warp", k_gran="per_block", smooth_k=True, sm_scale=0.0, varlen=None,
+                 sharp_threshold=SHARP_THRESHOLD):
         self.lib = lib
         p = Params()
         p.dtype = 0 if q.dtype == torch.float16 else 1
@@ -83,6 +89,7 @@ class Call:
         p.causal, p.sm_scale, p.pv_path = int(causal), sm_scale, PATHS[path]
         p.q_granularity, p.k_granularity = GRANULARITY[q_gran], GRANULARITY[k_gran]
         p.smooth_k = int(smooth_k)
+        p.sharp_threshold = sharp_threshold or 0.0  # None: no guard
         self.params = p
         self.keep = (q, k, v, o, lse, varlen)
         n = lib.sageattn_capi_workspace_bytes(ctypes.byref(p))

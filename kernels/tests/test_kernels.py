@@ -222,6 +222,123 @@ def varlen_cases(lib, paths, gen, tiny, worst):
     return passed, failures
 
 
+def sharp_cases(lib, paths, gen, tiny):
+    """The sharp-tile guard (sageattn.h: sharp_threshold). Q and K of N(0,1)·300 (logits ~10^5,
+    one-hot rows) on the heads of one KV head, ordinary ones on the other's, dense (GQA, causal or
+    not, both dtypes) and varlen (one sharp sequence among ordinary ones). With the guard every
+    element is written and the sharp heads match float64 (cos >= 0.9999, rel L1 <= 0.01, the LSE);
+    without it the same inputs must miss that bar (else the case tests nothing); the ordinary
+    heads and sequences come out bit for bit as without the guard. And the threshold decides: at
+    a largest logit of ~80, the default (100) flags nothing (bit for bit as without), 10 flags
+    every tile (closer to float64). Returns (passed, failures)."""
+    passed, failures = 0, []
+
+    def check(name, ok, detail):
+        nonlocal passed
+        if ok:
+            passed += 1
+        else:
+            failures.append(f"{name}: {detail}")
+
+    def accurate(out, ref):
+        cos, rel = metrics(out, ref)
+        return cos >= 0.9999 and rel <= 0.01, f"cos={cos:.6f} rel_l1={rel:.5f}"
+
+    lq, lk = (17, 150) if tiny else (300, 1000)
+    dtypes = [torch.float16] if tiny else [torch.float16, torch.bfloat16]
+    for d, causal, dtype, path in itertools.product(HEAD_DIMS, [False, True], dtypes, paths):
+        if d not in PATH_HEAD_DIMS[path]:
+            continue
+        q, k, v = make_inputs(2, 4, 2, lq, lk, d, dtype, "HND", False, gen)
+        q[:, :2] *= 300  # query heads 0 and 1 use KV head 0
+        k[:, :1] *= 300
+        runs = {}
+        for guard in (100.0, None):
+            o = torch.full_like(q, float("nan"))
+            lse = torch.full((2, 4, lq), float("nan"), device="cuda", dtype=torch.float32)
+            sc.Call(lib, q, k, v, o, "HND", causal=causal, path=path, lse=lse, sharp_threshold=guard).run()
+            torch.cuda.synchronize()
+            runs[guard] = (o, lse)
+        ref, ref_lse = reference(q, k, v, "HND", causal)
+        (o, lse), (o_off, _) = runs[100.0], runs[None]
+        name = f"sharp d{d} {'causal' if causal else 'full'} {str(dtype)[6:]} {path} {lq}x{lk}"
+        written = not torch.isnan(o).any().item() and not torch.isnan(lse).any().item()
+        ok, detail = accurate(o[:, :2], ref[:, :2])
+        visible = torch.isfinite(ref_lse)
+        lse_err = (lse.double()[visible] - ref_lse[visible]).abs().max().item()
+        off_ok, off_detail = accurate(o_off[:, :2], ref[:, :2])
+        untouched = torch.equal(o[:, 2:], o_off[:, 2:])
+        check(name, written and ok and lse_err <= LSE_TOL and not off_ok and untouched,
+              f"written={written} guarded {detail} lse_err={lse_err:.4f}; unguarded {off_detail}; "
+              f"ordinary heads as without the guard={untouched}")
+
+    # Varlen: sequence 2 sharp (its Q and K), the others ordinary.
+    lens = [17, 0, 300, 1, 130] if not tiny else [17, 0, 70]
+    sharp_seq = 2
+    for path, causal in itertools.product(paths, [False, True]):
+        d = 128 if 128 in PATH_HEAD_DIMS[path] else 64
+        q = packed(lens, 4, d, torch.float16, gen)
+        k = packed(lens, 2, d, torch.float32, gen)
+        v = packed(lens, 2, d, torch.float16, gen)
+        start, end = sum(lens[:sharp_seq]), sum(lens[:sharp_seq + 1])
+        q = q.float()
+        q[start:end] *= 300
+        k[start:end] *= 300
+        q, k = q.half(), k.half()
+        o, lse = run_varlen_guarded(lib, q, k, v, lens, causal, path, 100.0)
+        o_off, _ = run_varlen_guarded(lib, q, k, v, lens, causal, path, None)
+        name = f"sharp varlen d{d} {'causal' if causal else 'full'} {path} lengths {lens}"
+        problems = []
+        q0 = 0
+        for i, n in enumerate(lens):
+            rows = slice(q0, q0 + n)
+            q0 += n
+            if n == 0:
+                continue
+            if i != sharp_seq:
+                if not torch.equal(o[rows], o_off[rows]):
+                    problems.append(f"ordinary sequence {i} differs from its unguarded output")
+                continue
+            ref, ref_lse = reference(q[rows].unsqueeze(0), k[rows].unsqueeze(0), v[rows].unsqueeze(0), "NHD", causal)
+            ok, detail = accurate(o[rows], ref[0].transpose(0, 1))
+            lse_err = (lse[:, rows].double() - ref_lse[0]).abs().max().item()
+            off_ok, off_detail = accurate(o_off[rows], ref[0].transpose(0, 1))
+            if not ok or lse_err > LSE_TOL or off_ok:
+                problems.append(f"sharp sequence: guarded {detail} lse_err={lse_err:.4f}; unguarded {off_detail}")
+        check(name, not problems, "; ".join(problems))
+
+    # The threshold decides: N(0,1)·3.5 gives a largest logit of ~80 at d=128 (1000 keys).
+    for path in paths:
+        d = 128 if 128 in PATH_HEAD_DIMS[path] else 64
+        q, k, v = make_inputs(1, 4, 4, lq, lk, d, torch.float16, "HND", False, gen)
+        q, k = (t.float().mul(3.5).half() for t in (q, k))
+        ref, _ = reference(q, k, v, "HND", False)
+        outs = {}
+        for guard in (None, 100.0, 10.0):
+            o = torch.full_like(q, float("nan"))
+            sc.Call(lib, q, k, v, o, "HND", path=path, sharp_threshold=guard).run()
+            torch.cuda.synchronize()
+            outs[guard] = o
+        _, rel_off = metrics(outs[None], ref)
+        _, rel_low = metrics(outs[10.0], ref)
+        largest = (q.double() @ k.double().transpose(-1, -2) / math.sqrt(d)).max().item()
+        check(f"sharp threshold d{d} {path} (largest logit {largest:.0f})",
+              largest < 100 and torch.equal(outs[100.0], outs[None]) and rel_low < 0.5 * rel_off,
+              f"largest logit {largest:.1f}; default threshold leaves it as unguarded="
+              f"{torch.equal(outs[100.0], outs[None])}; rel L1 unguarded {rel_off:.5f}, threshold 10 {rel_low:.5f}")
+    return passed, failures
+
+
+def run_varlen_guarded(lib, q, k, v, lens, causal, path, guard):
+    """run_varlen with queries and keys of the same lengths and the given sharp_threshold."""
+    o = torch.full_like(q, float("nan"))
+    lse = torch.full((q.shape[1], q.shape[0]), float("nan"), device="cuda", dtype=torch.float32)
+    sc.Call(lib, q, k, v, o, "NHD", causal=causal, path=path, lse=lse, sharp_threshold=guard,
+            varlen=(offsets(lens), offsets(lens), max(lens), max(lens))).run()
+    torch.cuda.synchronize()
+    return o, lse
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -414,6 +531,11 @@ def main():
     passed += varlen_passed
     failed += len(varlen_failures)
     failures += varlen_failures
+    sharp_passed, sharp_failures = sharp_cases(lib, paths, gen, args.tiny)
+    passed += sharp_passed
+    failed += len(sharp_failures)
+    failures += sharp_failures
+    print(f"sharp-tile guard: {sharp_passed} passed, {len(sharp_failures)} failed")
 
     print(f"{len(combos) * len(lengths) * 2} accuracy cases in {time.time() - start:.0f} s")
     for path, w in worst.items():

@@ -46,6 +46,7 @@ struct CallOptions {
   double sm_scale;
   std::int64_t pv_path, q_granularity, k_granularity;
   bool smooth_k;
+  double sharp_threshold;  // 0 or infinity: no sharp-tile guard (sageattn.h)
 };
 
 inline sageattn::Params params_with(const CallOptions& c) {
@@ -59,6 +60,7 @@ inline sageattn::Params params_with(const CallOptions& c) {
   p.k_granularity = c.k_granularity == kPerBlock ? sageattn::Granularity::per_block
                                                  : sageattn::Granularity::per_warp;
   p.smooth_k = c.smooth_k;
+  p.sharp_threshold = static_cast<float>(c.sharp_threshold);  // validate() refuses NaN and < 0
   return p;
 }
 
@@ -129,11 +131,13 @@ inline std::int64_t capability_gap_number(std::int64_t pv_path, std::int64_t maj
 // implementation for it, so torch.compile traces the op without a graph break.
 inline constexpr const char* kAttentionSchema =
     "attention(Tensor q, Tensor k, Tensor v, int layout, bool causal, float sm_scale, int pv_path, "
-    "int q_granularity, int k_granularity, bool smooth_k, bool return_lse) -> (Tensor, Tensor)";
+    "int q_granularity, int k_granularity, bool smooth_k, float sharp_threshold, bool return_lse) "
+    "-> (Tensor, Tensor)";
 inline constexpr const char* kAttentionVarlenSchema =
     "attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
     "int max_seqlen_q, int max_seqlen_k, bool causal, float sm_scale, int pv_path, "
-    "int q_granularity, int k_granularity, bool smooth_k, bool return_lse) -> (Tensor, Tensor)";
+    "int q_granularity, int k_granularity, bool smooth_k, float sharp_threshold, bool return_lse) "
+    "-> (Tensor, Tensor)";
 inline constexpr const char* kHasSm90aSchema = "has_sm90a() -> bool";
 inline constexpr const char* kDefaultPvPathSchema =
     "default_pv_path(int major, int minor, int qo_len) -> int";

@@ -47,7 +47,7 @@ if LOAD_ERROR is None:
 
     @torch.library.register_fake("sageattention::attention")
     def _attention_fake(q, k, v, layout, causal, sm_scale, pv_path, q_granularity,
-                        k_granularity, smooth_k, return_lse):
+                        k_granularity, smooth_k, sharp_threshold, return_lse):
         # Same shapes, strides and dtypes as the CUDA implementation: torch.compile traces this.
         hnd = layout == 0
         heads_q, qo_len = (q.shape[1], q.shape[2]) if hnd else (q.shape[2], q.shape[1])
@@ -57,7 +57,8 @@ if LOAD_ERROR is None:
 
     @torch.library.register_fake("sageattention::attention_varlen")
     def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-                               sm_scale, pv_path, q_granularity, k_granularity, smooth_k, return_lse):
+                               sm_scale, pv_path, q_granularity, k_granularity, smooth_k, sharp_threshold,
+                               return_lse):
         # q [total_q, heads_q, head_dim]; the LSE [heads_q, total_q], as the CUDA implementation.
         o = torch.empty_like(q)
         lse = q.new_empty((q.shape[1], q.shape[0]) if return_lse else (0,), dtype=torch.float32)

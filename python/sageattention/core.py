@@ -72,6 +72,10 @@ def _strict(strict):
 # kHopperPv16MaxQueryLen, default_pv_path) is the same; tests/test_library_facts.py and
 # test_api_cpu.py compare the two.
 HOPPER_PV16_MAX_QUERY_LEN = 8192
+# The sharp-tile guard's default threshold in logits (sageattn.h: kDefaultSharpThreshold;
+# tests/test_library_facts.py compares them): tiles with a row whose largest logit exceeds it are
+# computed again with 16-bit Q·Kᵀ.
+SHARP_THRESHOLD = 100.0
 
 # Calls the kernels cannot make pay: few queries against K/V (a generation loop's decode steps,
 # speculative decoding, short chunks, cross-attention of a few latents) are bound by reading K and
@@ -298,11 +302,23 @@ def _rows_aligned(t):
     return torch.compiler.is_compiling() or t.storage_offset() % 8 == 0
 
 
+def sharp_threshold_value(sharp_threshold):
+    """The operator's number for a sharp_threshold argument: None turns the guard off (0)."""
+    if sharp_threshold is None:
+        return 0.0
+    if isinstance(sharp_threshold, bool) or not isinstance(sharp_threshold, (int, float)) \
+            or not sharp_threshold >= 0:
+        raise SageAttentionError(f"sageattn: sharp_threshold must be a non-negative number of logits, or None "
+                                 f"for no sharp-tile guard; got {sharp_threshold!r}")
+    return float(sharp_threshold)
+
+
 def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, k_gran, smooth_k,
-         strict, attn_mask=None, dropout_p=0.0, short_queries=False):
+         strict, attn_mask=None, dropout_p=0.0, short_queries=False, sharp_threshold=SHARP_THRESHOLD):
     """short_queries: whether the short-query rule applies (sageattn's sdpa_for_short_queries:
     None for the environment's choice); False for the per-path functions."""
     _validate(q, k, v, tensor_layout)
+    sharp = sharp_threshold_value(sharp_threshold)
     reason = _fallback_reason(q, attn_mask, dropout_p)
     if reason is not None:
         _fall_back("sageattn", reason, strict, stacklevel=4)
@@ -334,7 +350,7 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
     def attention(q, k, v):
         return torch.ops.sageattention.attention(q, k, v, _LAYOUTS[tensor_layout], bool(is_causal), float(scale),
                                                  _PATHS[path], _GRANULARITY[q_gran], _GRANULARITY[k_gran],
-                                                 bool(smooth_k), bool(return_lse))
+                                                 bool(smooth_k), sharp, bool(return_lse))
 
     if q.shape[h] <= MAX_QUERY_HEADS:
         o, lse = attention(q, k, v)
@@ -378,7 +394,8 @@ def _granularity(qk_quant_gran):
 
 
 def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, return_lse=False, *,
-             attn_mask=None, dropout_p=0.0, strict=None, sdpa_for_short_queries=None):
+             attn_mask=None, dropout_p=0.0, strict=None, sdpa_for_short_queries=None,
+             sharp_threshold=SHARP_THRESHOLD):
     """Quantized attention: softmax(q kᵀ · sm_scale) v with INT8 Q·Kᵀ and FP8 or 16-bit P·V.
 
     q: [batch, heads_q, seq_q, head_dim] ("HND") or [batch, seq_q, heads_q, head_dim] ("NHD");
@@ -395,6 +412,11 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
     the rule: uses_sdpa_for_short_queries) run torch's SDPA, faster there and exact; False keeps
     the kernel (default: True, or SAGEATTENTION_SDPA_SHORT_QUERIES=0 in the environment for
     False). Not with return_lse. Strict mode does not change this choice.
+    sharp_threshold: the sharp-tile guard. A 64-row query tile where some row's largest logit
+    (sm_scale·q·k, after K's mean is subtracted: its distance from the row's mean logit) exceeds
+    this is computed again with 16-bit Q·Kᵀ, where INT8 Q·Kᵀ would lose the winning keys
+    (nearly one-hot rows, as with massive activations); None turns it off. Default 100: INT8
+    keeps a cosine of ~0.998 to full precision below it and falls to ~0.975 on one-hot rows.
     """
     if isinstance(q, torch.Tensor) and q.is_cuda:
         major, minor = _capability(q.device)
@@ -403,42 +425,46 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
     else:
         path = "fp16"
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, "per_warp", "per_block",
-                True, strict, attn_mask, dropout_p, short_queries=sdpa_for_short_queries)
+                True, strict, attn_mask, dropout_p, short_queries=sdpa_for_short_queries,
+                sharp_threshold=sharp_threshold)
 
 
 def sageattn_qk_int8_pv_fp16_cuda(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
                                   sm_scale=None, pv_accum_dtype="fp32", smooth_k=True, return_lse=False,
-                                  strict=None):
+                                  strict=None, *, sharp_threshold=SHARP_THRESHOLD):
     """INT8 Q·Kᵀ, 16-bit P·V (P and V in the inputs' type), FP32 accumulation: the most accurate
     path (relative L1 ≤ 0.03 against full precision where the FP8 P·V paths measure ~0.04 on
     Gaussian inputs; docs/kernels.md). mma.sync on sm80+; on Hopper, when the wheel has sm_90a
-    code, the wgmma kernel ("fp16_sm90"). pv_accum_dtype: "fp32" (the only one here)."""
+    code, the wgmma kernel ("fp16_sm90"). pv_accum_dtype: "fp32" (the only one here).
+    sharp_threshold: as sageattn's."""
     _check_pv_accum(pv_accum_dtype, "fp32")
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp16", _granularity(qk_quant_gran),
-                "per_block", smooth_k, strict)
+                "per_block", smooth_k, strict, sharp_threshold=sharp_threshold)
 
 
 def sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
                                  sm_scale=None, pv_accum_dtype="fp32+fp32", smooth_k=True, return_lse=False,
-                                 strict=None):
+                                 strict=None, *, sharp_threshold=SHARP_THRESHOLD):
     """INT8 Q·Kᵀ, FP8 e4m3 P·V with a per-channel V scale (mma.sync, sm89+).
 
     pv_accum_dtype: "fp32+fp32", two-level FP32 accumulation (a fresh accumulator per key block
     added into FP32), the only one here. On sm90 the FP8 mma.sync is emulated; see docs/kernels.md.
+    sharp_threshold: as sageattn's.
     """
     _check_pv_accum(pv_accum_dtype, "fp32+fp32")
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp8", _granularity(qk_quant_gran),
-                "per_block", smooth_k, strict)
+                "per_block", smooth_k, strict, sharp_threshold=sharp_threshold)
 
 
 def sageattn_qk_int8_pv_fp8_cuda_sm90(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
                                       sm_scale=None, pv_accum_dtype="fp32+fp32", smooth_k=True,
-                                      return_lse=False, strict=None):
+                                      return_lse=False, strict=None, *, sharp_threshold=SHARP_THRESHOLD):
     """INT8 Q·Kᵀ, FP8 e4m3 P·V on Hopper's wgmma (TMA, warp specialisation; sm_90a only).
 
     pv_accum_dtype: "fp32+fp32" (two-level FP32 accumulation), the only one here. sageattn uses
-    this kernel on compute capability 9.0 when the wheel has sm_90a code.
+    this kernel on compute capability 9.0 when the wheel has sm_90a code. sharp_threshold: as
+    sageattn's.
     """
     _check_pv_accum(pv_accum_dtype, "fp32+fp32")
     return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp8_sm90",
-                _granularity(qk_quant_gran), "per_block", smooth_k, strict)
+                _granularity(qk_quant_gran), "per_block", smooth_k, strict, sharp_threshold=sharp_threshold)

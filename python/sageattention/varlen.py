@@ -108,7 +108,7 @@ def _sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, is_causal, sm_scale, retur
 
 def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, is_causal=False,
                     sm_scale=None, return_lse=False, *, smooth_k=True, qk_quant_gran="per_warp", pv_path=None,
-                    strict=None):
+                    strict=None, sharp_threshold=SHARP_THRESHOLD):
     """Quantized attention over a packed batch of sequences of different lengths.
 
     q: [total_q, heads_q, head_dim]; k, v: [total_k, heads_kv, head_dim] (heads_q a multiple of
@@ -125,8 +125,11 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
     "fp16", "fp8", "fp8_sm90" or "fp16_sm90" ask for that kernel. What the kernels do not cover
     (CPU tensors, float32, head_dim > 256) runs torch's SDPA per sequence with one warning per
     cause, or raises with strict=True or SAGEATTENTION_STRICT=1.
+    sharp_threshold: the sharp-tile guard, as sageattn's (per sequence: a tile is 64 rows of one
+    sequence); None turns it off.
     """
     _validate_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+    sharp = sharp_threshold_value(sharp_threshold)
     if pv_path is not None and pv_path not in VARLEN_PATHS:
         raise SageAttentionError(f"sageattn_varlen: pv_path must be one of {VARLEN_PATHS} or None, not {pv_path!r}")
     q_gran = _granularity(qk_quant_gran)
@@ -163,7 +166,7 @@ def sageattn_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
     def attention(q, k, v):
         return torch.ops.sageattention.attention_varlen(
             q, k, v, cu_q, cu_k, int(max_seqlen_q), int(max_seqlen_k), bool(is_causal), float(scale), _PATHS[path],
-            _GRANULARITY[q_gran], _GRANULARITY["per_block"], bool(smooth_k), bool(return_lse))
+            _GRANULARITY[q_gran], _GRANULARITY["per_block"], bool(smooth_k), sharp, bool(return_lse))
 
     if q.shape[1] <= MAX_QUERY_HEADS:
         o, lse = attention(q, k, v)

@@ -71,6 +71,12 @@ def test_head_dims_query_heads_and_the_hopper_length_rule():
     assert core.HOPPER_PV16_MAX_QUERY_LEN == constant("kHopperPv16MaxQueryLen")
 
 
+def test_sharp_threshold_default():
+    found = re.search(r"inline constexpr float kDefaultSharpThreshold = ([\d.]+)f;", HEADER)
+    assert found, "kDefaultSharpThreshold not found"
+    assert core.SHARP_THRESHOLD == sageattn_ctypes.SHARP_THRESHOLD == float(found.group(1))
+
+
 def test_capability_gap_names():
     assert core.CAPABILITY_GAPS == tuple(enum("CapabilityGap"))
 

@@ -64,6 +64,11 @@ struct Varlen {
   int total_k = 0;                             // rows of k and v
 };
 
+// The sharp-tile guard's default threshold, in logits: INT8 Q·Kᵀ keeps a cosine of 0.9986 to
+// float64 at a largest logit of 84 and falls to 0.975 as rows become one-hot (docs/kernels.md).
+// The Python package's SHARP_THRESHOLD is the same number (a CPU test checks).
+inline constexpr float kDefaultSharpThreshold = 100.f;
+
 struct Params {
   DType dtype = DType::f16;  // of q, k, v and o
   int batch = 0;             // any (more than 65,535 run as several launches); varlen: sequences
@@ -84,8 +89,14 @@ struct Params {
   Granularity k_granularity = Granularity::per_block;
   bool smooth_k = true;  // subtract K's per-head mean over the sequence before quantizing
   Varlen varlen;         // set both cu_seqlens for a packed batch of sequences
+  // The sharp-tile guard: a 64-row query tile in which some row's largest logit (sm_scale·q·k,
+  // after K's smoothing: its distance from the row's mean logit) exceeds this is computed again
+  // with 16-bit Q·Kᵀ (fp16 or bf16 products, FP32 sums) and 16-bit P·V, where INT8 Q·Kᵀ would
+  // lose the winning keys (docs/kernels.md, "Sharp attention"). 0 or infinity: no guard.
+  float sharp_threshold = kDefaultSharpThreshold;
 
   bool is_varlen() const { return varlen.cu_seqlens_q != nullptr; }
+  bool guards_sharp_tiles() const { return sharp_threshold > 0.f && sharp_threshold < 3.4e38f; }
 };
 
 struct Status {

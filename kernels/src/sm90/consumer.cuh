@@ -307,7 +307,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
     load_col_scales();
   }
   SM90_CTA_STAMP(stamper && wg < 2, kCtaLoopEnd0 + wg);
-  sm90_epilogue<Cfg>(c, o, row_max, col_scale, row_km, w, g, t);
+  sm90_epilogue<Cfg>(c, o, row_max, col_scale, row_km, w, g, t, q_barrier);
   SM90_CTA_STAMP(stamper && wg < 2, kCtaEnd0 + wg);
 }
 

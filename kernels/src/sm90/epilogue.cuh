@@ -6,18 +6,21 @@
 #include <cstdint>
 
 #include "../epilogue.cuh"
+#include "../sharp_flag.cuh"
 #include "config.cuh"
 
 namespace sageattn::detail {
 
 // A consumer thread's rows g and g + 8 of its warp's 16 (from warp_row0): normalise, write O and
-// the LSE. row_km: the warp's rows' sm_scale·(q · mean(K)), which the LSE adds back.
+// the LSE. row_km: the warp's rows' sm_scale·(q · mean(K)), which the LSE adds back;
+// q_barrier: the warpgroup's own named barrier (128 threads), for the sharp-tile vote.
 template <class Cfg>
 __device__ __forceinline__ void sm90_epilogue(const Sm90Cta<Cfg::kVarlen>& c,
                                               const float (&o)[Cfg::kOFloats],
                                               const float (&row_max)[2],
                                               const float2 (&col_scale)[Cfg::kD / 8],
-                                              const float* row_km, int w, int g, int t) {
+                                              const float* row_km, int w, int g, int t,
+                                              int q_barrier) {
   constexpr int D = Cfg::kD;
   const AttentionArgs& a = c.args.a;
   const int head = c.head, warp_row0 = c.warp_row0;
@@ -51,6 +54,17 @@ __device__ __forceinline__ void sm90_epilogue(const Sm90Cta<Cfg::kVarlen>& c,
         if (a.k_sum != nullptr) value += row_km[16 * w + g + 8 * r];
       }
       a.lse[seq.lse_row(a, head, row)] = Cfg::kVarlen && seq.invalid ? NAN : value;
+    }
+  }
+  // The sharp-tile guard (sharp_tiles.h): the warpgroup's 64 rows vote on its Q barrier (free
+  // since the Q tile was quantized), and its first thread appends them if any is sharp.
+  if (a.sharp_count != nullptr) {
+    bool sharp = false;
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      sharp |= sharp_row(a, seq, warp_row0 + g + 8 * r, row_max[r], Cfg::kMaxHeadroom);
+    if (device::barrier_or(q_barrier, 128, sharp) && threadIdx.x % 128 == 0) {
+      append_sharp_tile(a, seq, head, warp_row0 - 16 * w);
     }
   }
 }
