@@ -148,8 +148,8 @@ cudaError_t launch_sharp_for(const detail::AttentionArgs& a, int ctas, int head_
 }
 
 // After the attention launches: the tiles they flagged, again with 16-bit Q·Kᵀ. Two CTAs per SM
-// (the kernel's shared memory allows two on every architecture from sm80 at d ≤ 192) walk the
-// list, however long it turned out; on ordinary inputs they find it empty.
+// (as many as its registers allow) walk the list, however long it turned out; on ordinary inputs
+// they find it empty.
 cudaError_t redo_sharp_tiles(const detail::AttentionArgs& a, const Params& p,
                              cudaStream_t stream) {
   int device = 0, sms = 0;

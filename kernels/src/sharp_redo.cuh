@@ -9,9 +9,9 @@
 //   softmax     exact running row max, exp2 of one FFMA per score (no headroom: rows this sharp
 //               are why the kernel runs)
 //   P·V         P in the input's 16-bit type, m16n8k16, FP32 accumulation
-// Only flagged tiles reach it, so it runs one CTA per SM or two over the worklist rather than a
-// grid of every tile: on ordinary inputs it is one launch that finds an empty list (1.3 µs on an
-// H100: docs/kernels.md).
+// Only flagged tiles reach it, so it runs two CTAs per SM over the worklist rather than a grid of
+// every tile: on ordinary inputs it is one launch that finds an empty list (docs/kernels.md,
+// "Sharp attention", has its cost).
 #pragma once
 
 #include <cstdint>
@@ -244,7 +244,9 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
   }
 
   // The last CTA to finish resets the worklist for the next call: every CTA read the count
-  // before it arrived here.
+  // before it arrived here. (An empty list needs no reset: every CTA saw the same 0 and leaves
+  // without an atomic, which is all the kernel does on ordinary inputs.)
+  if (count == 0) return;
   __syncthreads();
   if (tid == 0) {
     __threadfence();

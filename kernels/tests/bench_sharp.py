@@ -12,7 +12,6 @@ Usage: bench_sharp.py [--json FILE] [--paths fp16_sm90,fp8_sm90]
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
@@ -75,7 +74,7 @@ def main():
                 off = sc.Call(lib, qi, ki, v, o_off, "HND", path=path, sharp_threshold=None)
                 variants = {"guard": on.run, "no guard": off.run}
                 if inputs != "ordinary":
-                    variants["sdpa"] = lambda: F.scaled_dot_product_attention(qi, ki, v)
+                    variants["sdpa"] = lambda qi=qi, ki=ki, v=v: F.scaled_dot_product_attention(qi, ki, v)
                 times = race(variants)
                 # Accuracy on the first batch's first and last heads (float64 on every head of 16k
                 # tokens would not fit): both sharp, one of each, or both ordinary.

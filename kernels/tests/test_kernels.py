@@ -228,10 +228,21 @@ def sharp_cases(lib, paths, gen, tiny):
     not, both dtypes) and varlen (one sharp sequence among ordinary ones). With the guard every
     element is written and the sharp heads match float64 (cos >= 0.9999, rel L1 <= 0.01, the LSE);
     without it the same inputs must miss that bar (else the case tests nothing); the ordinary
-    heads and sequences come out bit for bit as without the guard. And the threshold decides: at
-    a largest logit of ~80, the default (100) flags nothing (bit for bit as without), 10 flags
-    every tile (closer to float64). Returns (passed, failures)."""
+    heads and sequences come out as without the guard (up to the order of the quantization's
+    atomic additions, as in varlen_cases). And the threshold decides: at a largest logit of ~80,
+    the default (100) flags nothing, 10 flags every tile (closer to float64).
+    Returns (passed, failures)."""
     passed, failures = 0, []
+
+    def same(a, b):  # what the guard left alone: as without it, up to the statistics' atomics
+        return metrics(a, b.double())[1] <= 1e-3
+
+    def lse_error(lse, ref_lse):
+        # LSEs of ~10^5 in FP32 (an ulp of 0.008; the kernels' FP32 scores as much): the bar is
+        # LSE_TOL plus 10^-6 of the value.
+        finite = torch.isfinite(ref_lse)
+        err = (lse.double()[finite] - ref_lse[finite]).abs() - 1e-6 * ref_lse[finite].abs()
+        return err.max().item() if finite.any() else 0.0
 
     def check(name, ok, detail):
         nonlocal passed
@@ -264,10 +275,9 @@ def sharp_cases(lib, paths, gen, tiny):
         name = f"sharp d{d} {'causal' if causal else 'full'} {str(dtype)[6:]} {path} {lq}x{lk}"
         written = not torch.isnan(o).any().item() and not torch.isnan(lse).any().item()
         ok, detail = accurate(o[:, :2], ref[:, :2])
-        visible = torch.isfinite(ref_lse)
-        lse_err = (lse.double()[visible] - ref_lse[visible]).abs().max().item()
+        lse_err = lse_error(lse, ref_lse)
         off_ok, off_detail = accurate(o_off[:, :2], ref[:, :2])
-        untouched = torch.equal(o[:, 2:], o_off[:, 2:])
+        untouched = same(o[:, 2:], o_off[:, 2:])
         check(name, written and ok and lse_err <= LSE_TOL and not off_ok and untouched,
               f"written={written} guarded {detail} lse_err={lse_err:.4f}; unguarded {off_detail}; "
               f"ordinary heads as without the guard={untouched}")
@@ -296,12 +306,12 @@ def sharp_cases(lib, paths, gen, tiny):
             if n == 0:
                 continue
             if i != sharp_seq:
-                if not torch.equal(o[rows], o_off[rows]):
+                if not same(o[rows], o_off[rows]):
                     problems.append(f"ordinary sequence {i} differs from its unguarded output")
                 continue
             ref, ref_lse = reference(q[rows].unsqueeze(0), k[rows].unsqueeze(0), v[rows].unsqueeze(0), "NHD", causal)
             ok, detail = accurate(o[rows], ref[0].transpose(0, 1))
-            lse_err = (lse[:, rows].double() - ref_lse[0]).abs().max().item()
+            lse_err = lse_error(lse[:, rows], ref_lse[0])
             off_ok, off_detail = accurate(o_off[rows], ref[0].transpose(0, 1))
             if not ok or lse_err > LSE_TOL or off_ok:
                 problems.append(f"sharp sequence: guarded {detail} lse_err={lse_err:.4f}; unguarded {off_detail}")
@@ -323,9 +333,9 @@ def sharp_cases(lib, paths, gen, tiny):
         _, rel_low = metrics(outs[10.0], ref)
         largest = (q.double() @ k.double().transpose(-1, -2) / math.sqrt(d)).max().item()
         check(f"sharp threshold d{d} {path} (largest logit {largest:.0f})",
-              largest < 100 and torch.equal(outs[100.0], outs[None]) and rel_low < 0.5 * rel_off,
+              largest < 100 and same(outs[100.0], outs[None]) and rel_low < 0.5 * rel_off,
               f"largest logit {largest:.1f}; default threshold leaves it as unguarded="
-              f"{torch.equal(outs[100.0], outs[None])}; rel L1 unguarded {rel_off:.5f}, threshold 10 {rel_low:.5f}")
+              f"{same(outs[100.0], outs[None])}; rel L1 unguarded {rel_off:.5f}, threshold 10 {rel_low:.5f}")
     return passed, failures
 
 

@@ -12,9 +12,10 @@ import torch
 import torch.nn.functional as F
 
 from . import _ops
-from .core import (MAX_QUERY_HEADS, SageAttentionError, _GRANULARITY, _PATHS,
+from .core import (MAX_QUERY_HEADS, SHARP_THRESHOLD, SageAttentionError, _GRANULARITY, _PATHS,
                    _capability, _fall_back, _fallback_reason, _granularity, _head_slices, _rows_aligned, _sdpa,
-                   capability_gap, head_dims_for, path_for_capability, pv16_for_head_dim)
+                   capability_gap, head_dims_for, path_for_capability, pv16_for_head_dim,
+                   sharp_threshold_value)
 
 # The P·V paths a varlen call can ask for (pv_path=); None picks as sageattn does.
 VARLEN_PATHS = ("fp16", "fp8", "fp8_sm90", "fp16_sm90")

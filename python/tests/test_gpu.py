@@ -229,3 +229,61 @@ def test_second_device():
     q, k, v = (t.to("cuda:1") for t in make(1, 4, 4, 128, 128, 64, torch.float16, "HND"))
     out = sageattn_kernel(q, k, v)
     assert out.device == q.device
+
+
+def sharp_inputs(b, h, lq, lk, d, dtype, sharp_heads):
+    """q, k of N(0,1)·300 on the first `sharp_heads` heads (logits ~10^5: one-hot rows), N(0,1)
+    elsewhere; v N(0,1)."""
+    q, k, v = (torch.randn(b, h, l, d, device="cuda") for l in (lq, lk, lk))
+    q[:, :sharp_heads] *= 300
+    k[:, :sharp_heads] *= 300
+    return q.to(dtype), k.to(dtype), v.to(dtype)
+
+
+def cosine64(out, q, k, v, causal=False):
+    """Cosine of out against attention in float64 (bottom-right causal)."""
+    lq, lk = q.shape[2], k.shape[2]
+    mask = torch.ones(lq, lk, dtype=torch.bool, device="cuda").tril(lk - lq) if causal else None
+    ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), attn_mask=mask)
+    a, r = out.double().flatten(), ref.flatten()
+    return (a @ r / (a.norm() * r.norm())).item()
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("causal", [False, True])
+def test_sharp_tiles_are_recomputed_with_16bit_qk(path, causal):
+    # The sharp-tile guard (docs/kernels.md, "Sharp attention"): without it INT8 Q·Kᵀ loses the
+    # winning keys of one-hot rows (cosine ~0.975); with it (the default) they match float64.
+    q, k, v = sharp_inputs(2, 4, 300, 700, 128, torch.float16, sharp_heads=2)
+    guarded = PATHS[path](q, k, v, is_causal=causal)
+    unguarded = PATHS[path](q, k, v, is_causal=causal, sharp_threshold=None)
+    assert torch.isfinite(guarded).all()
+    assert cosine64(guarded[:, :2], q[:, :2], k[:, :2], v[:, :2], causal) >= 0.9999
+    assert cosine64(unguarded[:, :2], q[:, :2], k[:, :2], v[:, :2], causal) < 0.999
+    check(guarded[:, 2:], reference(q[:, 2:], k[:, 2:], v[:, 2:], "HND", causal), path)
+
+
+def test_sharp_guard_in_cuda_graphs_and_compiled_graphs():
+    # The worklist lives on the GPU and resets itself: replays that alternate ordinary and sharp
+    # inputs each come out right, and torch.compile(fullgraph=True) takes the argument.
+    q, k, v = sharp_inputs(1, 4, 256, 256, 128, torch.bfloat16, sharp_heads=0)
+    sageattn_kernel(q, k, v)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = sageattn_kernel(q, k, v)
+    for sharp_heads in (4, 0, 2, 4):
+        fresh = sharp_inputs(1, 4, 256, 256, 128, torch.bfloat16, sharp_heads)
+        for t, new in zip((q, k, v), fresh):
+            t.copy_(new)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert cosine64(out, q, k, v) >= (0.9999 if sharp_heads == 4 else 0.999), sharp_heads
+    compiled = torch.compile(lambda q, k, v: sageattn_kernel(q, k, v, sharp_threshold=50.0), fullgraph=True)
+    assert cosine64(compiled(q, k, v), q, k, v) >= 0.9999
+
+
+def test_sharp_threshold_is_checked():
+    q, k, v = make(1, 2, 2, 128, 128, 64, torch.float16, "HND")
+    for bad in (-1.0, float("nan"), "100"):
+        with pytest.raises(sageattention.SageAttentionError, match="sharp_threshold"):
+            sageattn_kernel(q, k, v, sharp_threshold=bad)
