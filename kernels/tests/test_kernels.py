@@ -278,7 +278,8 @@ def sharp_cases(lib, paths, gen, tiny):
         lse_err = lse_error(lse, ref_lse)
         off_ok, off_detail = accurate(o_off[:, :2], ref[:, :2])
         untouched = same(o[:, 2:], o_off[:, 2:])
-        check(name, written and ok and lse_err <= LSE_TOL and not off_ok and untouched,
+        # (At --tiny's 150 keys INT8 rarely loses a one-hot row's argmax: no contrast asked.)
+        check(name, written and ok and lse_err <= LSE_TOL and (tiny or not off_ok) and untouched,
               f"written={written} guarded {detail} lse_err={lse_err:.4f}; unguarded {off_detail}; "
               f"ordinary heads as without the guard={untouched}")
 
@@ -313,7 +314,7 @@ def sharp_cases(lib, paths, gen, tiny):
             ok, detail = accurate(o[rows], ref[0].transpose(0, 1))
             lse_err = lse_error(lse[:, rows], ref_lse[0])
             off_ok, off_detail = accurate(o_off[rows], ref[0].transpose(0, 1))
-            if not ok or lse_err > LSE_TOL or off_ok:
+            if not ok or lse_err > LSE_TOL or (off_ok and not tiny):
                 problems.append(f"sharp sequence: guarded {detail} lse_err={lse_err:.4f}; unguarded {off_detail}")
         check(name, not problems, "; ".join(problems))
 
