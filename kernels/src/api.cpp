@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime_api.h>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -150,8 +150,7 @@ cudaError_t launch_sharp_for(const detail::AttentionArgs& a, int ctas, int head_
 // After the attention launches: the tiles they flagged, again with 16-bit Q·Kᵀ. Two CTAs per SM
 // (as many as its registers allow) walk the list, however long it turned out; on ordinary inputs
 // they find it empty.
-cudaError_t redo_sharp_tiles(const detail::AttentionArgs& a, const Params& p,
-                             cudaStream_t stream) {
+cudaError_t redo_sharp_tiles(const detail::AttentionArgs& a, const Params& p, cudaStream_t stream) {
   int device = 0, sms = 0;
   if (cudaError_t e = cudaGetDevice(&device)) return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) {

@@ -492,8 +492,8 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        sharp |= sharp_row(a, seq, warp_row0 + 16 * mt + g + 8 * r, row_max[mt][r],
-                           Cfg::kMaxHeadroom);
+        sharp |=
+            sharp_row(a, seq, warp_row0 + 16 * mt + g + 8 * r, row_max[mt][r], Cfg::kMaxHeadroom);
       }
     }
     // (Barrier ids as constants: a computed one makes ptxas reserve all 16 of them.)

@@ -260,9 +260,8 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
 template <int D, typename T>
 cudaError_t launch_sharp_redo(const AttentionArgs& args, int ctas, cudaStream_t stream) {
   using Cfg = SharpRedoConfig<D>;
-  if (cudaError_t e = cudaFuncSetAttribute(sharp_redo_kernel<D, T>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           Cfg::kSmemBytes)) {
+  if (cudaError_t e = cudaFuncSetAttribute(
+          sharp_redo_kernel<D, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes)) {
     return e;
   }
   sharp_redo_kernel<D, T><<<ctas, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);

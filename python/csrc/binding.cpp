@@ -52,8 +52,8 @@ std::tuple<at::Tensor, at::Tensor> attention_cuda(const at::Tensor& q, const at:
   const sageattn::DType dtype = checked_dtype(q, k, v, 4);
   const c10::cuda::CUDAGuard guard(q.device());
   sageattn::Params p = sageattention::attention_params(
-      q, k, v, layout, {dtype, causal, sm_scale, pv_path, q_granularity, k_granularity, smooth_k,
-       sharp_threshold});
+      q, k, v, layout,
+      {dtype, causal, sm_scale, pv_path, q_granularity, k_granularity, smooth_k, sharp_threshold});
   at::Tensor o = at::empty_like(q);
   at::Tensor lse =
       at::empty(return_lse ? at::IntArrayRef{q.size(0), p.heads_q, p.qo_len} : at::IntArrayRef{0},
@@ -82,8 +82,7 @@ std::tuple<at::Tensor, at::Tensor> attention_varlen_cuda(
   const c10::cuda::CUDAGuard guard(q.device());
   sageattn::Params p = sageattention::varlen_attention_params(
       q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-      {dtype, causal, sm_scale, pv_path, q_granularity, k_granularity, smooth_k,
-       sharp_threshold});
+      {dtype, causal, sm_scale, pv_path, q_granularity, k_granularity, smooth_k, sharp_threshold});
   at::Tensor o = at::empty_like(q);
   at::Tensor lse =
       at::empty(return_lse ? at::IntArrayRef{p.heads_q, q.size(0)} : at::IntArrayRef{0},
