@@ -132,6 +132,9 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   const int kv_head = head / (a.heads_q / a.heads_kv);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int m0 = m_block * Cfg::kCtaRows;
+  // The sharp-tile kernel after this one may be scheduled as this grid's last CTAs run (it
+  // waits for them before it reads the worklist): sharp_redo.cuh.
+  if (a.sharp_count != nullptr) device::launch_dependents();
   const AttentionSequence<kVarlen> seq(a, batch, kv_head);
   // A varlen sequence shorter than the grid's tiles (a dense call's grid covers its rows).
   if (kVarlen && m0 >= seq.q_len) return;

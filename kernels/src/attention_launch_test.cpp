@@ -64,7 +64,8 @@ TEST_CASE("a batch slice moves every array to its first batch", "[launch]") {
       const AttentionArgs first = batch_slice(a, 0, d);
       const AttentionArgs last = batch_slice(a, p.batch - 1, d);
       const AttentionArgs end = batch_slice(a, p.batch, d);
-      const void* end_of_all = memory.data() + memory.size();
+      // (The sharp-tile worklist's entries follow V: they are the whole call's, never sliced.)
+      const void* end_of_all = w.sharp_tiles;
       check_walks_region("k", first.k, last.k, end.k, w.k, w.k_scale, p.batch);
       check_walks_region("k_scale", first.k_scale, last.k_scale, end.k_scale, w.k_scale,
                          fp8_v ? static_cast<const void*>(w.v) : end_of_all, p.batch);
@@ -81,6 +82,11 @@ TEST_CASE("a batch slice moves every array to its first batch", "[launch]") {
       CHECK(bytes(last.v) - bytes(kv.data()) == 2 * 4 * 9000);
       CHECK(bytes(last.o) - bytes(o.data()) == 2 * 4 * 8000);
       CHECK(last.lse - lse.data() == 4 * p.heads_q * p.qo_len);
+      CHECK(bytes(last.k16) - bytes(kv.data()) == 2 * 4 * 9000);
+      // The sharp-tile worklist names batches of the whole call: the slice's first is batch0.
+      CHECK(last.batch0 == 4);
+      CHECK(batch_slice(batch_slice(a, 2, d), 1, d).batch0 == 3);
+      CHECK((last.sharp_count == a.sharp_count && last.sharp_tiles == a.sharp_tiles));
       // Nothing else changes.
       CHECK(last.unit_rows == a.unit_rows);
       CHECK(last.seq0 == 0);
@@ -121,7 +127,7 @@ TEST_CASE("a varlen call's slices move no pointer: the kernels count sequences f
   CHECK(s.seq0 == 3);
   CHECK((s.k == a.k && s.k_scale == a.k_scale && s.v_fp8 == a.v_fp8 && s.v_amax == a.v_amax &&
          s.k_sum == a.k_sum && s.q16 == a.q16 && s.o == a.o && s.v == a.v && s.lse == a.lse &&
-         s.cu_q == a.cu_q && s.cu_k == a.cu_k));
+         s.cu_q == a.cu_q && s.cu_k == a.cu_k && s.k16 == a.k16 && s.batch0 == 0));
 }
 
 }  // namespace

@@ -31,6 +31,21 @@ __device__ __forceinline__ void cp_async_wait_own() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// ---- griddepcontrol (PTX ISA: griddepcontrol; sm_90 and later, no-ops before): programmatic
+// dependent launch. A kernel launched after this one with the programmatic-serialization
+// attribute may start once every CTA of this one has called launch_dependents (or exited); it
+// must call wait_for_prerequisites before it reads what this one writes. ----
+__device__ __forceinline__ void launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::);
+#endif
+}
+__device__ __forceinline__ void wait_for_prerequisites() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 // ---- bar.red (PTX ISA: bar, barrier): named barrier `id` over `threads` threads (a multiple of
 // 32) that also ORs a predicate across them: true in every thread if any passed true. ----
 __device__ __forceinline__ bool barrier_or(int id, int threads, bool value) {

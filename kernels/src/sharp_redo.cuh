@@ -89,6 +89,9 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
   const SwizzledLane<Cfg::kRowBytes> k_lane(mi >> 1, r8, mi & 1);
   const SwizzledLane<Cfg::kRowBytes> v_lane(mi & 1, r8, mi >> 1);
   const float scale = a.sm_scale * kLog2e;  // exp2 domain
+  // Launched as a programmatic dependent of the attention kernels (sm_90+): they may still be
+  // running; the worklist is theirs until they are done.
+  device::wait_for_prerequisites();
   const unsigned count = min(*a.sharp_count, static_cast<unsigned>(a.sharp_capacity));
 
   for (unsigned item = blockIdx.x; item < count; item += gridDim.x) {
@@ -258,14 +261,24 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
 }
 
 template <int D, typename T>
-cudaError_t launch_sharp_redo(const AttentionArgs& args, int ctas, cudaStream_t stream) {
+cudaError_t launch_sharp_redo(const AttentionArgs& args, int ctas, bool programmatic,
+                              cudaStream_t stream) {
   using Cfg = SharpRedoConfig<D>;
   if (cudaError_t e = cudaFuncSetAttribute(
           sharp_redo_kernel<D, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes)) {
     return e;
   }
-  sharp_redo_kernel<D, T><<<ctas, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
-  return cudaGetLastError();
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(ctas);
+  config.blockDim = dim3(Cfg::kThreads);
+  config.dynamicSmemBytes = Cfg::kSmemBytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = programmatic ? 1 : 0;
+  return cudaLaunchKernelEx(&config, sharp_redo_kernel<D, T>, args);
 }
 
 }  // namespace sageattn::detail

@@ -117,7 +117,12 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   const bool guard = p.guards_sharp_tiles();
   w.sharp_count = reinterpret_cast<std::uint32_t*>(take(guard ? 2 * sizeof(std::uint32_t) : 0));
   w.stats_bytes = at;
-  // (validate() refuses calls whose worklist would need more than INT_MAX entries.)
+  w.k = reinterpret_cast<std::int8_t*>(take(units * rows * d));
+  w.k_scale = reinterpret_cast<float*>(take(units * w.unit_scales * sizeof(float)));
+  w.v = reinterpret_cast<std::uint8_t*>(take(uses_fp8_v(p.pv_path) ? units * d * rows : 0));
+  // The worklist's entries last: 32 bytes per 64 query rows of each query head, the only part
+  // of the workspace that grows with Q. (validate() refuses calls that would need more than
+  // INT_MAX entries.)
   const std::int64_t capacity = guard ? sharp_tile_capacity(p) : 0;
   w.sharp_capacity = static_cast<int>(std::min<std::int64_t>(capacity, INT32_MAX));
   w.sharp_tiles = reinterpret_cast<SharpTile*>(take(capacity * sizeof(SharpTile)));
@@ -125,9 +130,6 @@ inline Workspace layout_workspace(const Params& p, void* base) {
     w.sharp_count = nullptr;
     w.sharp_tiles = nullptr;
   }
-  w.k = reinterpret_cast<std::int8_t*>(take(units * rows * d));
-  w.k_scale = reinterpret_cast<float*>(take(units * w.unit_scales * sizeof(float)));
-  w.v = reinterpret_cast<std::uint8_t*>(take(uses_fp8_v(p.pv_path) ? units * d * rows : 0));
   w.total = at;
   return w;
 }

@@ -3,7 +3,9 @@
 // workspace.h: the workspace's layout per path.
 #include "workspace.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -57,13 +59,22 @@ Params shape(PvPath path, int qo_len = 1000, int kv_len = 4097) {
 
 TEST_CASE("the workspace holds K and V only: its size does not depend on Q", "[workspace]") {
   // The attention kernels quantize Q as they read it (quantize_q.cuh): no INT8 copy of Q, so
-  // the query length and the query heads change nothing but q_pad, the kernels' grid.
+  // the query length and the query heads change nothing but q_pad, the kernels' grid, and the
+  // sharp-tile guard's worklist (32 bytes per 64 query rows and head; none without the guard).
   for (PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
-    const Workspace short_q = layout_workspace(shape(path, 17), nullptr);
+    Params few = shape(path, 17);
     Params many = shape(path, 32768);
     many.heads_q = 64;
+    few.sharp_threshold = many.sharp_threshold = 0.f;
+    const Workspace short_q = layout_workspace(few, nullptr);
     const Workspace long_q = layout_workspace(many, nullptr);
     CHECK(short_q.total == long_q.total);
+    CHECK(short_q.sharp_count == nullptr);
+    many.sharp_threshold = kDefaultSharpThreshold;
+    const Workspace guarded = layout_workspace(many, nullptr);
+    CHECK(guarded.sharp_capacity == 2 * 64 * 32768 / 64);  // batch × heads × tiles
+    CHECK(guarded.total - long_q.total ==
+          256 + round_up(guarded.sharp_capacity * static_cast<int>(sizeof(SharpTile)), 256));
     CHECK(short_q.q_pad == 64);
     CHECK(long_q.q_pad == 32768);
   }
@@ -71,13 +82,52 @@ TEST_CASE("the workspace holds K and V only: its size does not depend on Q", "[w
   const std::size_t k_bytes = 2 * 2 * 4160 * 128;  // batch × KV heads × kv_pad × D
   CHECK(layout_workspace(shape(PvPath::fp16), nullptr).total > k_bytes);
   CHECK(layout_workspace(shape(PvPath::fp8), nullptr).total > 2 * k_bytes);
-  // Placed in a buffer: the statistics first, contiguous (zeroed with one memset), then K.
+  // Placed in a buffer: the statistics first, contiguous (zeroed with one memset), the guard's
+  // count among them, then K, and the worklist's entries last.
   const Params p = shape(PvPath::fp8_sm90, 17, 150);
   std::vector<unsigned char> buffer(layout_workspace(p, nullptr).total);
   const Workspace w = layout_workspace(p, buffer.data());
-  CHECK(reinterpret_cast<unsigned char*>(w.k_sum) == buffer.data());
-  CHECK(reinterpret_cast<unsigned char*>(w.k) == buffer.data() + w.stats_bytes);
+  const auto at = [&](const void* a) {
+    return static_cast<const unsigned char*>(a) - buffer.data();
+  };
+  CHECK(at(w.k_sum) == 0);
+  CHECK(at(w.sharp_count) + 2 * sizeof(std::uint32_t) <= w.stats_bytes);
+  CHECK(at(w.k) == static_cast<std::ptrdiff_t>(w.stats_bytes));
+  CHECK(w.sharp_capacity == 2 * 8);  // 17 rows: one tile per (batch, query head)
+  CHECK(at(w.sharp_tiles) + w.sharp_capacity * sizeof(SharpTile) <= w.total);
+  CHECK(at(w.sharp_tiles) > at(w.k_scale));
   CHECK(w.total == buffer.size());
+}
+
+TEST_CASE("the sharp-tile worklist has room for every tile, dense or varlen", "[workspace]") {
+  // Dense: ceil(qo_len / 64) tiles per (batch, query head).
+  CHECK(sharp_tile_capacity(shape(PvPath::fp16, 64)) == 2 * 8 * 1);
+  CHECK(sharp_tile_capacity(shape(PvPath::fp16, 65)) == 2 * 8 * 2);
+  // Varlen: a sequence of n rows has ceil(n / 64) ≤ n / 64 + 1 tiles, so total_q / 64 + batch per
+  // query head covers any split of total_q rows among the sequences.
+  Params p = shape(PvPath::fp16_sm90);
+  static const std::int32_t device_offsets[2] = {};
+  p.batch = 5;
+  p.varlen = {device_offsets, device_offsets, 130, 400};
+  CHECK(sharp_tile_capacity(p) == 8 * (130 / 64 + 5));
+  for (const std::vector<int>& lens : {std::vector<int>{1, 1, 1, 1, 126},
+                                       {65, 65, 0, 0, 0},
+                                       {26, 26, 26, 26, 26},
+                                       {130, 0, 0, 0, 0}}) {
+    int tiles = 0;
+    for (int n : lens)
+      tiles += (n + 63) / 64;
+    CHECK(8 * tiles <= sharp_tile_capacity(p));
+  }
+  // Thresholds that turn the guard off, and the ones that do not.
+  Params off = shape(PvPath::fp16);
+  for (float t : {0.f, std::numeric_limits<float>::infinity()}) {
+    off.sharp_threshold = t;
+    CHECK_FALSE(off.guards_sharp_tiles());
+    CHECK(layout_workspace(off, nullptr).sharp_count == nullptr);
+  }
+  off.sharp_threshold = 1e-3f;
+  CHECK(off.guards_sharp_tiles());
 }
 
 // A varlen call's workspace (sequence.h): every sequence's region, its keys rounded up to whole

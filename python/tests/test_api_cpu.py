@@ -163,17 +163,31 @@ def test_strict_mode_raises_instead_of_falling_back(monkeypatch):
         sageattn(q, k, v)
 
 
+def test_sharp_threshold_is_checked_before_anything_runs():
+    # The sharp-tile guard's threshold: a number of logits, None (off); the op gets 0 for None.
+    assert core.sharp_threshold_value(None) == 0.0
+    assert core.sharp_threshold_value(100) == 100.0
+    assert core.sharp_threshold_value(float("inf")) == float("inf")
+    q, k, v = qkv()
+    for bad in (-1.0, float("nan"), "100", True):
+        with pytest.raises(SageAttentionError, match="sharp_threshold must be a non-negative number"):
+            sageattn(q, k, v, sharp_threshold=bad)
+        with pytest.raises(SageAttentionError, match="sharp_threshold"):
+            sageattention.sageattn_varlen(q[0].transpose(0, 1), k[0].transpose(0, 1), v[0].transpose(0, 1),
+                                          torch.tensor([0, 17]), torch.tensor([0, 33]), 17, 33, sharp_threshold=bad)
+
+
 def test_fake_implementation_gives_shapes_for_torch_compile():
     from torch._subclasses.fake_tensor import FakeTensorMode
     with FakeTensorMode():
         q = torch.empty(2, 8, 17, 128, dtype=torch.float16, device="cuda")
         k = torch.empty(2, 2, 40, 128, dtype=torch.float16, device="cuda")
-        o, lse = torch.ops.sageattention.attention(q, k, k, 0, True, 0.1, 0, 1, 0, True, True)
+        o, lse = torch.ops.sageattention.attention(q, k, k, 0, True, 0.1, 0, 1, 0, True, 100.0, True)
         assert o.shape == q.shape and o.dtype == torch.float16
         assert lse.shape == (2, 8, 17) and lse.dtype == torch.float32
         q_nhd = torch.empty(2, 17, 8, 64, dtype=torch.bfloat16, device="cuda")
         k_nhd = torch.empty(2, 40, 2, 64, dtype=torch.bfloat16, device="cuda")
-        o, lse = torch.ops.sageattention.attention(q_nhd, k_nhd, k_nhd, 1, False, 0.1, 1, 1, 0, True, False)
+        o, lse = torch.ops.sageattention.attention(q_nhd, k_nhd, k_nhd, 1, False, 0.1, 1, 1, 0, True, 100.0, False)
         assert o.shape == q_nhd.shape and lse.numel() == 0
 
 
@@ -181,7 +195,7 @@ def test_torch_compile_fullgraph_traces_the_operator():
     # Dynamo and AOT autograd trace the operator through its fake implementation (no graph
     # break); the compiled graph then runs on meta tensors, so no GPU is needed.
     def f(q, k, v):
-        o, _ = torch.ops.sageattention.attention(q, k, v, 0, True, 0.1, 0, 1, 0, True, False)
+        o, _ = torch.ops.sageattention.attention(q, k, v, 0, True, 0.1, 0, 1, 0, True, 100.0, False)
         return o * 2
     compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
     q = torch.empty(2, 8, 17, 128, dtype=torch.float16, device="meta")

@@ -108,16 +108,16 @@ def test_fake_implementation_gives_shapes_for_torch_compile():
         q = torch.empty(300, 8, 128, dtype=torch.float16, device="cuda")
         k = torch.empty(500, 2, 128, dtype=torch.float16, device="cuda")
         cu = torch.empty(4, dtype=torch.int32, device="cuda")
-        o, lse = torch.ops.sageattention.attention_varlen(q, k, k, cu, cu, 200, 300, True, 0.1, 3, 1, 0, True, True)
+        o, lse = torch.ops.sageattention.attention_varlen(q, k, k, cu, cu, 200, 300, True, 0.1, 3, 1, 0, True, 100.0, True)
         assert o.shape == q.shape and o.dtype == torch.float16
         assert lse.shape == (8, 300) and lse.dtype == torch.float32
-        o, lse = torch.ops.sageattention.attention_varlen(q, k, k, cu, cu, 200, 300, False, 0.1, 0, 1, 0, True, False)
+        o, lse = torch.ops.sageattention.attention_varlen(q, k, k, cu, cu, 200, 300, False, 0.1, 0, 1, 0, True, 100.0, False)
         assert lse.numel() == 0
 
 
 def test_torch_compile_fullgraph_traces_the_varlen_operator():
     def f(q, k, v, cu):
-        o, _ = torch.ops.sageattention.attention_varlen(q, k, v, cu, cu, 64, 64, True, 0.1, 0, 1, 0, True, False)
+        o, _ = torch.ops.sageattention.attention_varlen(q, k, v, cu, cu, 64, 64, True, 0.1, 0, 1, 0, True, 100.0, False)
         return o * 2
     compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
     q = torch.empty(100, 8, 64, dtype=torch.bfloat16, device="meta")

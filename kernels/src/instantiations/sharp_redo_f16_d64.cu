@@ -2,5 +2,5 @@
 #include "../sharp_redo.cuh"
 
 namespace sageattn::detail {
-template cudaError_t launch_sharp_redo<64, half>(const AttentionArgs&, int, cudaStream_t);
+template cudaError_t launch_sharp_redo<64, half>(const AttentionArgs&, int, bool, cudaStream_t);
 }  // namespace sageattn::detail

@@ -82,6 +82,9 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   const int head = blockIdx.y, batch = blockIdx.z;
   const int kv_head = head / (a.heads_q / a.heads_kv);
   const int m0 = m_block * kBlockM;
+  // The sharp-tile kernel after this one may be scheduled as this grid's last CTAs run (it
+  // waits for them before it reads the worklist): sharp_redo.cuh.
+  if (a.sharp_count != nullptr) device::launch_dependents();
   const AttentionSequence<kVarlen> seq(a, batch, kv_head);
   // A varlen sequence shorter than the grid's tiles (a dense call's grid covers its rows).
   if (kVarlen && m0 >= seq.q_len) return;
