@@ -224,10 +224,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 
   for (int nb = 0; nb < n_blocks; ++nb) {
     const int stage = nb & 1;
-    if (nb + 1 < n_blocks) load_kv(nb + 1, stage ^ 1);
-    device::cp_async_commit();
-    device::cp_async_wait<1>();
-    __syncthreads();
+    device::double_buffer_step(nb, n_blocks, load_kv);
 
     if (Cfg::kQInRegisters && nb == 0) {
 #pragma unroll

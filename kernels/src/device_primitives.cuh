@@ -59,6 +59,17 @@ __device__ __forceinline__ bool barrier_or(int id, int threads, bool value) {
   return any != 0;
 }
 
+// One step of a double-buffered loop over key blocks (both mma.sync kernels): block nb + 1's
+// copies requested into the other stage, if there is one (load(block, stage)), then block nb's
+// awaited, by this thread and, through the barrier, by all.
+template <typename Load>
+__device__ __forceinline__ void double_buffer_step(int nb, int n_blocks, Load load) {
+  if (nb + 1 < n_blocks) load(nb + 1, (nb & 1) ^ 1);
+  cp_async_commit();
+  cp_async_wait<1>();
+  __syncthreads();
+}
+
 // ---- ldmatrix (PTX ISA: ldmatrix): four 8x8 b16 matrices (8 rows of 16 bytes each);
 // lane i gives the address of row i%8 of matrix i/8 and receives word (lane%4) of row lane/4
 // of each matrix. ----

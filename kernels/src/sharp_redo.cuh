@@ -128,10 +128,7 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
 
     for (int nb = 0; nb < n_blocks; ++nb) {
       const int stage = nb & 1;
-      if (nb + 1 < n_blocks) load_kv(nb + 1, stage ^ 1);
-      device::cp_async_commit();
-      device::cp_async_wait<1>();
-      __syncthreads();
+      device::double_buffer_step(nb, n_blocks, load_kv);
 
       // ---- S = Q·Kᵀ, 16-bit products, FP32 sums ----
       float s[kNTiles][4];
