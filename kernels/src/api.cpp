@@ -131,25 +131,25 @@ cudaError_t launch_path(const detail::AttentionArgs& a, int batch, const Params&
 
 // The sharp-tile kernel at the call's head dim and type (sharp_redo.cuh).
 template <typename T>
-cudaError_t launch_sharp_for(const detail::AttentionArgs& a, int ctas, bool programmatic,
+cudaError_t launch_sharp_for(const detail::AttentionArgs& a, int sms, bool programmatic,
                              int head_dim, cudaStream_t stream) {
   switch (head_dim) {
     case 64:
-      return detail::launch_sharp_redo<64, T>(a, ctas, programmatic, stream);
+      return detail::launch_sharp_redo<64, T>(a, sms, programmatic, stream);
     case 96:
-      return detail::launch_sharp_redo<96, T>(a, ctas, programmatic, stream);
+      return detail::launch_sharp_redo<96, T>(a, sms, programmatic, stream);
     case 192:
-      return detail::launch_sharp_redo<192, T>(a, ctas, programmatic, stream);
+      return detail::launch_sharp_redo<192, T>(a, sms, programmatic, stream);
     case 256:
-      return detail::launch_sharp_redo<256, T>(a, ctas, programmatic, stream);
+      return detail::launch_sharp_redo<256, T>(a, sms, programmatic, stream);
     default:
-      return detail::launch_sharp_redo<128, T>(a, ctas, programmatic, stream);
+      return detail::launch_sharp_redo<128, T>(a, sms, programmatic, stream);
   }
 }
 
-// After the attention launches: the tiles they flagged, again with 16-bit Q·Kᵀ. Two CTAs per SM
-// (as many as its registers allow) walk the list, however long it turned out; on ordinary inputs
-// they find it empty. On compute capability 9.0+ the kernel is a programmatic dependent launch,
+// After the attention launches: the tiles they flagged, again with 16-bit Q·Kᵀ. As many CTAs as
+// fit on the GPU walk the list, however long it turned out; on ordinary inputs they find it
+// empty. On compute capability 9.0+ the kernel is a programmatic dependent launch,
 // which halves what the guard costs there (kernels/NOTES.md, sharp-pdl).
 cudaError_t redo_sharp_tiles(const detail::AttentionArgs& a, const Params& p, cudaStream_t stream) {
   int device = 0, sms = 0, major = 0;
@@ -160,11 +160,10 @@ cudaError_t redo_sharp_tiles(const detail::AttentionArgs& a, const Params& p, cu
   if (cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) {
     return e;
   }
-  const int ctas = std::max(1, std::min(2 * sms, a.sharp_capacity));
   const bool programmatic = major >= 9;
   return p.dtype == DType::f16
-             ? launch_sharp_for<half>(a, ctas, programmatic, p.head_dim, stream)
-             : launch_sharp_for<__nv_bfloat16>(a, ctas, programmatic, p.head_dim, stream);
+             ? launch_sharp_for<half>(a, sms, programmatic, p.head_dim, stream)
+             : launch_sharp_for<__nv_bfloat16>(a, sms, programmatic, p.head_dim, stream);
 }
 
 }  // namespace

@@ -154,11 +154,12 @@ template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& args, int batch, cudaStream_t stream);
 
 // The sharp-tile kernel (sharp_redo.cuh) at head dim D for inputs of type T (half or
-// __nv_bfloat16): `ctas` CTAs work through the worklist the attention launches filled. `args`:
-// the whole call's (not a batch slice's). programmatic: launched as a programmatic dependent of
-// the attention kernel before it (compute capability 9.0+).
+// __nv_bfloat16): as many CTAs as fit on the GPU's `sms` SMs work through the worklist the
+// attention launches filled. `args`: the whole call's (not a batch slice's). programmatic:
+// launched as a programmatic dependent of the attention kernel before it (compute capability
+// 9.0+).
 template <int D, typename T>
-cudaError_t launch_sharp_redo(const AttentionArgs& args, int ctas, bool programmatic,
+cudaError_t launch_sharp_redo(const AttentionArgs& args, int sms, bool programmatic,
                               cudaStream_t stream);
 
 }  // namespace sageattn::detail

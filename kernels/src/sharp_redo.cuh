@@ -9,11 +9,12 @@
 //   softmax     exact running row max, exp2 of one FFMA per score (no headroom: rows this sharp
 //               are why the kernel runs)
 //   P·V         P in the input's 16-bit type, m16n8k16, FP32 accumulation
-// Only flagged tiles reach it, so it runs two CTAs per SM over the worklist rather than a grid of
-// every tile: on ordinary inputs it is one launch that finds an empty list (docs/kernels.md,
-// "Sharp attention", has its cost).
+// Only flagged tiles reach it, so it runs as many CTAs as fit at once over the worklist rather
+// than a grid of every tile: on ordinary inputs it is one launch that finds an empty list
+// (docs/kernels.md, "Sharp attention", has its cost).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "attention_launch.h"
@@ -258,13 +259,21 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
 }
 
 template <int D, typename T>
-cudaError_t launch_sharp_redo(const AttentionArgs& args, int ctas, bool programmatic,
+cudaError_t launch_sharp_redo(const AttentionArgs& args, int sms, bool programmatic,
                               cudaStream_t stream) {
   using Cfg = SharpRedoConfig<D>;
   if (cudaError_t e = cudaFuncSetAttribute(
           sharp_redo_kernel<D, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes)) {
     return e;
   }
+  // As many CTAs as fit on the GPU at once (registers and shared memory permitting: two per SM
+  // at d=128 on an H100), at most one per entry the list can hold.
+  int per_sm = 0;
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, sharp_redo_kernel<D, T>, Cfg::kThreads, Cfg::kSmemBytes)) {
+    return e;
+  }
+  const int ctas = std::max(1, std::min(std::max(per_sm, 1) * sms, args.sharp_capacity));
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(ctas);
   config.blockDim = dim3(Cfg::kThreads);
