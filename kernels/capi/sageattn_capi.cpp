@@ -12,7 +12,8 @@ extern "C" {
 // Mirrored field by field in kernels/tests/sageattn_ctypes.py. Varlen calls (sageattn.h: Varlen)
 // set cu_seqlens_q and cu_seqlens_k (device int32 offsets, both or neither), total_q and total_k;
 // q/k/v/o are then [total, heads, head_dim] views with strides (0, head, row), and batch counts
-// the sequences.
+// the sequences. sharp_threshold: sageattn.h's Params::sharp_threshold (0: no guard). (No
+// comments inside the struct: python/tests/test_library_facts.py reads its declarations.)
 struct SageCapiParams {
   int dtype, batch, heads_q, heads_kv, qo_len, kv_len, head_dim;
   const void* q;
@@ -30,7 +31,7 @@ struct SageCapiParams {
   const int* cu_seqlens_q;
   const int* cu_seqlens_k;
   int total_q, total_k;
-  float sharp_threshold;  // sageattn.h: Params::sharp_threshold (0: no guard)
+  float sharp_threshold;
 };
 
 }  // extern "C"
