@@ -12,6 +12,21 @@
 
 namespace sageattn::detail {
 
+// Row `row` of head `head` of sequence b (its first query at row q_start of the tensor) in the
+// caller's O (elements from a.o), and its LSE entry: [batch, heads_q, qo_len], or [heads_q,
+// total_q] for a varlen call. AttentionSequence's o_row and lse_row, and the sharp-tile kernel,
+// whose worklist entries carry the sequence (sharp_redo.cuh).
+__device__ __forceinline__ std::int64_t output_offset(const AttentionArgs& a, int b, int head,
+                                                      int q_start, int row) {
+  return b * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(q_start + row) * a.o_ss;
+}
+template <bool kVarlen>
+__device__ __forceinline__ std::int64_t lse_offset(const AttentionArgs& a, int b, int head,
+                                                   int q_start, int row) {
+  if constexpr (kVarlen) return static_cast<std::int64_t>(head) * a.total_q + q_start + row;
+  return static_cast<std::int64_t>(b * a.heads_q + head) * a.qo_len + row;
+}
+
 template <bool kVarlen>
 struct AttentionSequence {
   int b;                 // the sequence (= the batch of a dense call, counted in this launch)
@@ -53,12 +68,10 @@ struct AttentionSequence {
     return b * a.q_sb + head * a.q_sh + static_cast<std::int64_t>(q_start + row) * a.q_ss;
   }
   __device__ __forceinline__ std::int64_t o_row(const AttentionArgs& a, int head, int row) const {
-    return b * a.o_sb + head * a.o_sh + static_cast<std::int64_t>(q_start + row) * a.o_ss;
+    return output_offset(a, b, head, q_start, row);
   }
-  // The LSE: [batch, heads_q, qo_len], or [heads_q, total_q] for a varlen call.
   __device__ __forceinline__ std::int64_t lse_row(const AttentionArgs& a, int head, int row) const {
-    if constexpr (kVarlen) return static_cast<std::int64_t>(head) * a.total_q + q_start + row;
-    return static_cast<std::int64_t>(b * a.heads_q + head) * a.qo_len + row;
+    return lse_offset<kVarlen>(a, b, head, q_start, row);
   }
   // 1 / kv_len, K's mean's factor: the host's (inv_kv_len) for dense calls, else computed here
   // with the same correctly rounded division (0 for a sequence without keys), so that Q's

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "attention_launch.h"
+#include "attention_sequence.cuh"
 #include "device_primitives.cuh"
 #include "sharp_tiles.h"
 
@@ -227,19 +228,16 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
 #pragma unroll
       for (int i = 0; i < kDTiles; ++i)
         words[i] = device::pack_16bit_x2<T>(o[i][2 * r] * inv, o[i][2 * r + 1] * inv);
-      std::uint16_t* o_row = static_cast<std::uint16_t*>(a.o) + tile.b * a.o_sb +
-                             tile.head * a.o_sh +
-                             static_cast<std::int64_t>(tile.q_start + (active ? row : 0)) * a.o_ss;
+      std::uint16_t* o_row = static_cast<std::uint16_t*>(a.o) +
+                             output_offset(a, tile.b, tile.head, tile.q_start, active ? row : 0);
       device::store_accumulator_row(words, o_row, active, t);
       if (a.lse != nullptr && t == 0 && active) {
         constexpr float kLn2 = 0.6931471805599453f;
         const float value =
             row_sum[r] > 0.f ? (row_max[r] + __log2f(row_sum[r])) * kLn2 : -INFINITY;
-        const std::int64_t at =
-            a.cu_q != nullptr
-                ? static_cast<std::int64_t>(tile.head) * a.total_q + tile.q_start + row
-                : static_cast<std::int64_t>(tile.b * a.heads_q + tile.head) * a.qo_len + row;
-        a.lse[at] = value;
+        a.lse[a.cu_q != nullptr ? lse_offset<true>(a, tile.b, tile.head, tile.q_start, row)
+                                : lse_offset<false>(a, tile.b, tile.head, tile.q_start, row)] =
+            value;
       }
     }
   }
@@ -267,13 +265,16 @@ cudaError_t launch_sharp_redo(const AttentionArgs& args, int sms, bool programma
     return e;
   }
   // As many CTAs as fit on the GPU at once (registers and shared memory permitting: two per SM
-  // at d=128 on an H100), at most one per entry the list can hold.
-  int per_sm = 0;
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, sharp_redo_kernel<D, T>, Cfg::kThreads, Cfg::kSmemBytes)) {
-    return e;
-  }
-  const int ctas = std::max(1, std::min(std::max(per_sm, 1) * sms, args.sharp_capacity));
+  // at d=128 on an H100), at most one per entry the list can hold. Asked once per
+  // instantiation, not per call: a wrong count (another GPU of another kind in the process)
+  // changes only how many CTAs share the list, never which tiles are done.
+  static const int per_sm = [] {
+    int n = 0;
+    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &n, sharp_redo_kernel<D, T>, Cfg::kThreads, Cfg::kSmemBytes);
+    return e == cudaSuccess && n > 0 ? n : 1;
+  }();
+  const int ctas = std::max(1, std::min(per_sm * sms, args.sharp_capacity));
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(ctas);
   config.blockDim = dim3(Cfg::kThreads);

@@ -111,11 +111,12 @@ inline Workspace layout_workspace(const Params& p, void* base) {
     at += (bytes + 255) / 256 * 256;
     return base ? static_cast<char*>(base) + offset : nullptr;
   };
+  auto take_if = [&](bool wanted, std::size_t bytes) { return wanted ? take(bytes) : nullptr; };
   w.k_sum = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.v_amax = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.job_counters = reinterpret_cast<std::uint32_t*>(take((1 + 2 * bk) * sizeof(std::uint32_t)));
   const bool guard = p.guards_sharp_tiles();
-  w.sharp_count = reinterpret_cast<std::uint32_t*>(take(guard ? 2 * sizeof(std::uint32_t) : 0));
+  w.sharp_count = reinterpret_cast<std::uint32_t*>(take_if(guard, 2 * sizeof(std::uint32_t)));
   w.stats_bytes = at;
   w.k = reinterpret_cast<std::int8_t*>(take(units * rows * d));
   w.k_scale = reinterpret_cast<float*>(take(units * w.unit_scales * sizeof(float)));
@@ -125,11 +126,7 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   // INT_MAX entries.)
   const std::int64_t capacity = guard ? sharp_tile_capacity(p) : 0;
   w.sharp_capacity = static_cast<int>(std::min<std::int64_t>(capacity, INT32_MAX));
-  w.sharp_tiles = reinterpret_cast<SharpTile*>(take(capacity * sizeof(SharpTile)));
-  if (!guard) {  // (take() gives an address even for no bytes)
-    w.sharp_count = nullptr;
-    w.sharp_tiles = nullptr;
-  }
+  w.sharp_tiles = reinterpret_cast<SharpTile*>(take_if(guard, capacity * sizeof(SharpTile)));
   w.total = at;
   return w;
 }

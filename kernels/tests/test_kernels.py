@@ -111,13 +111,13 @@ def offsets(lengths):
     return torch.tensor([0] + list(itertools.accumulate(lengths)), dtype=torch.int32, device="cuda")
 
 
-def run_varlen(lib, q, k, v, lens_q, lens_k, causal, path, bounds=None):
+def run_varlen(lib, q, k, v, lens_q, lens_k, causal, path, bounds=None, sharp_threshold=sc.SHARP_THRESHOLD):
     """O and LSE of a varlen call (poisoned with NaN first); bounds: (max_q, max_k) to pass
-    instead of the true longest lengths."""
+    instead of the true longest lengths; sharp_threshold: the sharp-tile guard's (None: off)."""
     o = torch.full_like(q, float("nan"))
     lse = torch.full((q.shape[1], q.shape[0]), float("nan"), device="cuda", dtype=torch.float32)
     max_q, max_k = bounds or (max(lens_q), max(lens_k))
-    call = sc.Call(lib, q, k, v, o, "NHD", causal=causal, path=path, lse=lse,
+    call = sc.Call(lib, q, k, v, o, "NHD", causal=causal, path=path, lse=lse, sharp_threshold=sharp_threshold,
                    varlen=(offsets(lens_q), offsets(lens_k), max_q, max_k))
     call.run()
     torch.cuda.synchronize()
@@ -296,8 +296,8 @@ def sharp_cases(lib, paths, gen, tiny):
         q[start:end] *= 300
         k[start:end] *= 300
         q, k = q.half(), k.half()
-        o, lse = run_varlen_guarded(lib, q, k, v, lens, causal, path, 100.0)
-        o_off, _ = run_varlen_guarded(lib, q, k, v, lens, causal, path, None)
+        o, lse = run_varlen(lib, q, k, v, lens, lens, causal, path)
+        o_off, _ = run_varlen(lib, q, k, v, lens, lens, causal, path, sharp_threshold=None)
         name = f"sharp varlen d{d} {'causal' if causal else 'full'} {path} lengths {lens}"
         problems = []
         q0 = 0
@@ -338,16 +338,6 @@ def sharp_cases(lib, paths, gen, tiny):
               f"largest logit {largest:.1f}; default threshold leaves it as unguarded="
               f"{same(outs[100.0], outs[None])}; rel L1 unguarded {rel_off:.5f}, threshold 10 {rel_low:.5f}")
     return passed, failures
-
-
-def run_varlen_guarded(lib, q, k, v, lens, causal, path, guard):
-    """run_varlen with queries and keys of the same lengths and the given sharp_threshold."""
-    o = torch.full_like(q, float("nan"))
-    lse = torch.full((q.shape[1], q.shape[0]), float("nan"), device="cuda", dtype=torch.float32)
-    sc.Call(lib, q, k, v, o, "NHD", causal=causal, path=path, lse=lse, sharp_threshold=guard,
-            varlen=(offsets(lens), offsets(lens), max(lens), max(lens))).run()
-    torch.cuda.synchronize()
-    return o, lse
 
 
 def main():

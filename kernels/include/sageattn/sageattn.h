@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cuda_runtime_api.h>
+#include <limits>
 #include <string>
 
 namespace sageattn {
@@ -96,7 +97,9 @@ struct Params {
   float sharp_threshold = kDefaultSharpThreshold;
 
   bool is_varlen() const { return varlen.cu_seqlens_q != nullptr; }
-  bool guards_sharp_tiles() const { return sharp_threshold > 0.f && sharp_threshold < 3.4e38f; }
+  bool guards_sharp_tiles() const {
+    return sharp_threshold > 0.f && sharp_threshold <= std::numeric_limits<float>::max();
+  }
 };
 
 struct Status {
