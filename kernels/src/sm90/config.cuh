@@ -54,12 +54,6 @@
 #ifndef SAGEATTN_SM90_FMA_EXP2_D256
 #define SAGEATTN_SM90_FMA_EXP2_D256 0
 #endif
-// 16-bit P·V: the turn issues Q·Kᵀ(nb) first and P·V(nb-1) behind it, and the softmax of S(nb)
-// runs while that P·V is in the tensor cores (FlashAttention-3's order inside a warpgroup); O is
-// rescaled and P(nb) packed once it has retired.
-#ifndef SAGEATTN_SM90_PV16_QK_FIRST
-#define SAGEATTN_SM90_PV16_QK_FIRST 0
-#endif
 // Stages of the K/V ring with 64-key blocks (half the bytes per stage of 128-key ones).
 #ifndef SAGEATTN_SM90_STAGES_N64
 #define SAGEATTN_SM90_STAGES_N64 4
@@ -110,8 +104,7 @@ struct Sm90Config {
   // 16-bit with 3 or 4 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
   // kernels/NOTES.md, sm90-d128-pv16-three-consumers.)
-  static constexpr bool kPvBehindSoftmax = !kPv8 && SAGEATTN_SM90_PV16_QK_FIRST != 0;
-  static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3 && !kPvBehindSoftmax;
+  static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3;
   static constexpr int kStages = D == 256        ? SAGEATTN_SM90_STAGES_D256
                                  : kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64
                                                  : SAGEATTN_SM90_STAGES;

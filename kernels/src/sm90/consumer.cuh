@@ -107,31 +107,6 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
   if (tracing) g_sm90_trace_blocks = n_blocks;
 #endif
 
-  // K's scales of the block in `stage`, staged by the producer, times Q's (read after the Q·Kᵀ
-  // was issued: the wgmma covers the shared-memory latency).
-  auto load_kscale = [&](int stage, float (&kscale)[Cfg::kScaleGroups])
-      __attribute__((always_inline)) {
-    const float4* staged = reinterpret_cast<const float4*>(s_kscale + stage * Cfg::kScaleGroups);
-#pragma unroll
-    for (int i = 0; i < Cfg::kScaleGroups / 4; ++i) {
-      const float4 four = staged[i];
-      kscale[4 * i] = four.x * q_scale;
-      kscale[4 * i + 1] = four.y * q_scale;
-      kscale[4 * i + 2] = four.z * q_scale;
-      kscale[4 * i + 3] = four.w * q_scale;
-    }
-  };
-  // Whether S's accumulator element 4j+e of the block starting at key n0 takes part (masked
-  // tiles only: keys past kv_len, above the causal diagonal).
-  auto visible_in = [&](int n0, auto masked_c) __attribute__((always_inline)) {
-    return [=, &a](int j, int e) {
-      if constexpr (!decltype(masked_c)::value) return true;
-      const int key = n0 + 8 * j + 2 * t + (e & 1);
-      const int row = warp_row0 + g + 8 * (e >> 1);
-      return key < kv_len && !(a.causal && key > row + causal_offset);
-    };
-  };
-
   // Turn nb of 0 .. n_blocks. has_pv, has_qk and masked are compile-time
   // (std::bool_constant): the first turn has no P·V, the last no Q·Kᵀ, and masked tiles (keys
   // past kv_len, the causal diagonal) are the last ones, so they are peeled off the loop and no
@@ -234,40 +209,6 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
     // P·V issued together, with P·V waited for during the softmax, measured no gain:
     // kernels/NOTES.md, sm90-fa3-turn-order.)
     // 16-bit: nothing to merge; P·V(nb-1) and Q·Kᵀ(nb) go out together and retire together.
-    if constexpr (Cfg::kPvBehindSoftmax) {
-      if constexpr (has_qk) issue_qk();
-      if constexpr (has_pv) issue_pv();
-      hand_over();
-      SM90_TRACE(3);
-      if constexpr (has_qk) {
-        float kscale[Cfg::kScaleGroups];
-        load_kscale(stage, kscale);
-        sm90::wgmma_wait<has_pv ? 1 : 0>();  // S(nb) landed; P·V(nb-1) may still run
-        SM90_TRACE(4);
-        sm90::fence_operands(s);
-        auto visible = visible_in(nb * kBlockN, masked_c);
-        float rescale_new[2], m_use[2];
-        bool moved = false;
-        softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible, Cfg::kMaxHeadroom,
-                                moved);
-        softmax_exp2_16bit_in_place<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, visible);
-        if constexpr (has_pv) {
-          sm90::wgmma_wait<0>();
-          retire_pv16();
-        }
-        if (__any_sync(0xffffffffu, moved)) {
-#pragma unroll
-          for (int i = 0; i < Cfg::kOFloats; ++i)
-            o[i] *= rescale_new[(i >> 1) & 1];
-        }
-        pack_p16<PvT>(s, pa);
-      } else if constexpr (has_pv) {
-        sm90::wgmma_wait<0>();
-        retire_pv16();
-      }
-      SM90_TRACE(5);
-      return;
-    }
     if constexpr (has_pv) {
       issue_pv();
       if constexpr (Cfg::kPv8) merge_pv();
@@ -284,14 +225,30 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
       retire_pv16();
     }
     if constexpr (has_qk) {
+      const int n0 = nb * kBlockN;
+      // K's scales, staged by the producer (read after the Q·Kᵀ was issued: the wgmma
+      // covers the shared-memory latency).
+      const float4* staged = reinterpret_cast<const float4*>(s_kscale + stage * Cfg::kScaleGroups);
       float kscale[Cfg::kScaleGroups];
-      load_kscale(stage, kscale);
+#pragma unroll
+      for (int i = 0; i < Cfg::kScaleGroups / 4; ++i) {
+        const float4 four = staged[i];
+        kscale[4 * i] = four.x * q_scale;
+        kscale[4 * i + 1] = four.y * q_scale;
+        kscale[4 * i + 2] = four.z * q_scale;
+        kscale[4 * i + 3] = four.w * q_scale;
+      }
       sm90::wgmma_wait<0>();
       SM90_TRACE(4);  // Q·Kᵀ landed
       if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv) retire_pv16();
       // ---- softmax of S(nb) into P(nb)'s A fragments ----
       sm90::fence_operands(s);
-      auto visible = visible_in(nb * kBlockN, masked_c);
+      auto visible = [&](int j, int e) {
+        if constexpr (!masked) return true;
+        const int key = n0 + 8 * j + 2 * t + (e & 1);
+        const int row = warp_row0 + g + 8 * (e >> 1);
+        return key < kv_len && !(a.causal && key > row + causal_offset);
+      };
       float rescale_new[2], m_use[2];
       bool moved = false;
       softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible, Cfg::kMaxHeadroom,

@@ -120,49 +120,35 @@ __device__ __forceinline__ void softmax_exp2_e4m3(const int (&s)[64], const floa
 // The 16-bit path's P: k-step c (16 keys) of the P·V wgmma takes S's column groups j = 2c and
 // 2c + 1, whose accumulator layout is the 16-bit A fragment's (register 2·(j - 2c) + r: row
 // g + 8r, keys 2t, 2t + 1 of the group): no permutation of V needed. P ≤ 2^headroom.
-// Element e of column j: exp2 of the dequantized score minus the row max, exactly 0 where masked
-// (exp2_fma(-inf) is 2^-126, which bf16 keeps: a row that sees no key would come out as V's
-// mean instead of zeros).
-template <bool kMasked, int kFmaExp2Groups, int kGroups, typename Visible>
-__device__ __forceinline__ float p16_value(int score_bits, const float (&scale)[kGroups],
-                                           const float (&bias)[2][kGroups], int j, int e,
-                                           Visible visible) {
-  const float arg = fmaf(device::biased_score(score_bits), scale[j >> 1], bias[e >> 1][j >> 1]);
-  float p = exp2_on_fma(j, kFmaExp2Groups, 2 * kGroups) ? exp2_fma(arg) : device::fast_exp2(arg);
-  if constexpr (kMasked) {
-    if (!visible(j, e)) p = 0.f;
-  }
-  return p;
-}
-
-// Per row and scale group: -(kSmallIntBias·scale) - m, the FFMA's addend.
-template <int kGroups>
-__device__ __forceinline__ void p16_biases(const float (&scale)[kGroups], const float (&m_use)[2],
-                                           float (&bias)[2][kGroups]) {
+template <bool kMasked, int kFmaExp2Groups, typename PvT, int kS, int kGroups, typename Visible>
+__device__ __forceinline__ void softmax_exp2_16bit(const int (&s)[kS],
+                                                   const float (&scale)[kGroups],
+                                                   const float (&m_use)[2],
+                                                   unsigned (&pa)[kGroups][4], Visible visible) {
+  float bias[2][kGroups];  // per row and scale group: -(kSmallIntBias·scale) - m
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
 #pragma unroll
     for (int i = 0; i < kGroups; ++i)
       bias[r][i] = fmaf(-device::kSmallIntBias, scale[i], -m_use[r]);
   }
-}
-
-template <bool kMasked, int kFmaExp2Groups, typename PvT, int kS, int kGroups, typename Visible>
-__device__ __forceinline__ void softmax_exp2_16bit(const int (&s)[kS],
-                                                   const float (&scale)[kGroups],
-                                                   const float (&m_use)[2],
-                                                   unsigned (&pa)[kGroups][4], Visible visible) {
-  float bias[2][kGroups];
-  p16_biases(scale, m_use, bias);
 #pragma unroll
   for (int c = 0; c < kGroups; ++c) {  // a k-step of 16 keys per scale group
     float p[2][4];
 #pragma unroll
     for (int jj = 0; jj < 2; ++jj) {
+      const int j = 2 * c + jj;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int j = 2 * c + jj;
-        p[jj][e] = p16_value<kMasked, kFmaExp2Groups>(s[4 * j + e], scale, bias, j, e, visible);
+        const float arg =
+            fmaf(device::biased_score(s[4 * j + e]), scale[j >> 1], bias[e >> 1][j >> 1]);
+        p[jj][e] =
+            exp2_on_fma(j, kFmaExp2Groups, 2 * kGroups) ? exp2_fma(arg) : device::fast_exp2(arg);
+        // Masked: exactly 0 (exp2_fma(-inf) is 2^-126, which bf16 keeps: a row that sees no key
+        // would come out as V's mean instead of zeros).
+        if constexpr (kMasked) {
+          if (!visible(j, e)) p[jj][e] = 0.f;
+        }
       }
     }
 #pragma unroll
@@ -170,41 +156,6 @@ __device__ __forceinline__ void softmax_exp2_16bit(const int (&s)[kS],
 #pragma unroll
       for (int r = 0; r < 2; ++r)
         pa[c][2 * jj + r] = device::pack_16bit_x2<PvT>(p[jj][2 * r], p[jj][2 * r + 1]);
-    }
-  }
-}
-
-// The same in two steps, for a turn whose P·V of the previous block is still reading P's
-// fragments while this block's exponentials are computed (SAGEATTN_SM90_PV16_QK_FIRST): the
-// exponentials into S's own registers (as float bits), then, once that P·V has retired, packed.
-template <bool kMasked, int kFmaExp2Groups, int kS, int kGroups, typename Visible>
-__device__ __forceinline__ void softmax_exp2_16bit_in_place(int (&s)[kS],
-                                                            const float (&scale)[kGroups],
-                                                            const float (&m_use)[2],
-                                                            Visible visible) {
-  float bias[2][kGroups];
-  p16_biases(scale, m_use, bias);
-#pragma unroll
-  for (int j = 0; j < kS / 4; ++j) {
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      s[4 * j + e] =
-          __float_as_int(p16_value<kMasked, kFmaExp2Groups>(s[4 * j + e], scale, bias, j, e, visible));
-  }
-}
-
-template <typename PvT, int kS, int kGroups>
-__device__ __forceinline__ void pack_p16(const int (&p)[kS], unsigned (&pa)[kGroups][4]) {
-#pragma unroll
-  for (int c = 0; c < kGroups; ++c) {
-#pragma unroll
-    for (int jj = 0; jj < 2; ++jj) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int i = 4 * (2 * c + jj) + 2 * r;
-        pa[c][2 * jj + r] =
-            device::pack_16bit_x2<PvT>(__int_as_float(p[i]), __int_as_float(p[i + 1]));
-      }
     }
   }
 }
