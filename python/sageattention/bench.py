@@ -268,10 +268,15 @@ def accuracy(fp8, seq=2048, b=1, h=8, d=128):
 def sharpness(fp8, scales=(1, 2, 4, 6, 8, 12, 16, 24, 32, 64, 128, 300), seq=1024, b=1, h=8, d=128):
     """Accuracy as the logits grow: q, k of N(0, 1)·a (the largest |q·k|/√d grows as a²), v of
     N(0, 1), non-causal; per method the cosine similarity against float64, beside the largest
-    logit and the median of the rows' largest softmax probability (near 1: one-hot rows)."""
+    logit and the median of the rows' largest softmax probability (near 1: one-hot rows).
+    sageattn's kernel as called (its sharp-tile guard on), then the quantized kernels alone
+    (sharp_threshold=None): per_warp and per_block Q scales, FP8 P·V."""
+    fp8_pv = _path_functions()["sage fp8-PV"]
     gran = {"sageattn": lambda q, k, v: sageattn(q, k, v, sdpa_for_short_queries=False),
-            "per_block Q": lambda q, k, v: sageattn_qk_int8_pv_fp16_cuda(q, k, v, qk_quant_gran="per_block"),
-            "sage fp8-PV": _path_functions()["sage fp8-PV"],
+            "no guard": lambda q, k, v: sageattn(q, k, v, sdpa_for_short_queries=False, sharp_threshold=None),
+            "per_block Q, no guard": lambda q, k, v: sageattn_qk_int8_pv_fp16_cuda(
+                q, k, v, qk_quant_gran="per_block", sharp_threshold=None),
+            "fp8-PV, no guard": lambda q, k, v: fp8_pv(q, k, v, sharp_threshold=None),
             **_exact_and_fp8_peers(fp8, d)}
     rows = []
     g = torch.Generator(device="cuda").manual_seed(1)
