@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "attention_launch.h"
 #include "attention_sequence.cuh"
@@ -23,6 +24,14 @@
 #include "sharp_tiles.h"
 
 namespace sageattn::detail {
+
+// The subtracted row max may lag the true one by this much (exp2 units; P ≤ 2^this, far inside
+// fp16 and bf16), so that O's rescale is skipped on blocks that do not raise any row of a warp
+// by more: the attention kernels' headroom (kMmaMaxHeadroom). 0: the exact running max.
+#ifndef SAGEATTN_SHARP_HEADROOM
+#define SAGEATTN_SHARP_HEADROOM 0
+#endif
+inline constexpr float kSharpHeadroom = SAGEATTN_SHARP_HEADROOM;
 
 template <int D>
 struct SharpRedoConfig {
@@ -152,52 +161,74 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
       }
 
       // ---- online softmax, exp2 domain ----
+      // Masked blocks (keys past the sequence, or above a causal diagonal that crosses the
+      // warp's rows) are the last ones: the others test no key. scale > 0, so a row's largest
+      // score times scale is its largest scaled score (one FMUL per row, not per score).
       const int n0 = nb * kKeys;
-      const bool masked =
-          n0 + kKeys > tile.kv_len || (a.causal && n0 + kKeys - 1 > warp_row0 + causal_offset);
-      float scale_old[2], bias[2];
+      float scale_old[2];
+      unsigned pa[kKeys / 16][4];
+      [[maybe_unused]] bool moved = false;  // with kSharpHeadroom: a row's subtracted max moved
+      auto softmax = [&](auto masked_c) __attribute__((always_inline)) {
+        float bias[2];
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int row = warp_row0 + g + 8 * r;
-        float m = row_max[r];
+        for (int r = 0; r < 2; ++r) {
+          const int row = warp_row0 + g + 8 * r;
+          float top = -INFINITY;
+#pragma unroll
+          for (int j = 0; j < kNTiles; ++j) {
+#pragma unroll
+            for (int e = 2 * r; e < 2 * r + 2; ++e) {
+              if constexpr (decltype(masked_c)::value) {
+                const int key = n0 + 8 * j + 2 * t + (e & 1);
+                if (key >= tile.kv_len || (a.causal && key > row + causal_offset)) {
+                  s[j][e] = -INFINITY;
+                }
+              }
+              top = fmaxf(top, s[j][e]);
+            }
+          }
+          float m = fmaxf(row_max[r], top * scale);
+          m = device::quad_max(m);
+          if constexpr (kSharpHeadroom > 0) {
+            // Keep subtracting the old max while the block's stays within the headroom of it
+            // (P ≤ 2^headroom): O then needs no rescale, and the warp skips it (below).
+            if (!(m > row_max[r] + kSharpHeadroom)) m = row_max[r];
+            moved |= m != row_max[r];
+          }
+          const float m_use = m == -INFINITY ? 0.f : m;  // no visible key yet: avoid inf - inf
+          scale_old[r] = device::fast_exp2(row_max[r] - m_use);
+          row_max[r] = m;
+          bias[r] = -m_use;
+        }
+        float sum[2] = {0.f, 0.f};
 #pragma unroll
         for (int j = 0; j < kNTiles; ++j) {
+          float p[4];
 #pragma unroll
-          for (int e = 2 * r; e < 2 * r + 2; ++e) {
-            const int key = n0 + 8 * j + 2 * t + (e & 1);
-            const bool visible = key < tile.kv_len && !(a.causal && key > row + causal_offset);
-            if (masked && !visible) s[j][e] = -INFINITY;
-            m = fmaxf(m, s[j][e] * scale);
+          for (int e = 0; e < 4; ++e) {
+            p[e] = device::fast_exp2(fmaf(s[j][e], scale, bias[e >> 1]));
+            sum[e >> 1] += p[e];
           }
+          pa[j / 2][2 * (j & 1)] = device::pack_16bit_x2<T>(p[0], p[1]);
+          pa[j / 2][2 * (j & 1) + 1] = device::pack_16bit_x2<T>(p[2], p[3]);
         }
-        m = device::quad_max(m);
-        const float m_use = m == -INFINITY ? 0.f : m;  // no visible key yet: avoid inf - inf
-        scale_old[r] = device::fast_exp2(row_max[r] - m_use);
-        row_max[r] = m;
-        bias[r] = -m_use;
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          row_sum[r] = row_sum[r] * scale_old[r] + sum[r];
+      };
+      if (n0 + kKeys > tile.kv_len || (a.causal && n0 + kKeys - 1 > warp_row0 + causal_offset)) {
+        softmax(std::true_type{});
+      } else {
+        softmax(std::false_type{});
       }
-      float sum[2] = {0.f, 0.f};
-      unsigned pa[kKeys / 16][4];
+      if (kSharpHeadroom == 0 || __any_sync(0xffffffffu, moved)) {
 #pragma unroll
-      for (int j = 0; j < kNTiles; ++j) {
-        float p[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          p[e] = device::fast_exp2(fmaf(s[j][e], scale, bias[e >> 1]));
-          sum[e >> 1] += p[e];
+        for (int i = 0; i < kDTiles; ++i) {
+          o[i][0] *= scale_old[0];
+          o[i][1] *= scale_old[0];
+          o[i][2] *= scale_old[1];
+          o[i][3] *= scale_old[1];
         }
-        pa[j / 2][2 * (j & 1)] = device::pack_16bit_x2<T>(p[0], p[1]);
-        pa[j / 2][2 * (j & 1) + 1] = device::pack_16bit_x2<T>(p[2], p[3]);
-      }
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-        row_sum[r] = row_sum[r] * scale_old[r] + sum[r];
-#pragma unroll
-      for (int i = 0; i < kDTiles; ++i) {
-        o[i][0] *= scale_old[0];
-        o[i][1] *= scale_old[0];
-        o[i][2] *= scale_old[1];
-        o[i][3] *= scale_old[1];
       }
 
       // ---- O += P·V ----
