@@ -6,8 +6,10 @@
 // its keys in blocks of kKeys, K and V double-buffered with cp.async:
 //   S = Q·Kᵀ    m16n8k16 in the input's 16-bit type, FP32 accumulation: the products are exact
 //               and K is not smoothed (a per-row constant changes no softmax)
-//   softmax     exact running row max, exp2 of one FFMA per score (no headroom: rows this sharp
-//               are why the kernel runs)
+//   softmax     exact running row max, exp2 of one FFMA per score; only the last blocks (keys
+//               past the sequence, a causal diagonal) test keys against the mask. (A headroom
+//               on the max, as the attention kernels have, measured no gain here: rows this
+//               sharp move it on most blocks.)
 //   P·V         P in the input's 16-bit type, m16n8k16, FP32 accumulation
 // Only flagged tiles reach it, so it runs as many CTAs as fit at once over the worklist rather
 // than a grid of every tile: on ordinary inputs it is one launch that finds an empty list
@@ -24,14 +26,6 @@
 #include "sharp_tiles.h"
 
 namespace sageattn::detail {
-
-// The subtracted row max may lag the true one by this much (exp2 units; P ≤ 2^this, far inside
-// fp16 and bf16), so that O's rescale is skipped on blocks that do not raise any row of a warp
-// by more: the attention kernels' headroom (kMmaMaxHeadroom). 0: the exact running max.
-#ifndef SAGEATTN_SHARP_HEADROOM
-#define SAGEATTN_SHARP_HEADROOM 0
-#endif
-inline constexpr float kSharpHeadroom = SAGEATTN_SHARP_HEADROOM;
 
 template <int D>
 struct SharpRedoConfig {
@@ -167,7 +161,6 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
       const int n0 = nb * kKeys;
       float scale_old[2];
       unsigned pa[kKeys / 16][4];
-      [[maybe_unused]] bool moved = false;  // with kSharpHeadroom: a row's subtracted max moved
       auto softmax = [&](auto masked_c) __attribute__((always_inline)) {
         float bias[2];
 #pragma unroll
@@ -189,12 +182,6 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
           }
           float m = fmaxf(row_max[r], top * scale);
           m = device::quad_max(m);
-          if constexpr (kSharpHeadroom > 0) {
-            // Keep subtracting the old max while the block's stays within the headroom of it
-            // (P ≤ 2^headroom): O then needs no rescale, and the warp skips it (below).
-            if (!(m > row_max[r] + kSharpHeadroom)) m = row_max[r];
-            moved |= m != row_max[r];
-          }
           const float m_use = m == -INFINITY ? 0.f : m;  // no visible key yet: avoid inf - inf
           scale_old[r] = device::fast_exp2(row_max[r] - m_use);
           row_max[r] = m;
@@ -221,14 +208,12 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
       } else {
         softmax(std::false_type{});
       }
-      if (kSharpHeadroom == 0 || __any_sync(0xffffffffu, moved)) {
 #pragma unroll
-        for (int i = 0; i < kDTiles; ++i) {
-          o[i][0] *= scale_old[0];
-          o[i][1] *= scale_old[0];
-          o[i][2] *= scale_old[1];
-          o[i][3] *= scale_old[1];
-        }
+      for (int i = 0; i < kDTiles; ++i) {
+        o[i][0] *= scale_old[0];
+        o[i][1] *= scale_old[0];
+        o[i][2] *= scale_old[1];
+        o[i][3] *= scale_old[1];
       }
 
       // ---- O += P·V ----

@@ -37,7 +37,7 @@ compile() {  # tree, unit, out-prefix
     -Xptxas=-v -gencode "arch=compute_$arch,code=sm_$arch" -x cu -c "$src" -o "$3.o" >"$3.ptxas" 2>&1 ||
     { echo "sass_same.sh: $src does not compile:" >&2; cat "$3.ptxas" >&2; return 1; }
   cuobjdump -sass "$3.o" | sed -E 's@/\*[0-9a-f]{4,}\*/@@g; s@ +/\* 0x[0-9a-f]+ \*/@@g; s@_GLOBAL__N__[0-9a-f]+_[0-9]+_([A-Za-z0-9_]+)_cu_[0-9a-f]{8}@_GLOBAL__N__\1@g' |
-    grep -vE '^\s*$|^\s*/\* 0x' >"$3.sass"
+    grep -vE '^\s*$|^\s*/\* 0x|^\s*identifier = ' >"$3.sass"  # identifier: the source's path
   grep -E "registers|spill" "$3.ptxas" | sed -E 's/.*ptxas info\s*: //' >"$3.resources" || true
 }
 pids=()
