@@ -1,6 +1,7 @@
 #include "util/text.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -154,6 +155,35 @@ std::string fill_placeholders(std::string_view text,
     out += text[i++];
   }
   return out;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    std::size_t length = 0;
+    std::uint32_t code = 0, least = 0;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    } else if ((b & 0xe0) == 0xc0) {
+      length = 2, code = b & 0x1f, least = 0x80;
+    } else if ((b & 0xf0) == 0xe0) {
+      length = 3, code = b & 0x0f, least = 0x800;
+    } else if ((b & 0xf8) == 0xf0) {
+      length = 4, code = b & 0x07, least = 0x10000;
+    } else {
+      return false;
+    }
+    if (i + length > s.size()) return false;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c & 0xc0) != 0x80) return false;
+      code = (code << 6) | (c & 0x3f);
+    }
+    if (code < least || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return false;
+    i += length;
+  }
+  return true;
 }
 
 }  // namespace sagebuild::text

@@ -20,6 +20,16 @@ TEST_CASE("suggestions only for likely typos", "[text]") {
   CHECK(did_you_mean("python", keys).empty());  // an exact match is not a typo
 }
 
+TEST_CASE("UTF-8 is checked as Python's strict codec does", "[text]") {
+  CHECK(is_valid_utf8("plain ascii"));
+  CHECK(is_valid_utf8("caf\xc3\xa9 \xf0\x9f\x98\x80"));
+  CHECK_FALSE(is_valid_utf8("\xff"));
+  CHECK_FALSE(is_valid_utf8("\xc0\xaf"));          // overlong '/'
+  CHECK_FALSE(is_valid_utf8("\xed\xa0\x80"));      // a surrogate
+  CHECK_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+  CHECK_FALSE(is_valid_utf8("\xe2\x82"));          // truncated
+}
+
 TEST_CASE("split, join, trim", "[text]") {
   CHECK(split("a;b;;c", ';') == std::vector<std::string>{"a", "b", "", "c"});
   const std::vector<std::string> parts = {"a", "b"};

@@ -81,27 +81,95 @@ Expected<std::vector<RecordRow>> parse_record(std::string_view text) {
   return rows;
 }
 
+namespace {
+
+// The fields whose value may go on over several lines (core metadata: free text). Any other
+// field folded over lines is refused: its value would hold a line break that one reader keeps
+// and another drops.
+bool may_fold(std::string_view key) {
+  return iequals(key, "Description") || iequals(key, "License");
+}
+
+// A header name as Python's email parser (email.feedparser's headerRE) takes one: printable
+// ASCII other than ':' and space, then ':' at once.
+bool is_header_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x21 && u <= 0x7e && u != ':';
+  });
+}
+
+// A truncated, printable quote of a line for an error message.
+std::string quoted_line(std::string_view line) {
+  std::string out;
+  for (const char c : line.substr(0, 60)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (u >= 0x20 && u < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", u);
+  }
+  return line.size() > 60 ? out + "..." : out;
+}
+
+}  // namespace
+
 Expected<Headers> Headers::parse(std::string_view text) {
+  // Python's email parser (as pip and importlib.metadata read METADATA and WHEEL) ends a line at
+  // "\r\n", "\r" or "\n"; a line that is not a header, a continuation or empty silently ends
+  // the headers there (everything after it becomes the body). This reader takes the same lines
+  // and refuses each place where that silent end, a lone CR or a folded value would make two
+  // readers see different fields.
+  if (!text::is_valid_utf8(text)) {
+    return Error{"not UTF-8 text (pip decodes metadata as UTF-8 and fails)"};
+  }
   Headers headers;
   int line_number = 0;
-  for (const std::string& raw : text::split(text, '\n')) {
+  std::size_t at = 0;
+  while (at < text.size()) {
     ++line_number;
-    std::string_view line = raw;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::size_t eol = text.find_first_of("\r\n", at);
+    const std::string_view line =
+        text.substr(at, eol == std::string_view::npos ? std::string_view::npos : eol - at);
+    if (eol == std::string_view::npos) {
+      at = text.size();
+    } else if (text[eol] == '\r') {
+      if (eol + 1 >= text.size() || text[eol + 1] != '\n') {
+        return Error{fmt::format(
+            "line {} holds a carriage return not followed by a line feed: Python's email "
+            "parser starts a new line there, other readers do not",
+            line_number)};
+      }
+      at = eol + 2;
+    } else {
+      at = eol + 1;
+    }
     if (line.empty()) break;  // the body (a long description) follows
     if (line[0] == ' ' || line[0] == '\t') {
       if (headers.items_.empty()) {
         return Error{fmt::format("line {} continues a header that does not exist", line_number)};
       }
-      headers.items_.back().second += "\n" + std::string(text::trim(line));
+      auto& [key, value] = headers.items_.back();
+      if (!may_fold(key)) {
+        return Error{fmt::format(
+            "line {} continues the '{}' field on a second line; only Description and License "
+            "may span lines (readers disagree on the line break)",
+            line_number, key)};
+      }
+      value += "\n" + std::string(line);
       continue;
     }
     const std::size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) {
-      return Error{fmt::format("line {} is not a 'Key: value' header: '{}'", line_number, line)};
+    const std::string_view name =
+        line.substr(0, colon == std::string_view::npos ? line.size() : colon);
+    if (colon == std::string_view::npos || !is_header_name(name)) {
+      return Error{fmt::format(
+          "line {} is not a 'Name: value' header Python's email parser reads ('{}'): it would "
+          "end the headers there and hide every field after it",
+          line_number, quoted_line(line))};
     }
-    headers.items_.emplace_back(std::string(line.substr(0, colon)),
-                                std::string(text::trim(line.substr(colon + 1))));
+    // Python keeps the value from the first character that is not a space or tab.
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    headers.items_.emplace_back(std::string(name), std::string(text::trim(value)));
   }
   return headers;
 }

@@ -24,7 +24,7 @@ std::filesystem::path backend_wheel(const std::filesystem::path& dir) {
   REQUIRE(write_zip(
       input,
       {{"demo/__init__.py", bytes("x = 1\n"), false},
-       {"demo-1.0.data/scripts/tool", bytes("#!python\n"), true},
+       {"demo-1.0.data/scripts/demo-tool", bytes("#!python\n"), true},
        {"demo-1.0.dist-info/METADATA",
         bytes("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n\nVersion: 1.0 in the text\n"),
         false},
@@ -88,7 +88,7 @@ TEST_CASE("a dev version renames the metadata directories and METADATA's header 
   for (const auto& e : archive->entries())
     names.push_back(e.name);
   CHECK(names == std::vector<std::string>{
-                     "demo-1.0.dev3+g0123abc.data/scripts/tool",
+                     "demo-1.0.dev3+g0123abc.data/scripts/demo-tool",
                      "demo/__init__.py",
                      "demo-1.0.dev3+g0123abc.dist-info/METADATA",
                      "demo-1.0.dev3+g0123abc.dist-info/WHEEL",

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,16 @@ struct EntryReading {
   std::optional<Expected<ElfInfo>> elf;
   std::optional<Expected<PeInfo>> pe;
 };
+
+// A command the wheel may install (a script of .data/scripts or an entry point): one named after
+// the project, never pip, python, torchrun or another distribution's tool.
+bool is_own_command(std::string_view command, std::string_view escaped_project);
+
+// Why the archive entry `name` would install outside what the wheel owns, or nothing.
+// `escaped`: the project's escaped name; `prefix`: "{escaped}-{version}".
+std::optional<std::string> outside_install_scope(const std::string& name,
+                                                 const std::string& escaped,
+                                                 const std::string& prefix);
 
 class Verifier {
  public:
@@ -66,6 +77,11 @@ class Verifier {
   void check_wheel_file(const ZipArchive& archive, const std::string& path);
 
   void check_metadata(const ZipArchive& archive, const std::string& path);
+
+  void check_entry_points(const ZipArchive& archive, const std::string& path);
+
+  void check_single(const Headers& h, const std::string& path, std::string_view id,
+                    std::initializer_list<std::string_view> keys);
 
   // Requires-Python must admit the Python the cp tag names; each clause checked against X.Y.
   void check_requires_python(const std::string& path, const std::string& spec);

@@ -88,6 +88,9 @@ void Verifier::read_entries(const ZipArchive& archive) {
 
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& error = results_[i].error;
+    if (!error && !entries[i].is_directory()) {
+      report_.files.push_back({entries[i].name, results_[i].size, results_[i].digest});
+    }
     if (!error) continue;
     const char* id = error->kind == ZipErrorKind::crc           ? "A006"
                      : error->kind == ZipErrorKind::size_bounds ? "A007"

@@ -100,6 +100,15 @@ struct WheelReport {
   std::string manylinux;
   std::vector<std::string> external_libraries;
   std::string import_test;  // "", "passed: <module path>", "skipped: <why>", "failed: <why>"
+  // What an installer reads: every file entry with its size and sha256 (urlsafe base64, no
+  // padding) as read from the archive, and METADATA's Requires-Dist values as parsed.
+  struct File {
+    std::string name;
+    std::uint64_t size = 0;
+    std::string sha256;
+  };
+  std::vector<File> files;
+  std::vector<std::string> requires_dist;
   std::uint64_t file_size = 0;
   std::uint64_t inflated = 0;
   std::size_t entries = 0;

@@ -18,6 +18,7 @@ void Verifier::check_dist_info(const ZipArchive& archive) {
   check_record(archive, dir + "RECORD");
   check_wheel_file(archive, dir + "WHEEL");
   check_metadata(archive, dir + "METADATA");
+  check_entry_points(archive, dir + "entry_points.txt");
   const EntryReading* p = find(archive, dir + std::string(kProvenanceFile));
   if (!p || !p->text) {
     fail("P001", dir + std::string(kProvenanceFile),
@@ -27,6 +28,40 @@ void Verifier::check_dist_info(const ZipArchive& archive) {
   } else {
     report_.provenance = *parsed;
     check_provenance(*parsed);
+  }
+}
+
+// entry_points.txt as importlib.metadata reads it (pip takes console and GUI scripts from it):
+// lines stripped, '#' and ';' comments, "[section]" headers, "name = object" split at the first
+// '='. Each command must be the project's own (is_own_command).
+void Verifier::check_entry_points(const ZipArchive& archive, const std::string& path) {
+  const EntryReading* r = find(archive, path);
+  if (!r || r->error) return;  // optional; an unreadable entry is already an A check's finding
+  if (!r->text) {
+    fail("A005", path, "too large to be an entry point list");
+    return;
+  }
+  const std::string escaped = escape_distribution_name(name_->name_part);
+  std::string section;
+  int line_number = 0;
+  for (const std::string& raw : text::split(*r->text, '\n')) {
+    ++line_number;
+    const std::string_view line = text::trim(raw);
+    if (line.empty() || line.starts_with('#') || line.starts_with(';')) continue;
+    if (line.starts_with('[')) {
+      section = std::string(text::trim(line.substr(1, line.find(']') - 1)));
+      continue;
+    }
+    if (section != "console_scripts" && section != "gui_scripts") continue;
+    const std::string command(text::trim(line.substr(0, line.find('='))));
+    if (!is_own_command(command, escaped)) {
+      fail("A005", path,
+           fmt::format("line {}: the {} '{}' would install into the environment's bin/ under a "
+                       "name that is not the project's (it could replace pip, python or another "
+                       "package's command)",
+                       line_number, section == "gui_scripts" ? "GUI script" : "console script",
+                       command));
+    }
   }
 }
 
@@ -96,6 +131,7 @@ void Verifier::check_record(const ZipArchive& archive, const std::string& record
 void Verifier::check_wheel_file(const ZipArchive& archive, const std::string& path) {
   auto h = headers(archive, path, "H001");
   if (!h) return;
+  check_single(*h, path, "H001", {"Wheel-Version", "Generator", "Root-Is-Purelib", "Build"});
   const auto version = h->first("Wheel-Version");
   // 1.0 exactly: PEP 427 lets installers go on with a warning for a later 1.x, whose meaning
   // this verifier cannot know, so a publisher's gate refuses it.
@@ -138,10 +174,45 @@ void Verifier::check_wheel_file(const ZipArchive& archive, const std::string& pa
   }
 }
 
+namespace {
+
+// Core metadata versions an installer and a registry both understand (packaging.metadata's list).
+// A later one means fields this verifier cannot judge; registries refuse what they do not know.
+constexpr std::string_view kMetadataVersions[] = {"1.0", "1.1", "1.2", "2.1", "2.2",
+                                                  "2.3", "2.4", "2.5", "2.6"};
+
+}  // namespace
+
+// A field that may appear once: readers that take the first and readers that take the last
+// would see different values, so a second copy is refused.
+void Verifier::check_single(const Headers& h, const std::string& path, std::string_view id,
+                            std::initializer_list<std::string_view> keys) {
+  for (const std::string_view key : keys) {
+    if (const std::size_t n = h.count(key); n > 1) {
+      fail(id, path,
+           fmt::format("'{}' appears {} times ('{}'); it may appear once", key, n,
+                       text::join(h.all(key), "', '")));
+    }
+  }
+}
+
 void Verifier::check_metadata(const ZipArchive& archive, const std::string& path) {
   auto h = headers(archive, path, "M001");
   if (!h) return;
-  if (!h->first("Metadata-Version")) fail("M001", path, "no Metadata-Version");
+  check_single(*h, path, "M001", {"Metadata-Version", "Requires-Python", "Summary"});
+  check_single(*h, path, "M002", {"Name", "Version"});
+  const auto metadata_version = h->first("Metadata-Version");
+  if (!metadata_version) {
+    fail("M001", path, "no Metadata-Version");
+  } else if (std::find(std::begin(kMetadataVersions), std::end(kMetadataVersions),
+                       *metadata_version) == std::end(kMetadataVersions)) {
+    fail("M001", path,
+         fmt::format("Metadata-Version '{}' is not one of {}", *metadata_version,
+                     text::join(std::vector<std::string>(std::begin(kMetadataVersions),
+                                                         std::end(kMetadataVersions)),
+                                ", ")));
+  }
+  report_.requires_dist = h->all("Requires-Dist");
   const auto name = h->first("Name");
   if (!name || canonicalize_name(*name) != name_->canonical_name) {
     fail("M002", path,

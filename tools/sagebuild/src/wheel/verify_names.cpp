@@ -49,7 +49,78 @@ bool is_single_file_module(const std::string& n, const std::string& escaped) {
          (n.ends_with(".py") || n.ends_with(".so") || n.ends_with(".pyd"));
 }
 
+// The schemes of `{name}-{version}.data/` (the install paths of sysconfig that wheels may name).
+// pip fails on any other.
+constexpr std::string_view kDataSchemes[] = {"purelib", "platlib", "headers", "scripts", "data"};
+
 }  // namespace
+
+// A command the wheel may install (a script of .data/scripts or an entry point): one named after
+// the project ("sageattention", "sageattention-bench"), so that it never replaces pip, python,
+// torchrun or another distribution's tool in the environment's bin/.
+bool is_own_command(std::string_view command, std::string_view escaped_project) {
+  const std::string normalized = canonicalize_name(command);
+  const std::string project = canonicalize_name(escaped_project);
+  return !project.empty() && normalized.starts_with(project) &&
+         (normalized.size() == project.size() || normalized[project.size()] == '-') &&
+         command.find('/') == std::string_view::npos;
+}
+
+// Why an entry would install outside what the wheel owns, or nothing: its package (and its
+// .libs), its .dist-info, commands named after it, and data files under share/<name>/.
+std::optional<std::string> outside_install_scope(const std::string& n, const std::string& escaped,
+                                                 const std::string& prefix) {
+  const std::string top = n.substr(0, n.find('/'));
+  std::string installed = n;  // the path relative to site-packages, for the top and (pur|plat)lib
+  if (top == prefix + ".data" && n.size() > top.size() + 1) {
+    const std::string rest = n.substr(top.size() + 1);
+    const std::string scheme = rest.substr(0, rest.find('/'));
+    if (std::find(std::begin(kDataSchemes), std::end(kDataSchemes), scheme) ==
+        std::end(kDataSchemes)) {
+      return fmt::format(
+          "'{}' is not a .data scheme (purelib, platlib, headers, scripts, data): pip fails on it",
+          scheme);
+    }
+    if (rest.size() == scheme.size() || rest.size() == scheme.size() + 1) return std::nullopt;
+    const std::string inside = rest.substr(scheme.size() + 1);
+    if (scheme == "scripts") {
+      if (!is_own_command(inside, escaped)) {
+        return fmt::format(
+            "the script '{}' would install into the environment's bin/ under a name that is not "
+            "the project's (it could replace pip, python or another package's command)",
+            inside);
+      }
+      return std::nullopt;
+    }
+    if (scheme == "data") {
+      // data installs relative to the environment's root: bin/python3 or lib/python3.X/site-
+      // packages/torch/ are one path away.
+      if (!inside.starts_with("share/" + escaped + "/")) {
+        return fmt::format(
+            "data files install relative to the environment's root; only share/{}/ is the "
+            "project's",
+            escaped);
+      }
+      return std::nullopt;
+    }
+    if (scheme == "headers") return std::nullopt;  // pip puts them under include/.../<project>/
+    installed = inside;  // purelib, platlib: site-packages itself, the same rule as the top level
+  }
+  const std::string installed_top = installed.substr(0, installed.find('/'));
+  if (installed.ends_with(".pth")) {
+    return std::string(
+        "a .pth file installs into site-packages, where Python runs its import lines at every "
+        "start");
+  }
+  const bool own = installed_top == escaped || installed_top == escaped + ".libs" ||
+                   is_single_file_module(installed, escaped) ||
+                   (installed == n && (top == prefix + ".dist-info" || top == prefix + ".data"));
+  if (!own) {
+    return fmt::format("outside the package '{}', its .libs, {}.dist-info and {}.data", escaped,
+                       prefix, prefix);
+  }
+  return std::nullopt;
+}
 
 // ---- N001: the file name ----
 void Verifier::check_filename() {
@@ -95,31 +166,7 @@ void Verifier::check_entry_names(const ZipArchive& archive) {
     const std::string top = n.substr(0, n.find('/'));
     if (top.ends_with(".dist-info")) dist_info_dirs.insert(top);
     if (!name_) continue;
-    // What .data/purelib and .data/platlib hold installs into site-packages itself: the same
-    // rule as the top level (no .pth, no other distribution's package).
-    std::string installed = n;
-    const std::string data_dir = prefix + ".data/";
-    for (const char* scheme : {"purelib/", "platlib/"}) {
-      if (n.starts_with(data_dir + scheme))
-        installed = n.substr(data_dir.size() + std::strlen(scheme));
-    }
-    const std::string installed_top = installed.substr(0, installed.find('/'));
-    const bool in_package = installed != n
-                                ? installed_top == escaped || installed_top == escaped + ".libs" ||
-                                      is_single_file_module(installed, escaped)
-                                : top == escaped || top == escaped + ".libs" ||
-                                      top == prefix + ".dist-info" || top == prefix + ".data" ||
-                                      is_single_file_module(n, escaped);
-    if (installed.ends_with(".pth")) {
-      fail("A005", n,
-           "a .pth file installs into site-packages, where Python runs its import lines at every "
-           "start");
-    } else if (!in_package) {
-      fail("A005", n,
-           fmt::format("outside the package '{}', its .libs, {}.dist-info and "
-                       "{}.data",
-                       escaped, prefix, prefix));
-    }
+    if (auto why = outside_install_scope(n, escaped, prefix)) fail("A005", n, *why);
   }
   // A name that is a file and also the directory of another entry cannot be extracted.
   std::set<std::string> files;

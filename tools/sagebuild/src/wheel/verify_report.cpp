@@ -46,6 +46,11 @@ nlohmann::ordered_json report_to_json(const WheelReport& r) {
                                 {"size", r.file_size},
                                 {"inflated", r.inflated},
                                 {"seconds", r.seconds}};
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const auto& f : r.files)
+    files.push_back({{"name", f.name}, {"size", f.size}, {"sha256", f.sha256}});
+  doc["files"] = files;
+  doc["requires_dist"] = r.requires_dist;
   doc["provenance"] =
       r.provenance ? nlohmann::ordered_json(r.provenance->to_json()) : nlohmann::ordered_json();
   return doc;

@@ -20,6 +20,9 @@ constexpr std::uint32_t kDataDescriptor = 0x08074b50;
 constexpr std::uint16_t kZip64ExtraId = 0x0001;
 constexpr std::size_t kEndRecordSize = 22;
 constexpr std::size_t kMaxComment = 0xffff;
+// General-purpose flags a wheel may carry: deflate options (bits 1, 2), a data descriptor (3),
+// UTF-8 names (11). Encryption (bit 0) has its own message.
+constexpr std::uint16_t kReadableFlags = 0x0002 | 0x0004 | 0x0008 | 0x0800 | 0x0001;
 
 // Little-endian field reader over a byte span, bounds-checked.
 class Fields {
@@ -71,8 +74,7 @@ struct DecompressorDeleter {
 // bombs share one compressed stream), the central directory after the last, and the end records
 // after it.
 std::optional<std::string> check_layout(std::ifstream& in, const std::vector<ZipEntry>& entries,
-                                        std::uint64_t cd_offset, std::uint64_t cd_size,
-                                        std::uint64_t end_offset) {
+                                        std::uint64_t cd_offset) {
   std::vector<const ZipEntry*> order;
   order.reserve(entries.size());
   for (const ZipEntry& e : entries)
@@ -118,13 +120,6 @@ std::optional<std::string> check_layout(std::ifstream& in, const std::vector<Zip
         "member",
         cd_offset - next_free);
   }
-  if (cd_offset + cd_size != end_offset) {
-    // Room for a ZIP64 end record and locator (56 + 20 bytes) and nothing else.
-    const std::uint64_t gap = end_offset - (cd_offset + cd_size);
-    if (gap != 56 + 20) {
-      return fmt::format("{} bytes between the central directory and its end record", gap);
-    }
-  }
   return std::nullopt;
 }
 
@@ -148,17 +143,25 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
   if (!read_at(in, archive.file_size_ - tail_size, tail.data(), tail_size)) {
     return structure_error(path, "cannot read its end");
   }
+  // CPython's zipfile (and so pip) takes the *last* end-record signature in that window,
+  // whatever its comment length says; other readers take the record whose comment reaches the
+  // end of the file. One record must be both, or the two read different archives.
   std::optional<std::size_t> end_at;
   for (std::size_t i = tail_size - kEndRecordSize + 1; i-- > 0;) {
     if (Fields(&tail[i], 4).u32() == kEndOfCentralDirectory) {
-      const std::size_t comment = Fields(&tail[i + 20], 2).u16();
-      if (i + kEndRecordSize + comment == tail_size) {
-        end_at = i;
-        break;
-      }
+      end_at = i;
+      break;
     }
   }
   if (!end_at) return structure_error(path, "no end of central directory record");
+  if (const std::size_t comment = Fields(&tail[*end_at + 20], 2).u16();
+      *end_at + kEndRecordSize + comment != tail_size) {
+    return structure_error(
+        path, fmt::format("{} bytes after the end record that its comment length does not "
+                          "cover (readers disagree on where the archive ends)",
+                          static_cast<std::int64_t>(tail_size) -
+                              static_cast<std::int64_t>(*end_at + kEndRecordSize + comment)));
+  }
   Fields end(&tail[*end_at], kEndRecordSize);
   end.skip(4);
   const std::uint16_t disk = end.u16(), cd_disk = end.u16();
@@ -167,27 +170,61 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
   if (disk != 0 || cd_disk != 0) return structure_error(path, "multi-disk archives are not wheels");
 
   const std::uint64_t end_offset = archive.file_size_ - tail_size + *end_at;
-  if (total_entries == 0xffff || cd_size == 0xffffffff || cd_offset == 0xffffffff) {
-    // ZIP64: a locator right before the end record points at the ZIP64 end record.
-    std::uint8_t locator[20];
-    if (end_offset < 20 || !read_at(in, end_offset - 20, locator, 20) ||
-        Fields(locator, 20).u32() != kZip64EndLocator) {
-      return structure_error(path, "ZIP64 sizes without a ZIP64 locator");
-    }
+  const bool saturated = entries_on_disk == 0xffff || total_entries == 0xffff ||
+                         cd_size == 0xffffffff || cd_offset == 0xffffffff;
+  // ZIP64: CPython uses a ZIP64 end record whenever a locator sits right before the end record,
+  // saturated fields or not, and looks for the record right before the locator; other readers
+  // follow the locator's offset. Both must name one record, and where the classic record is not
+  // saturated it must say what the ZIP64 record says: otherwise two central directories.
+  std::uint8_t locator[20];
+  const bool has_locator = end_offset >= 20 && read_at(in, end_offset - 20, locator, 20) &&
+                           Fields(locator, 20).u32() == kZip64EndLocator;
+  std::uint64_t trailer_size = 0;  // ZIP64 end record and locator, when present
+  if (has_locator) {
     Fields loc(locator, 20);
-    loc.skip(8);
+    loc.skip(4);
+    const std::uint32_t record_disk = loc.u32();
     const std::uint64_t record_offset = loc.u64();
+    const std::uint32_t disks = loc.u32();
+    if (record_disk != 0 || disks > 1) {
+      return structure_error(path, "multi-disk archives are not wheels");
+    }
     std::uint8_t record[56];
-    if (record_offset + 56 > end_offset || !read_at(in, record_offset, record, 56) ||
-        Fields(record, 4).u32() != kZip64End) {
-      return structure_error(path, "bad ZIP64 end record");
+    if (end_offset < 20 + 56 || record_offset != end_offset - 20 - 56 ||
+        !read_at(in, record_offset, record, 56) || Fields(record, 4).u32() != kZip64End) {
+      return structure_error(path,
+                             "the ZIP64 locator does not point at a ZIP64 end record right "
+                             "before it (readers would disagree on the central directory)");
     }
     Fields r(record, 56);
-    r.skip(4 + 8 + 2 + 2 + 4 + 4);
-    entries_on_disk = r.u64();
-    total_entries = r.u64();
-    cd_size = r.u64();
-    cd_offset = r.u64();
+    r.skip(4);
+    const std::uint64_t record_size = r.u64();
+    r.skip(2 + 2);
+    const std::uint32_t z_disk = r.u32(), z_cd_disk = r.u32();
+    const std::uint64_t z_on_disk = r.u64(), z_total = r.u64(), z_cd_size = r.u64(),
+                        z_cd_offset = r.u64();
+    if (record_size != 44) {
+      return structure_error(path, "a ZIP64 end record with extensible data");
+    }
+    if (z_disk != 0 || z_cd_disk != 0) {
+      return structure_error(path, "multi-disk archives are not wheels");
+    }
+    auto agrees = [](std::uint64_t classic, std::uint64_t full, std::uint64_t saturation) {
+      return classic == saturation || classic == full;
+    };
+    if (!agrees(entries_on_disk, z_on_disk, 0xffff) || !agrees(total_entries, z_total, 0xffff) ||
+        !agrees(cd_size, z_cd_size, 0xffffffff) || !agrees(cd_offset, z_cd_offset, 0xffffffff)) {
+      return structure_error(path,
+                             "the end record and the ZIP64 end record name different central "
+                             "directories");
+    }
+    entries_on_disk = z_on_disk;
+    total_entries = z_total;
+    cd_size = z_cd_size;
+    cd_offset = z_cd_offset;
+    trailer_size = 56 + 20;
+  } else if (saturated) {
+    return structure_error(path, "ZIP64 sizes without a ZIP64 locator");
   }
   if (entries_on_disk != total_entries) return structure_error(path, "inconsistent entry counts");
   if (total_entries > limits.max_entries) {
@@ -196,6 +233,14 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
   }
   if (cd_offset > end_offset || cd_size > end_offset - cd_offset) {
     return structure_error(path, "central directory outside the file");
+  }
+  // CPython shifts every offset by the bytes between the central directory's end and the end
+  // records ("concat": a stub prepended to the archive); other readers do not. None allowed.
+  if (cd_offset + cd_size + trailer_size != end_offset) {
+    return structure_error(
+        path, fmt::format("{} bytes between the central directory and the end records",
+                          static_cast<std::int64_t>(end_offset) -
+                              static_cast<std::int64_t>(cd_offset + cd_size + trailer_size)));
   }
   std::vector<std::uint8_t> cd(static_cast<std::size_t>(cd_size));
   if (!read_at(in, cd_offset, cd.data(), cd.size())) {
@@ -227,19 +272,46 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
     e.name.assign(reinterpret_cast<const char*>(cd.data() + name_at), name_len);
     // ZIP64 extra field: the 64-bit values of the fields that were saturated, in this order.
     Fields extra(cd.data() + name_at + name_len, extra_len);
+    // CPython refuses an extra field that runs past its area, or a ZIP64 field that lacks a
+    // value for a saturated field; so does this reader, rather than keep the saturated value.
+    bool zip64_complete = true;
     while (extra.has(4)) {
       const std::uint16_t id = extra.u16(), size = extra.u16();
-      if (!extra.has(size)) break;
+      if (!extra.has(size)) {
+        return structure_error(path,
+                               fmt::format("the extra field of '{}' runs past its record", e.name));
+      }
       if (id == kZip64ExtraId) {
         Fields z(cd.data() + name_at + name_len + extra.pos(), size);
-        if (e.size == 0xffffffff && z.has(8)) e.size = z.u64();
-        if (e.compressed_size == 0xffffffff && z.has(8)) e.compressed_size = z.u64();
-        if (e.local_header_offset == 0xffffffff && z.has(8)) e.local_header_offset = z.u64();
+        for (std::uint64_t* field : {&e.size, &e.compressed_size, &e.local_header_offset}) {
+          if (*field != 0xffffffff) continue;
+          if (!z.has(8)) {
+            zip64_complete = false;
+            break;
+          }
+          *field = z.u64();
+        }
       }
       extra.skip(size);
     }
+    if (extra.pos() != extra_len) {
+      return structure_error(path,
+                             fmt::format("the extra field of '{}' has a partial header", e.name));
+    }
+    if (!zip64_complete) {
+      return structure_error(
+          path, fmt::format("'{}' has a saturated size or offset without its ZIP64 value", e.name));
+    }
     f.skip(std::size_t{name_len} + extra_len + comment_len);
     archive.entries_.push_back(std::move(e));
+  }
+  // CPython reads records until their sizes fill cd_size, ignoring the count; other readers
+  // read `count` records. Both must see the same list.
+  if (f.pos() != cd.size()) {
+    return structure_error(
+        path, fmt::format("the end record counts {} central directory records, but they fill {} "
+                          "of the directory's {} bytes",
+                          total_entries, f.pos(), cd.size()));
   }
   // The whole archive's declared size, before anything is inflated (each entry's own limit and
   // ratio are checked as it is read).
@@ -252,7 +324,7 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
                                                limits.max_total_size));
     }
   }
-  if (auto layout = check_layout(in, archive.entries_, cd_offset, cd_size, end_offset); layout) {
+  if (auto layout = check_layout(in, archive.entries_, cd_offset); layout) {
     return structure_error(path, *layout);
   }
   return archive;
@@ -262,6 +334,13 @@ std::optional<ZipError> ZipArchive::read(std::ifstream& in, const ZipEntry& e,
                                          std::vector<std::uint8_t>& out,
                                          std::vector<std::uint8_t>& scratch) const {
   if (e.flags & 0x1) return ZipError{ZipErrorKind::unsupported, "entry is encrypted"};
+  if (const std::uint16_t unknown = e.flags & ~kReadableFlags; unknown) {
+    // Bit 5 (patched data) and 6 (strong encryption) make CPython's zipfile raise; the others
+    // mean nothing a wheel needs, and another reader may act on them.
+    return ZipError{
+        ZipErrorKind::unsupported,
+        fmt::format("general-purpose flags 0x{:04x} (a wheel uses only bits 1-3 and 11)", unknown)};
+  }
   if (e.method != 0 && e.method != 8) {
     return ZipError{ZipErrorKind::unsupported,
                     fmt::format("compression method {} (wheels use stored or deflate)", e.method)};
@@ -293,7 +372,7 @@ std::optional<ZipError> ZipArchive::read(std::ifstream& in, const ZipEntry& e,
   h.skip(4);  // time, date
   const std::uint32_t local_crc = h.u32(), local_compressed = h.u32(), local_size = h.u32();
   const std::uint16_t name_len = h.u16(), extra_len = h.u16();
-  if (method != e.method || (flags & 0x9) != (e.flags & 0x9)) {
+  if (method != e.method || flags != e.flags) {
     return ZipError{ZipErrorKind::structure, "local header disagrees with the central directory"};
   }
   // Without a data descriptor the local header repeats CRC and sizes (saturated ones live in

@@ -34,8 +34,10 @@ struct ZipEntry {
   std::uint32_t external_attributes = 0;
 
   bool is_directory() const { return name.ends_with('/'); }
-  // The Unix file type bits (S_IFMT) when the archive was made on Unix, else 0.
-  std::uint32_t unix_mode() const { return (made_by >> 8) == 3 ? (external_attributes >> 16) : 0; }
+  // The Unix mode (file type and permission bits) in the high half of the external attributes.
+  // Read whatever system `made_by` names: pip does (a symlink's S_IFLNK under a "FAT" made_by is
+  // still a symlink to it).
+  std::uint32_t unix_mode() const { return external_attributes >> 16; }
 };
 
 // Why reading an entry failed; verify-wheel maps each kind to its own check.
