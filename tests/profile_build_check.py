@@ -408,9 +408,10 @@ def main():
 
         again, again_seconds = run(project.argv(sagebuild, "--entry", ENTRY, "--python-env",
                                                 torch_python), env)
+        # What was done, not how long it took (a busy machine is slow): up to date, and the
+        # record and log of the real build kept (checked below).
         check("a second run with nothing changed is up to date and builds nothing",
-              again.returncode == 0 and "up_to_date" in again.stdout and again_seconds < 10,
-              again.stdout + again.stderr)
+              again.returncode == 0 and "up_to_date" in again.stdout, again.stdout + again.stderr)
         check("the no-op run keeps the last real build's record and log",
               project.results() == record and "import test passed" in open(record["log"]).read(),
               json.dumps(project.results(), indent=1))

@@ -138,10 +138,18 @@ def add_cases(case, binaries):
     w.metadata["Requires-Dist"] = ["torch==2.8.*", "numpy", "torch==2.7.*"]
     w = case("x_torch_pin_and_range", ["M003"])
     w.metadata["Requires-Dist"] = ["torch==2.8.*", "torch<2.8"]
-    w = case("x_torch_pin_cr_trick", ["M003"])
-    w.metadata["Requires-Dist"] = ["torch==2.7.*\rRequires-Dist: torch==2.8.*"]
-    w = case("x_torch_pin_folded", ["M003"])
-    w.metadata["Requires-Dist"] = ["numpy\n torch==2.8.*", "torch==2.7.*"]
+    # Each trick below leaves the one right pin visible to a reader that splits lines at "\n"
+    # and reads "Key: value" naively, and hides a second requirement (or an unreadable one)
+    # from it that Python's email parser, and so pip, reads: refused as metadata that two
+    # readers read differently (M001), which leaves no pin to check (M003).
+    w = case("x_torch_pin_cr_trick", ["M001", "M003"])
+    w.metadata["Summary"] = "SageAttention\rRequires-Dist: torch<2"
+    w = case("x_torch_pin_folded", ["M001", "M003"])
+    w.metadata["Requires-Dist"] = ["torch==2.8.*", "numpy\n torch<2"]
+    w = case("x_header_space_before_colon", ["M001", "M003"])
+    w.metadata = {"X-Note ": "hides every line after it from Python's email parser", **w.metadata}
+    w = case("x_header_non_ascii_name", ["M001", "M003"])
+    w.metadata = {"Caf\u00e9": "hides every line after it from Python's email parser", **w.metadata}
     w = case("x_torch_pin_only_for_an_extra", ["M003"])
     w.metadata["Requires-Dist"] = ["torch==2.8.*; extra == 'cuda'", "numpy"]
     w = case("x_torch_pin_never_applies", ["M003"])

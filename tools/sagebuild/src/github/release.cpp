@@ -67,14 +67,8 @@ class Api {
     }
     std::string advice;
     if (net::is_rate_limited(r)) {
-      std::string until = "later";
-      if (const std::string reset = r.header("x-ratelimit-reset"); !reset.empty()) {
-        const std::time_t t = std::stoll(reset);
-        char buf[32];
-        std::strftime(buf, sizeof buf, "%H:%M:%S UTC", std::gmtime(&t));
-        until = std::string("after ") + buf;
-      }
-      advice = "rate limited by GitHub for longer than --retry-max-wait; run again " + until;
+      advice = "rate limited by GitHub for longer than --retry-max-wait; run again " +
+               net::rate_limit_reset_time(r);
     } else if (r.status == 401) {
       advice = "the token was rejected; set GITHUB_TOKEN (or GH_TOKEN) to a valid token";
     } else if (r.status == 403) {

@@ -7,10 +7,13 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
+#include "util/secrets.h"
 #include "util/text.h"
 
 namespace sagebuild::net {
 namespace {
+
+constexpr long kLowSpeed = 1024;  // bytes per second
 
 // curl_global_init is not thread-safe and must run once before any handle exists.
 void ensure_curl() {
@@ -29,9 +32,24 @@ struct CurlDeleter {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
+// The body, up to a limit: past it the transfer stops (curl's write error), so that a hostile
+// or broken server cannot fill memory with an error page.
+struct BodySink {
+  std::string* body;
+  std::size_t limit;
+  bool truncated = false;
+};
+
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
+  auto* sink = static_cast<BodySink*>(user);
+  const std::size_t n = size * count;
+  if (sink->body->size() + n > sink->limit) {
+    sink->body->append(data, sink->limit - sink->body->size());
+    sink->truncated = true;
+    return 0;
+  }
+  sink->body->append(data, n);
+  return n;
 }
 
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
@@ -87,12 +105,15 @@ Expected<HttpResponse> perform(const HttpRequest& request, const HttpOptions& op
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  // Below kLowSpeed bytes a second for the whole stall window: abandoned. A server that trickles
+  // a byte now and then is cut off as surely as one that sends nothing.
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, kLowSpeed);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.stall_timeout.count()));
   if (!options.user_agent.empty())
     curl_easy_setopt(c, CURLOPT_USERAGENT, options.user_agent.c_str());
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &response.body);
+  BodySink sink{&response.body, options.max_body_bytes};
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &response.headers);
 
@@ -149,8 +170,14 @@ Expected<HttpResponse> perform(const HttpRequest& request, const HttpOptions& op
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
 
   const CURLcode rc = curl_easy_perform(c);
+  if (rc == CURLE_WRITE_ERROR && sink.truncated) {
+    // A response all the same: its status decides, its body is cut at the limit.
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);
+    response.body_truncated = true;
+    return response;
+  }
   if (rc != CURLE_OK) {
-    return Error{fmt::format("{} {}: {}", request.method, request.url,
+    return Error{fmt::format("{} {}: {}", request.method, redact_url(request.url),
                              *error_buffer ? error_buffer : curl_easy_strerror(rc))};
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);

@@ -1,7 +1,7 @@
 // HTTP for the commands that talk to servers (release, publish), on libcurl. One request per
 // call; no retries here (net/retry.h decides those). Credentials go in headers or curl's auth
 // options, never into URLs, and nothing here prints or logs a request: error texts carry the
-// method, the URL and curl's reason only.
+// method, the URL (credentials redacted) and curl's reason only.
 #pragma once
 
 #include <chrono>
@@ -38,15 +38,19 @@ struct HttpResponse {
   long status = 0;
   std::map<std::string, std::string> headers;  // names lower-cased; the last value wins
   std::string body;
+  bool body_truncated = false;  // the server sent more than HttpOptions::max_body_bytes
 
   std::string header(const std::string& lower_name) const;
 };
 
 struct HttpOptions {
   std::chrono::seconds connect_timeout{30};
-  // A transfer that moves less than a byte a second for this long is abandoned (a stalled
-  // server or a dropped connection), whatever its size: big uploads are not cut off.
+  // A transfer that moves less than 1 KiB a second for this long is abandoned (a stalled or
+  // trickling server, a dropped connection), whatever its size: big uploads are not cut off.
   std::chrono::seconds stall_timeout{60};
+  // The most of a response body kept; the transfer stops there (API answers and error pages
+  // are small; release assets and wheels are uploaded, never downloaded here).
+  std::size_t max_body_bytes = 16u << 20;
   std::string user_agent;
 };
 

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <ctime>
 #include <thread>
 
 #include <fmt/format.h>
+
+#include "util/secrets.h"
 
 namespace sagebuild::net {
 namespace {
@@ -16,6 +19,10 @@ std::optional<std::int64_t> header_number(const HttpResponse& r, const std::stri
   if (v.empty() || ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
   return n;
 }
+
+// A wait the server asked for, in seconds, kept far from the overflow of milliseconds: any
+// wait past a day is longer than every --retry-max-wait.
+constexpr std::int64_t kLongestWait = 2 * 86400;
 
 std::chrono::milliseconds backoff(int attempt, const RetryPolicy& policy) {
   auto wait = policy.first_backoff;
@@ -45,10 +52,10 @@ std::optional<std::chrono::milliseconds> retry_delay(const HttpResponse& r, int 
   std::optional<milliseconds> wait;
   if (is_rate_limited(r)) {
     if (auto after = header_number(r, "retry-after")) {
-      wait = seconds(std::max<std::int64_t>(*after, 0));
+      wait = seconds(std::clamp<std::int64_t>(*after, 0, kLongestWait));
     } else if (auto reset = header_number(r, "x-ratelimit-reset");
                reset && r.header("x-ratelimit-remaining") == "0") {
-      wait = seconds(std::max<std::int64_t>(*reset - now, 0) + 1);
+      wait = seconds(std::clamp<std::int64_t>(*reset - std::min(*reset, now), 0, kLongestWait) + 1);
     } else {
       wait = backoff(attempt, policy);
     }
@@ -72,7 +79,7 @@ Expected<HttpResponse> perform_with_retries(const HttpRequest& request, const Ht
       why = response.error().message;
     } else {
       wait = retry_delay(*response, attempt, policy, unix_now());
-      why = fmt::format("{} {}: HTTP {}", request.method, request.url, response->status);
+      why = fmt::format("{} {}: HTTP {}", request.method, redact_url(request.url), response->status);
     }
     if (!wait || attempt >= policy.max_attempts) return response;
     if (policy.note) {
@@ -82,6 +89,18 @@ Expected<HttpResponse> perform_with_retries(const HttpRequest& request, const Ht
     }
     sleep(*wait);
   }
+}
+
+std::string rate_limit_reset_time(const HttpResponse& r) {
+  const auto reset = header_number(r, "x-ratelimit-reset");
+  // Years 1970-9999: what gmtime and the format below can write.
+  if (!reset || *reset < 0 || *reset > 253402300799) return "later";
+  const std::time_t t = static_cast<std::time_t>(*reset);
+  std::tm utc{};
+  if (!gmtime_r(&t, &utc)) return "later";
+  char buf[48];
+  if (std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &utc) == 0) return "later";
+  return std::string("after ") + buf;
 }
 
 }  // namespace sagebuild::net

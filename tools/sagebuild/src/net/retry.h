@@ -35,4 +35,8 @@ bool is_rate_limited(const HttpResponse& response);
 Expected<HttpResponse> perform_with_retries(const HttpRequest& request, const HttpOptions& options,
                                             const RetryPolicy& policy);
 
+// "after 2026-11-27 14:03:00 UTC" from a rate-limited response's x-ratelimit-reset, or "later"
+// when the header is missing, not a number, or outside the years a calendar can print.
+std::string rate_limit_reset_time(const HttpResponse& r);
+
 }  // namespace sagebuild::net

@@ -45,6 +45,46 @@ bool says_already_there(const net::HttpResponse& r) {
                               body.find("file exists") != std::string::npos));
 }
 
+// What a registry's error body says, in one short line: the <title> of an HTML page (or its
+// text without tags), the "message"/"detail" of a JSON answer is left to the text, control
+// characters dropped, at most 160 characters.
+std::string one_line_reason(const net::HttpResponse& r) {
+  std::string text = r.body;
+  const std::string lower = text::ascii_lower(text);
+  if (lower.find("<html") != std::string::npos || lower.find("<!doctype") != std::string::npos ||
+      lower.find("<title") != std::string::npos) {
+    if (const auto open = lower.find("<title"); open != std::string::npos) {
+      const auto start = lower.find('>', open);
+      const auto end = lower.find("</title", start);
+      text = start == std::string::npos || end == std::string::npos
+                 ? ""
+                 : text.substr(start + 1, end - start - 1);
+    } else {
+      std::string stripped;
+      bool in_tag = false;
+      for (const char c : text) {
+        if (c == '<') in_tag = true;
+        if (!in_tag) stripped += c;
+        if (c == '>') in_tag = false, stripped += ' ';
+      }
+      text = stripped;
+    }
+  }
+  std::string line;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    const bool space = u < 0x20 || u == 0x7f || c == ' ';
+    if (space) {
+      if (!line.empty() && line.back() != ' ') line += ' ';
+    } else {
+      line += c;
+    }
+  }
+  line = std::string(text::trim(line));
+  if (line.size() > 160) line = line.substr(0, 157) + "...";
+  return line;
+}
+
 }  // namespace
 
 Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel) {
@@ -83,6 +123,12 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
                                           const std::vector<std::filesystem::path>& wheels,
                                           const std::function<void(const std::string&)>& log) {
   std::vector<PublishResult> results;
+  // The credentials in every spelling a message could carry them (a server may echo the
+  // request's Authorization header, a URL may hold user:token).
+  std::vector<std::string> secrets = credential_forms(request.username, request.password);
+  const auto [url_user, url_password] = url_credentials(request.repository_url);
+  for (std::string& form : credential_forms(url_user, url_password))
+    secrets.push_back(std::move(form));
   for (const auto& path : wheels) {
     PublishResult out{path, PublishOutcome::failed, ""};
     const std::string file = path.filename().string();
@@ -123,12 +169,12 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
               "; check the credentials (SAGEBUILD_PUBLISH_USERNAME/PASSWORD, "
               "TWINE_USERNAME/PASSWORD or ~/.netrc)";
         }
-        const std::string reason = std::string(text::trim(r->body)).substr(0, 300);
+        const std::string reason = one_line_reason(*r);
         out.message =
             fmt::format("HTTP {}{}{}", r->status, reason.empty() ? "" : ": " + reason, advice);
       }
     }
-    out.message = redact(out.message, {request.password});
+    out.message = redact(out.message, secrets);
     log(fmt::format("  {}: {}", file, out.message));
     results.push_back(std::move(out));
   }

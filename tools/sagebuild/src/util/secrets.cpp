@@ -1,5 +1,11 @@
 #include "util/secrets.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+
+#include <fmt/format.h>
+
 namespace sagebuild {
 
 std::string redact(std::string text, std::initializer_list<std::string_view> secrets) {
@@ -9,6 +15,96 @@ std::string redact(std::string text, std::initializer_list<std::string_view> sec
       text.replace(at, secret.size(), "***");
   }
   return text;
+}
+
+std::string redact(std::string text, const std::vector<std::string>& secrets) {
+  for (const std::string& secret : secrets)
+    text = redact(std::move(text), {secret});
+  return text;
+}
+
+namespace {
+
+std::string base64(std::string_view data, bool url_alphabet) {
+  const char* alphabet = url_alphabet
+                             ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                             : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < data.size(); i += 3) {
+    std::uint32_t chunk = static_cast<unsigned char>(data[i]) << 16;
+    if (i + 1 < data.size()) chunk |= static_cast<unsigned char>(data[i + 1]) << 8;
+    if (i + 2 < data.size()) chunk |= static_cast<unsigned char>(data[i + 2]);
+    out += alphabet[(chunk >> 18) & 63];
+    out += alphabet[(chunk >> 12) & 63];
+    out += i + 1 < data.size() ? alphabet[(chunk >> 6) & 63] : '=';
+    out += i + 2 < data.size() ? alphabet[chunk & 63] : '=';
+  }
+  return out;
+}
+
+std::string percent_encoded(std::string_view value) {
+  std::string out;
+  for (const char ch : value) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += ch;
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+std::string percent_decoded(std::string_view value) {
+  std::string out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '%' && i + 2 < value.size() && std::isxdigit(static_cast<unsigned char>(value[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(value[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(value.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += value[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> credential_forms(std::string_view username, std::string_view password) {
+  std::vector<std::string> forms;
+  // Short values would mask ordinary words ("a", "__token__" stays: it is the user name PyPI
+  // uses for every token and carries no secret).
+  auto add = [&](std::string form) {
+    if (form.size() >= 4 && form != "__token__") forms.push_back(std::move(form));
+  };
+  add(std::string(password));
+  add(percent_encoded(password));
+  if (!password.empty() && username != "__token__") add(std::string(username));
+  const std::string pair = std::string(username) + ":" + std::string(password);
+  for (const bool url : {false, true}) {
+    std::string encoded = base64(pair, url);
+    while (!encoded.empty() && encoded.back() == '=')
+      encoded.pop_back();
+    add(encoded);
+  }
+  // Longest first: a shorter form inside a longer one must not leave the rest of it behind.
+  std::sort(forms.begin(), forms.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  return forms;
+}
+
+std::pair<std::string, std::string> url_credentials(std::string_view url) {
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return {};
+  const std::size_t host_start = scheme + 3;
+  const std::size_t path = url.find('/', host_start);
+  const std::size_t at = url.rfind('@', path);
+  if (at == std::string_view::npos || at < host_start) return {};
+  const std::string_view userinfo = url.substr(host_start, at - host_start);
+  const std::size_t colon = userinfo.find(':');
+  if (colon == std::string_view::npos) return {"", percent_decoded(userinfo)};
+  return {percent_decoded(userinfo.substr(0, colon)), percent_decoded(userinfo.substr(colon + 1))};
 }
 
 std::string redact_url(std::string_view url) {

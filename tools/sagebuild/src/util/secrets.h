@@ -3,13 +3,28 @@
 #pragma once
 
 #include <initializer_list>
+#include <utility>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sagebuild {
 
 // `text` with each non-empty secret replaced by "***".
 std::string redact(std::string text, std::initializer_list<std::string_view> secrets);
+
+// The same, with every secret of a list.
+std::string redact(std::string text, const std::vector<std::string>& secrets);
+
+// Every spelling in which a credential can come back in a message: the user name and password
+// themselves (a password also percent-encoded, as it sits in a URL), and the base64 of
+// "user:password" that HTTP basic auth sends (a server that echoes the request shows it), both
+// alphabets. Pass the result to redact().
+std::vector<std::string> credential_forms(std::string_view username, std::string_view password);
+
+// The user name and password a URL carries ("https://user:pass@host/"), percent-decoded;
+// empty when it carries none.
+std::pair<std::string, std::string> url_credentials(std::string_view url);
 
 // A URL fit to print: "https://user:token@host/x" -> "https://user:***@host/x",
 // "https://token@host/x" -> "https://***@host/x" (index URLs carry credentials that way).

@@ -20,6 +20,7 @@ constexpr std::uint32_t kDataDescriptor = 0x08074b50;
 constexpr std::uint16_t kZip64ExtraId = 0x0001;
 constexpr std::size_t kEndRecordSize = 22;
 constexpr std::size_t kMaxComment = 0xffff;
+constexpr int kMaxVersionNeeded = 63;
 // General-purpose flags a wheel may carry: deflate options (bits 1, 2), a data descriptor (3),
 // UTF-8 names (11). Encryption (bit 0) has its own message.
 constexpr std::uint16_t kReadableFlags = 0x0002 | 0x0004 | 0x0008 | 0x0800 | 0x0001;
@@ -254,7 +255,7 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
     }
     ZipEntry e;
     e.made_by = f.u16();
-    f.skip(2);  // version needed
+    e.version_needed = f.u16();
     e.flags = f.u16();
     e.method = f.u16();
     f.skip(4);  // time, date
@@ -334,6 +335,12 @@ std::optional<ZipError> ZipArchive::read(std::ifstream& in, const ZipEntry& e,
                                          std::vector<std::uint8_t>& out,
                                          std::vector<std::uint8_t>& scratch) const {
   if (e.flags & 0x1) return ZipError{ZipErrorKind::unsupported, "entry is encrypted"};
+  // CPython's zipfile refuses to open an entry that needs a ZIP version past 6.3 (its low byte).
+  if (const int needed = e.version_needed & 0xff; needed > kMaxVersionNeeded) {
+    return ZipError{ZipErrorKind::unsupported,
+                    fmt::format("needs ZIP version {}.{} to extract (CPython reads up to 6.3)",
+                                needed / 10, needed % 10)};
+  }
   if (const std::uint16_t unknown = e.flags & ~kReadableFlags; unknown) {
     // Bit 5 (patched data) and 6 (strong encryption) make CPython's zipfile raise; the others
     // mean nothing a wheel needs, and another reader may act on them.
