@@ -39,6 +39,46 @@ def make_wheel(directory, torch, cuda, tag):
     return name
 
 
+def listing(path):
+    return sorted(os.path.relpath(os.path.join(r, n), path) for r, _, ns in os.walk(path) for n in ns)
+
+
+def never_loses_data(sagebuild, tmp, dist, site):
+    """index -o replaces only an index it wrote: never a file, a folder of other files, the input
+    folder; two different wheels of one name are an error; a failure leaves nothing behind."""
+    def index(*args):
+        return subprocess.run([sagebuild, "index", *args], capture_output=True, text=True)
+
+    again = index(dist, "--out", site)
+    check("an index is replaced by the next run", again.returncode == 0, again.stderr)
+    docs = os.path.join(tmp, "docs")
+    os.makedirs(docs)
+    open(os.path.join(docs, "guide.md"), "w").write("mine\n")
+    note = os.path.join(tmp, "note.txt")
+    open(note, "w").write("mine\n")
+    with open(os.path.join(dist, "sageattention-2.2.0.tar.gz"), "wb") as f:
+        f.write(b"an sdist")
+    before = {p: listing(p) for p in (docs, dist)}
+    for label, target in (("a folder of other files", docs), ("the input folder", dist),
+                          ("an existing file", note)):
+        done = index(dist, "--out", target)
+        kept = listing(target) == before[target] if os.path.isdir(target) else open(target).read() == "mine\n"
+        check(f"index -o {label}: refused, nothing touched", done.returncode != 0 and kept
+              and "sagebuild: error" in done.stderr, done.stderr[-300:])
+    here = subprocess.run([os.path.abspath(sagebuild), "index", dist, "--out", "."], capture_output=True, text=True, cwd=tmp)
+    check("index -o . (a folder of other things): refused, no .partial left behind",
+          here.returncode != 0 and not [n for n in os.listdir(tmp) if ".partial" in n], here.stderr[-300:])
+    other = os.path.join(tmp, "other")
+    os.makedirs(other)
+    w = make_wheel(other, "2.8.0", "12.9.1", "280.129")
+    with zipfile.ZipFile(os.path.join(other, w), "a") as z:
+        z.writestr("sageattention/extra.py", "x = 1\n")
+    twice = index(dist, other, "--out", os.path.join(tmp, "site2"))
+    check("two different wheels of one name: an error naming both, no index written",
+          twice.returncode != 0 and "two different wheels named" in twice.stderr
+          and not os.path.exists(os.path.join(tmp, "site2")), twice.stderr[-300:])
+
+
 def main():
     sagebuild = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,6 +117,7 @@ def main():
         check("the combined index lists both wheels; JSON and HTML agree",
               names == sorted([w27, w28]) and all(n in html for n in names)
               and 'data-requires-python="&gt;=3.9"' in html, f"{names}")
+        never_loses_data(sagebuild, tmp, dist, site)
     return finish("index install")
 
 

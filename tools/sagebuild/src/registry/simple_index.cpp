@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 
 #include <fmt/format.h>
@@ -205,22 +206,85 @@ Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
   return w;
 }
 
-Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
-                                   const stdfs::path& site) {
-  const stdfs::path temp = site.parent_path() / ("." + site.filename().string() + ".partial");
+namespace {
+
+// The file that marks a folder as an index this tool wrote: only such a folder is replaced.
+constexpr const char* kIndexMarker = ".sagebuild-index";
+
+// Why `site` may not be (re)written, or nothing. An index replaces only an index: never a file,
+// a folder of other things (docs, the wheels' own folder), or a folder holding an input.
+std::optional<std::string> unsafe_target(const stdfs::path& site,
+                                         const std::vector<IndexedWheel>& wheels) {
   std::error_code ec;
-  stdfs::remove_all(temp, ec);
+  if (site.filename().empty() || site == site.root_path()) {
+    return fmt::format("'{}' is not a folder an index can be written to", site.string());
+  }
+  for (const IndexedWheel& w : wheels) {
+    const stdfs::path input = stdfs::absolute(w.path, ec).lexically_normal();
+    const auto rel = input.lexically_relative(site);
+    if (!rel.empty() && *rel.begin() != "..") {
+      return fmt::format("the input {} is inside {}; write the index somewhere else",
+                         w.path.string(), site.string());
+    }
+  }
+  const auto status = stdfs::symlink_status(site, ec);
+  if (ec || !stdfs::exists(status)) return std::nullopt;
+  if (!stdfs::is_directory(status)) {
+    return fmt::format("{} exists and is not a folder; not replacing it", site.string());
+  }
+  if (stdfs::exists(site / kIndexMarker, ec)) return std::nullopt;
+  if (stdfs::directory_iterator(site, ec) == stdfs::directory_iterator()) return std::nullopt;
+  return fmt::format(
+      "{} exists and is not an index written by sagebuild (no {}); not replacing a folder of "
+      "other files: remove it or choose another -o",
+      site.string(), kIndexMarker);
+}
+
+// Removes the staging folder unless the index was moved into place.
+struct StagingFolder {
+  stdfs::path path;
+  bool kept = false;
+  ~StagingFolder() {
+    std::error_code ec;
+    if (!kept) stdfs::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
+                                   const stdfs::path& target) {
+  std::error_code ec;
+  stdfs::path site = stdfs::absolute(target, ec).lexically_normal();
+  if (site.filename().empty()) site = site.parent_path();  // "out/", "."
+  if (auto why = unsafe_target(site, wheels)) {
+    return Error{*why};
+  }
+  // Two wheels of one name from two folders: one file in the index. The same bytes twice are
+  // one wheel; different bytes are an error naming both.
+  std::map<std::string, const IndexedWheel*> by_name;
+  for (const IndexedWheel& w : wheels) {
+    const auto [it, fresh] = by_name.emplace(w.path.filename().string(), &w);
+    if (!fresh && it->second->sha256 != w.sha256) {
+      return Error{fmt::format("two different wheels named {}: {} (sha256 {}) and {} (sha256 {})",
+                               it->first, it->second->path.string(), it->second->sha256,
+                               w.path.string(), w.sha256)};
+    }
+  }
+  const std::string unique = fmt::format("{:08x}", std::random_device{}());
+  StagingFolder staging{site.parent_path() / ("." + site.filename().string() + ".partial-" + unique)};
+  const stdfs::path& temp = staging.path;
   stdfs::create_directories(temp / "wheels", ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", temp.string(), ec.message())};
+  std::ofstream(temp / kIndexMarker) << "written by sagebuild index; replaced by the next run\n";
   IndexSummary summary;
   std::map<std::string, std::vector<const IndexedWheel*>> by_variant;
   std::vector<const IndexedWheel*> all;
-  for (const IndexedWheel& w : wheels) {
-    stdfs::copy_file(w.path, temp / "wheels" / w.path.filename(),
-                     stdfs::copy_options::overwrite_existing, ec);
-    if (ec) return Error{fmt::format("cannot copy {}: {}", w.path.string(), ec.message())};
-    by_variant[w.variant].push_back(&w);
-    all.push_back(&w);
+  for (const auto& [file, w] : by_name) {
+    stdfs::copy_file(w->path, temp / "wheels" / file, stdfs::copy_options::none, ec);
+    if (ec) return Error{fmt::format("cannot copy {}: {}", w->path.string(), ec.message())};
+    by_variant[w->variant].push_back(w);
+    all.push_back(w);
   }
   for (const auto& [variant, list] : by_variant) {
     if (auto r = write_simple(list, temp / variant / "simple", "../../../wheels/"); !r)
@@ -261,14 +325,22 @@ Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
   }
   if (auto r = write_simple(all, temp / "simple", "../../wheels/"); !r) return r.error();
   summary.wheels = wheels.size();
-  // Replace the previous site only now that the new one is complete.
-  const stdfs::path old = site.parent_path() / ("." + site.filename().string() + ".old");
-  stdfs::remove_all(old, ec);
-  if (stdfs::exists(site)) stdfs::rename(site, old, ec);
+  // Replace the previous site (an index, unsafe_target made sure) only now that the new one is
+  // complete; if the move fails, the previous one goes back.
+  const stdfs::path old = site.parent_path() / ("." + site.filename().string() + ".old-" + unique);
+  const bool had_site = stdfs::exists(site, ec);
+  if (had_site) {
+    stdfs::rename(site, old, ec);
+    if (ec) return Error{fmt::format("cannot move the old index {} aside: {}", site.string(), ec.message())};
+  }
   stdfs::rename(temp, site, ec);
-  if (ec)
+  if (ec) {
+    std::error_code restore;
+    if (had_site) stdfs::rename(old, site, restore);
     return Error{fmt::format("cannot move the index into {}: {}", site.string(), ec.message())};
-  stdfs::remove_all(old, ec);
+  }
+  staging.kept = true;
+  if (had_site) stdfs::remove_all(old, ec);
   return summary;
 }
 
