@@ -9,7 +9,9 @@
 - a package name and a platform tag of 200,000 characters, and a version line of 200,000
   characters in the version file (std::regex overflowed the stack: SIGSEGV);
 - non-UTF-8 bytes in matrix.yaml (profiles --format json died) and in a wheel's entry names
-  (verify-wheel --json died): the JSON stays valid.
+  (verify-wheel --json died): the JSON stays valid;
+- workflow commands ("::add-mask::", "##[") and escape sequences in matrix.yaml descriptions and
+  wheel entry names: printed as text, never as a line a GitHub runner acts on.
 
 Usage: robustness_check.py SAGEBUILD
 """
@@ -128,6 +130,25 @@ def main():
             ok = False
         check("verify-wheel --json stays JSON with a non-UTF-8 entry name", ok,
               done.stdout[-300:].decode(errors="replace") + done.stderr[-300:].decode(errors="replace"))
+
+        # Workflow commands and escape sequences in text from matrix.yaml and from a wheel reach
+        # the output as text: no line a GitHub runner would act on.
+        forged = ["::add-mask::x", "\u00a0::error::forged", "##[warning]x", "\x1b[2Jcleared"]
+        text = (HEAD.format(name="demo", tag="linux_x86_64") +
+                'torch: {"2.11.0": {cuda: ["13.0"], python: ["3.12"]}}\nprofiles:\n' +
+                "".join(f"  p{i}: {{description: {json.dumps(f)}}}\n" for i, f in enumerate(forged)))
+        listed, _ = run(sagebuild, write(tmp, text), "profiles")
+        wheel = os.path.join(tmp, "demo-1.0-py3-none-any.whl")
+        with zipfile.ZipFile(wheel, "w") as z:
+            for f in forged:
+                z.writestr(f"demo/{f}\n::warning::also.py", b"")
+        verified = subprocess.run([sagebuild, "verify-wheel", wheel], capture_output=True, cwd=tmp)
+        for label, done in (("profiles", listed), ("verify-wheel", verified)):
+            out = (done.stdout + done.stderr).decode("utf-8", "replace") if done else ""
+            commands = [line for line in out.splitlines()
+                        if line.lstrip(" \t\u00a0").startswith("::") or "##[" in line or "\x1b" in line]
+            check(f"{label}: forged workflow commands and escapes are printed as text",
+                  done is not None and "x" in out and not commands, "\n".join(commands)[:300])
     return finish("robustness")
 
 

@@ -12,6 +12,8 @@
 
 #include "cli/commands/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/log_safe_stream.h"
+#include "cli/terminal.h"
 #include "util/text.h"
 
 namespace sagebuild::cli {
@@ -131,6 +133,12 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
 }  // namespace
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  // Whatever is printed, from here on, cannot run a workflow command (cli/log_safe_stream.h).
+  const auto controls = [](bool terminal) {
+    return terminal ? LogSafeBuffer::Controls::keep : LogSafeBuffer::Controls::escape;
+  };
+  LogSafeStream safe_out(out, controls(stdout_is_terminal()));
+  LogSafeStream safe_err(err, controls(stderr_is_terminal()));
   try {
     return run_checked(argc, argv, out, err);
   } catch (const CommandError& e) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
+#include "cli/log_safe_stream.h"
 #include "cli/terminal.h"
 #include "github/output.h"
 #include "test_support.h"
@@ -98,8 +99,9 @@ TEST_CASE("matrix errors become annotations under GitHub Actions", "[cli]") {
 
 TEST_CASE("annotations are escaped as the Actions toolkit escapes them", "[cli]") {
   CHECK(error_annotation("a:b,c.yaml", 3, 4, "50% of\nthe line") ==
-        "::error file=a%3Ab%2Cc.yaml,line=3,col=4::50%25 of%0Athe line");
-  CHECK(error_annotation("m.yaml", 0, 0, "whole file") == "::error file=m.yaml::whole file");
+        workflow_command("::error file=a%3Ab%2Cc.yaml,line=3,col=4::50%25 of%0Athe line"));
+  CHECK(error_annotation("m.yaml", 0, 0, "whole file") ==
+        workflow_command("::error file=m.yaml::whole file"));
 }
 
 TEST_CASE("bake writes a file atomically, or to stdout", "[cli]") {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/log_safe_stream.h"
 #include "cli/terminal.h"
 
 namespace sagebuild::cli {
@@ -55,11 +56,15 @@ class GithubProgress : public backend::Progress {
   }
   void finished(const std::string& id, bool ok, const std::string& line) override {
     std::lock_guard lock(mutex_);
-    out_ << fmt::format("::group::{} {}\n", ok ? "✓" : "✗", id);
+    out_ << workflow_command(fmt::format("::group::{} {}", ok ? "✓" : "✗", id)) << "\n";
     for (const std::string& l : lines_[id])
       out_ << l << "\n";
-    out_ << line << "\n::endgroup::\n";
-    if (!ok) out_ << fmt::format("::error title={}::{}\n", escape_property(id), escape_data(line));
+    out_ << line << "\n" << workflow_command("::endgroup::") << "\n";
+    if (!ok) {
+      out_ << workflow_command(
+                  fmt::format("::error title={}::{}", escape_property(id), escape_data(line)))
+           << "\n";
+    }
     out_ << std::flush;
     lines_.erase(id);
   }

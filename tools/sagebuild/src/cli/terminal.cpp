@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/log_safe_stream.h"
+
 #ifdef _WIN32
 #include <io.h>
 #define SAGEBUILD_ISATTY(fd) _isatty(fd)
@@ -88,7 +90,7 @@ std::string error_annotation(std::string_view file, int line, int column,
     properties += fmt::format(",line={}", line);
     if (column > 0) properties += fmt::format(",col={}", column);
   }
-  return fmt::format("::error {}::{}", properties, escape_data(message));
+  return workflow_command(fmt::format("::error {}::{}", properties, escape_data(message)));
 }
 
 }  // namespace sagebuild::cli

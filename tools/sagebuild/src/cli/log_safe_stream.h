@@ -1,0 +1,61 @@
+// Every line sagebuild prints can reach a GitHub Actions log, where the runner acts on a line
+// that starts with "::" (after spaces: "::add-mask::", "::error::", "::stop-commands::") and on
+// "##[" anywhere in it. Text from wheels, matrix.yaml and servers is printed in many places, so
+// the guard sits where it all passes: a filter on the process's stdout and stderr that
+//   - neutralises such lines ("| ::add-mask::x") unless they are sagebuild's own commands,
+//     which are marked at their source with workflow_command();
+//   - writes control characters other than tab and newline as "\x1b" (escape sequences,
+//     carriage returns that overwrite a line), except on a terminal, where the progress display
+//     and colour use them.
+#pragma once
+
+#include <ostream>
+#include <streambuf>
+#include <string>
+#include <string_view>
+
+namespace sagebuild::cli {
+
+// `command` ("::group::x", "::error file=..::msg") marked as sagebuild's own, so that the
+// filter lets it through. The mark holds a number drawn at start-up, so text from elsewhere
+// cannot carry it.
+std::string workflow_command(std::string_view command);
+
+class LogSafeBuffer final : public std::streambuf {
+ public:
+  enum class Controls { escape, keep };
+  LogSafeBuffer(std::streambuf* target, Controls controls) : target_(target), controls_(controls) {}
+
+  // Writes what is left of an unfinished line.
+  void finish() {
+    if (!line_.empty()) flush_line(false);
+    target_->pubsync();
+  }
+
+ protected:
+  int_type overflow(int_type ch) override;
+  int sync() override;
+
+ private:
+  void flush_line(bool newline);
+
+  std::streambuf* target_;
+  Controls controls_;
+  std::string line_;
+};
+
+// Installs the filter on `stream` for the lifetime of the object, and restores it after.
+class LogSafeStream {
+ public:
+  LogSafeStream(std::ostream& stream, LogSafeBuffer::Controls controls);
+  ~LogSafeStream();
+  LogSafeStream(const LogSafeStream&) = delete;
+  LogSafeStream& operator=(const LogSafeStream&) = delete;
+
+ private:
+  std::ostream& stream_;
+  std::streambuf* original_;
+  LogSafeBuffer buffer_;
+};
+
+}  // namespace sagebuild::cli
