@@ -40,14 +40,14 @@ void LogSafeBuffer::flush_line(bool newline) {
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\t') || u == 0x7f) {
+    if (u < 0x20 && c != '\t') {
       if (controls_ == Controls::keep && c != '\x1e') {
         out += c;
       } else {
         out += fmt::format("\\x{:02x}", u);
       }
     } else if (!own && c == '#' && line.substr(i).starts_with("##[")) {
-      out += "#-#[";
+      out += "##\\u005b";  // JSON reads it back as "##[", the runner sees no command
       i += 2;
     } else {
       out += c;

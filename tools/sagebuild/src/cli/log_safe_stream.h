@@ -3,8 +3,9 @@
 // "##[" anywhere in it. Text from wheels, matrix.yaml and servers is printed in many places, so
 // the guard sits where it all passes: a filter on the process's stdout and stderr that
 //   - neutralises such lines ("| ::add-mask::x") unless they are sagebuild's own commands,
-//     which are marked at their source with workflow_command();
-//   - writes control characters other than tab and newline as "\x1b" (escape sequences,
+//     which are marked at their source with workflow_command(), and writes "##[" as
+//     "##\u005b" (which a JSON reader reads back as "##[": --json output keeps its data);
+//   - writes C0 control characters other than tab and newline as "\x1b" (escape sequences,
 //     carriage returns that overwrite a line), except on a terminal, where the progress display
 //     and colour use them.
 #pragma once

@@ -28,7 +28,7 @@ TEST_CASE("text from elsewhere cannot run a workflow command", "[log]") {
       CHECK_FALSE((first != std::string::npos && out.compare(first, 2, "::") == 0));
     }
   }
-  CHECK(through_filter("name ##[error]x\n", C::escape) == "name #-#[error]x\n");
+  CHECK(through_filter("name ##[error]x\n", C::escape) == "name ##\\u005berror]x\n");
   // Escape sequences and carriage returns are shown, not obeyed, off a terminal.
   CHECK(through_filter("a\x1b[2Jb\rc\n", C::escape) == "a\\x1b[2Jb\\x0dc\n");
   CHECK(through_filter("a\x1b[1mb\n", C::keep) == "a\x1b[1mb\n");

@@ -6,6 +6,7 @@
 
 #include "util/text.h"
 #include "wheel/naming.h"
+#include "wheel/requirement.h"
 #include "wheel/verifier.h"
 
 namespace sagebuild::wheel {
@@ -213,6 +214,13 @@ void Verifier::check_metadata(const ZipArchive& archive, const std::string& path
                                 ", ")));
   }
   report_.requires_dist = h->all("Requires-Dist");
+  for (const std::string& requirement : report_.requires_dist) {
+    if (auto why = requirement_error(requirement)) {
+      fail("M001", path,
+           fmt::format("Requires-Dist '{}' is not a requirement pip can read: {}", requirement,
+                       *why));
+    }
+  }
   const auto name = h->first("Name");
   if (!name || canonicalize_name(*name) != name_->canonical_name) {
     fail("M002", path,
