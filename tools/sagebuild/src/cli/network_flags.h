@@ -23,8 +23,7 @@ struct NetworkFlags {
   // Each bound keeps the arithmetic below (seconds to milliseconds, attempts + 1) in range;
   // NaN and infinities fail the finite check before the range is compared.
   void add_to(CLI::App* cmd) {
-    cmd->add_option("--timeout", timeout,
-                    "seconds below 1 KiB/s before a transfer fails (1-86400)")
+    cmd->add_option("--timeout", timeout, "seconds below 1 KiB/s before a transfer fails (1-86400)")
         ->check(CLI::Range(1, 86400))
         ->capture_default_str();
     cmd->add_option("--retries", retries, "further attempts after network errors, 5xx, 429 (0-100)")
@@ -52,7 +51,8 @@ struct NetworkFlags {
             return "not a number: " + text;
           }
           if (!std::isfinite(value) || value < 0 || value > most) {
-            return "must be a number of seconds from 0 to " + std::to_string(static_cast<int>(most));
+            return "must be a number of seconds from 0 to " +
+                   std::to_string(static_cast<int>(most));
           }
           return "";
         },

@@ -79,7 +79,8 @@ Expected<HttpResponse> perform_with_retries(const HttpRequest& request, const Ht
       why = response.error().message;
     } else {
       wait = retry_delay(*response, attempt, policy, unix_now());
-      why = fmt::format("{} {}: HTTP {}", request.method, redact_url(request.url), response->status);
+      why =
+          fmt::format("{} {}: HTTP {}", request.method, redact_url(request.url), response->status);
     }
     if (!wait || attempt >= policy.max_attempts) return response;
     if (policy.note) {

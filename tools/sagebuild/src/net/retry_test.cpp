@@ -11,7 +11,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 HttpResponse response(long status, std::map<std::string, std::string> headers = {}) {
-  return HttpResponse{status, std::move(headers), ""};
+  return HttpResponse{status, std::move(headers), "", false};
 }
 
 TEST_CASE("server errors back off exponentially up to a cap", "[retry]") {
@@ -25,6 +25,22 @@ TEST_CASE("server errors back off exponentially up to a cap", "[retry]") {
   CHECK_FALSE(retry_delay(response(404), 1, p, 0));
   CHECK_FALSE(retry_delay(response(422), 1, p, 0));
   CHECK_FALSE(retry_delay(response(201), 1, p, 0));
+}
+
+TEST_CASE("hostile rate-limit headers: no overflow, no crash", "[retry]") {
+  RetryPolicy p;
+  p.max_wait = seconds(900);
+  for (const char* reset : {"99999999999999999", "-99999999999999999", "soon", "", "1e30"}) {
+    INFO(reset);
+    const auto r = response(429, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", reset}});
+    const auto wait = retry_delay(r, 1, p, 1'000'000);
+    CHECK((!wait || *wait <= seconds(900)));
+    const std::string when = rate_limit_reset_time(r);
+    CHECK((when == "later" || when.starts_with("after ")));
+  }
+  CHECK(rate_limit_reset_time(response(429, {{"x-ratelimit-reset", "0"}})) ==
+        "after 1970-01-01 00:00:00 UTC");
+  CHECK_FALSE(retry_delay(response(429, {{"retry-after", "9223372036854775807"}}), 1, p, 0));
 }
 
 TEST_CASE("rate limits wait as the server says", "[retry]") {

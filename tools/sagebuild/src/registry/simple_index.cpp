@@ -272,7 +272,8 @@ Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
     }
   }
   const std::string unique = fmt::format("{:08x}", std::random_device{}());
-  StagingFolder staging{site.parent_path() / ("." + site.filename().string() + ".partial-" + unique)};
+  StagingFolder staging{site.parent_path() /
+                        ("." + site.filename().string() + ".partial-" + unique)};
   const stdfs::path& temp = staging.path;
   stdfs::create_directories(temp / "wheels", ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", temp.string(), ec.message())};
@@ -331,7 +332,9 @@ Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
   const bool had_site = stdfs::exists(site, ec);
   if (had_site) {
     stdfs::rename(site, old, ec);
-    if (ec) return Error{fmt::format("cannot move the old index {} aside: {}", site.string(), ec.message())};
+    if (ec)
+      return Error{
+          fmt::format("cannot move the old index {} aside: {}", site.string(), ec.message())};
   }
   stdfs::rename(temp, site, ec);
   if (ec) {

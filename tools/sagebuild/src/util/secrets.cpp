@@ -58,7 +58,8 @@ std::string percent_encoded(std::string_view value) {
 std::string percent_decoded(std::string_view value) {
   std::string out;
   for (std::size_t i = 0; i < value.size(); ++i) {
-    if (value[i] == '%' && i + 2 < value.size() && std::isxdigit(static_cast<unsigned char>(value[i + 1])) &&
+    if (value[i] == '%' && i + 2 < value.size() &&
+        std::isxdigit(static_cast<unsigned char>(value[i + 1])) &&
         std::isxdigit(static_cast<unsigned char>(value[i + 2]))) {
       out += static_cast<char>(std::stoi(std::string(value.substr(i + 1, 2)), nullptr, 16));
       i += 2;

@@ -169,7 +169,9 @@ Expected<Headers> Headers::parse(std::string_view text) {
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
       value.remove_prefix(1);
-    headers.items_.emplace_back(std::string(name), std::string(text::trim(value)));
+    // ... and keeps the rest as it is, trailing white space included (pip compares "Name:
+    // sageattention\t" as it stands, and refuses it).
+    headers.items_.emplace_back(std::string(name), std::string(value));
   }
   return headers;
 }

@@ -24,7 +24,7 @@ struct ZipLimits {
 
 struct ZipEntry {
   std::string name;
-  std::uint16_t made_by = 0;  // high byte: 3 = Unix (external attributes hold st_mode)
+  std::uint16_t made_by = 0;         // high byte: 3 = Unix (external attributes hold st_mode)
   std::uint16_t version_needed = 0;  // low byte: ZIP version x 10 needed to extract
   std::uint16_t flags = 0;
   std::uint16_t method = 0;  // 0 stored, 8 deflate
