@@ -149,6 +149,26 @@ def main():
                         if line.lstrip(" \t\u00a0").startswith("::") or "##[" in line or "\x1b" in line]
             check(f"{label}: forged workflow commands and escapes are printed as text",
                   done is not None and "x" in out and not commands, "\n".join(commands)[:300])
+        # summary reads results files: a 100,000-deep array (stack overflow in the serializer),
+        # a size that is not a number (internal error), a message that closes its code block.
+        results = {
+            "deep": '{"entry": "e", "status": "built", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "size": json.dumps({"entry": "e", "status": "built", "size": "abc", "seconds": "x"}),
+            "fence": json.dumps({"entry": "e", "status": "build_failed",
+                                 "message": "a\n```\n## injected heading\n````"}),
+        }
+        for label, text in results.items():
+            path = os.path.join(tmp, f"{label}.json")
+            with open(path, "w") as f:
+                f.write(text)
+            done = subprocess.run([sagebuild, "summary", path], capture_output=True, cwd=tmp,
+                                  env=dict(os.environ, GITHUB_STEP_SUMMARY=""))
+            out = done.stdout.decode(errors="replace")
+            fine = {"deep": done.returncode == 2 and b"not a results JSON object" in done.stderr,
+                    "size": done.returncode == 0 and "1 wheel ready" in out,
+                    "fence": done.returncode == 0 and "`````\n  a\n  ```\n  ## injected" in out}[label]
+            check(f"summary of a results file with {label} trouble: an answer, not a crash",
+                  fine and not crashed(done), (out + done.stderr.decode(errors="replace"))[-300:])
     return finish("robustness")
 
 

@@ -85,7 +85,7 @@ std::optional<RecordedBuild> read_recorded_build(const stdfs::path& root,
                                                  const std::string& entry) {
   auto text = fs::read_file(results_file(root, entry));
   if (!text) return std::nullopt;
-  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  const auto j = parse_json_bounded(*text);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   try {
     RecordedBuild recorded;
@@ -138,7 +138,7 @@ void write_last_run(const stdfs::path& root, const std::vector<std::string>& ent
 std::optional<std::vector<std::string>> read_last_run(const stdfs::path& root) {
   auto text = fs::read_file(root / "build" / "last-run.json", 1u << 20);
   if (!text) return std::nullopt;
-  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  const auto j = parse_json_bounded(*text);
   if (j.is_discarded() || !j.is_object() || !j.contains("entries") || !j["entries"].is_array()) {
     return std::nullopt;
   }

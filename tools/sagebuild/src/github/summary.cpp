@@ -1,5 +1,8 @@
 #include "github/summary.h"
 
+#include <algorithm>
+#include <type_traits>
+
 #include <fmt/format.h>
 
 #include "util/json_text.h"
@@ -27,6 +30,31 @@ std::string field(const nlohmann::json& r, const char* key) {
   return r[key].is_string() ? r[key].get<std::string>() : json_text(r[key]);
 }
 
+// A number from a results file, or `fallback` when the field is missing or not a number of
+// that kind (a results file is input: "size": "abc" must not stop the summary).
+template <typename T>
+T number(const nlohmann::json& r, const char* key, T fallback) {
+  if (!r.contains(key)) return fallback;
+  const auto& v = r[key];
+  if constexpr (std::is_floating_point_v<T>) {
+    return v.is_number() ? v.get<T>() : fallback;
+  } else {
+    return v.is_number_unsigned() ? v.get<T>() : fallback;
+  }
+}
+
+// A fenced block that its text cannot close: the fence is longer than any run of backticks
+// inside (CommonMark closes a fence only with one at least as long).
+std::string fenced(const std::string& text, std::string_view indent) {
+  std::size_t longest = 0, run = 0;
+  for (const char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  return fmt::format("{}{}\n{}{}\n{}{}\n", indent, fence, indent, text, indent, fence);
+}
+
 }  // namespace
 
 std::string summary_markdown(const std::vector<nlohmann::json>& results, std::size_t limit) {
@@ -37,26 +65,26 @@ std::string summary_markdown(const std::vector<nlohmann::json>& results, std::si
     const std::string status = field(r, "status");
     if (status == "built" || status == "up_to_date") {
       ++built;
-      const std::uint64_t size = r.value("size", std::uint64_t{0});
+      const std::uint64_t size = number(r, "size", std::uint64_t{0});
       bytes += size;
       rows.push_back(fmt::format(
           "| `{}` | {} | {} | {} | {} | {:.1f} MB | `{}` | {:.0f} s | {} |\n",
           cell(field(r, "wheel")), cell(field(r, "torch")), cell(field(r, "cuda")),
           cell(field(r, "python")), cell(field(r, "platform")), static_cast<double>(size) / 1e6,
-          field(r, "sha256").substr(0, 16), r.value("seconds", 0.0),
+          field(r, "sha256").substr(0, 16), number(r, "seconds", 0.0),
           status == "up_to_date" ? "up to date (not rebuilt)"
                                  : fmt::format("{} checks passed", field(r, "checks"))));
     } else {
       ++failed;
       std::vector<std::string> lines = text::split(field(r, "message"), '\n');
       if (lines.size() > 5) lines.resize(5);
-      failures.push_back(fmt::format("- **{}** ({}): {}\n  ```\n  {}\n  ```\n",
-                                     cell(field(r, "entry")),
+      failures.push_back(fmt::format("- **{}** ({}): {}\n{}", cell(field(r, "entry")),
                                      status == "verification_failed" ? "verification failed"
                                      : status == "interrupted"       ? "interrupted"
                                      : status == "not_started"       ? "not started"
                                                                      : "build failed",
-                                     cell(field(r, "log")), text::join(lines, "\n  ")));
+                                     cell(field(r, "log")),
+                                     fenced(text::join(lines, "\n  "), "  ")));
     }
   }
   std::string head = fmt::format("## sagebuild: {} wheel{} ready, {} failed ({:.1f} MB)\n\n", built,

@@ -8,6 +8,7 @@
 #include "backend/build_results.h"
 #include "cli/commands/commands.h"
 #include "util/fs.h"
+#include "util/json_text.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -53,7 +54,7 @@ class SummaryCommand final : public Command {
     for (const std::string& file : files) {
       auto text = fs::read_file(file);
       if (!text) throw CommandError{kUsageError, text.error().message};
-      auto doc = nlohmann::json::parse(*text, nullptr, false);
+      auto doc = parse_json_bounded(*text);
       if (doc.is_discarded() || !doc.is_object()) {
         throw CommandError{kUsageError, fmt::format("{} is not a results JSON object", file)};
       }
