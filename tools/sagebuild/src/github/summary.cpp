@@ -39,7 +39,7 @@ T number(const nlohmann::json& r, const char* key, T fallback) {
   if constexpr (std::is_floating_point_v<T>) {
     return v.is_number() ? v.get<T>() : fallback;
   } else {
-    return v.is_number_unsigned() ? v.get<T>() : fallback;
+    return v.is_number_integer() && v.get<std::int64_t>() >= 0 ? v.get<T>() : fallback;
   }
 }
 
