@@ -311,7 +311,7 @@ def compare(path, report, pip_budget, failures):
         if got != want:
             diff = sorted(set(got.items()) ^ set(want.items()))[:4]
             failures.append(f"pip installed other files than verified: {diff}")
-        if not bins <= {c for c in commands} | _entry_point_commands(report, path):
+        if not bins <= commands | _entry_point_commands(report, path):
             failures.append(f"pip wrote commands {sorted(bins)} the wheel does not own")
         if installed_requires is not None and installed_requires != report["requires_dist"]:
             failures.append(f"installed requirements {installed_requires}, verified {report['requires_dist']}")

@@ -131,7 +131,7 @@ Expected<std::map<std::string, json>> list_assets(const Api& api, std::int64_t r
 // not return) from the paginated list; else created.
 Expected<json> find_or_create_release(const Api& api, const ReleaseRequest& request,
                                       bool* created) {
-  auto r = api.call("GET", api.repo_url("/releases/tags/" + net::url_encode(request.tag)));
+  auto r = api.call("GET", api.repo_url("/releases/tags/" + text::percent_encode(request.tag)));
   if (!r) return r.error();
   if (r->status == 200) return parse_object(*r, "reading the release");
   if (r->status != 404) return Error{api.failure("reading the release of " + request.tag, *r)};
@@ -152,7 +152,8 @@ Expected<json> find_or_create_release(const Api& api, const ReleaseRequest& requ
   if (!made) return made.error();
   if (made->status == 422) {
     // Made meanwhile by another job of the same workflow: use that one.
-    auto again = api.call("GET", api.repo_url("/releases/tags/" + net::url_encode(request.tag)));
+    auto again =
+        api.call("GET", api.repo_url("/releases/tags/" + text::percent_encode(request.tag)));
     if (again && again->status == 200) return parse_object(*again, "reading the release");
   }
   if (made->status != 201) return Error{api.failure("creating the release " + request.tag, *made)};
@@ -267,7 +268,7 @@ Expected<ReleaseResult> upload_release_assets(const ReleaseRequest& request,
       replacing = complete;
     }
 
-    const std::string url = upload_url + "?name=" + net::url_encode(f.name);
+    const std::string url = upload_url + "?name=" + text::percent_encode(f.name);
     auto r = api.call("POST", url, {}, f.path);
     bool uploaded = r && r->status == 201;
     if (r && r->status == 422) {

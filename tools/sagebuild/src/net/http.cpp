@@ -76,18 +76,6 @@ std::string HttpResponse::header(const std::string& lower_name) const {
   return found == headers.end() ? std::string() : found->second;
 }
 
-std::string url_encode(std::string_view value) {
-  std::string out;
-  for (const unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
-
 Expected<HttpResponse> perform(const HttpRequest& request, const HttpOptions& options) {
   ensure_curl();
   std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());

@@ -58,7 +58,4 @@ struct HttpOptions {
 // Any HTTP status, including 4xx and 5xx, is a response.
 Expected<HttpResponse> perform(const HttpRequest& request, const HttpOptions& options);
 
-// Percent-encodes a URL query value (RFC 3986 unreserved characters kept).
-std::string url_encode(std::string_view value);
-
 }  // namespace sagebuild::net

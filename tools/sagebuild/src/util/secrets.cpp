@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <span>
 
-#include <fmt/format.h>
+#include "util/sha256.h"
+#include "util/text.h"
 
 namespace sagebuild {
 
@@ -24,36 +26,6 @@ std::string redact(std::string text, const std::vector<std::string>& secrets) {
 }
 
 namespace {
-
-std::string base64(std::string_view data, bool url_alphabet) {
-  const char* alphabet = url_alphabet
-                             ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-                             : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < data.size(); i += 3) {
-    std::uint32_t chunk = static_cast<unsigned char>(data[i]) << 16;
-    if (i + 1 < data.size()) chunk |= static_cast<unsigned char>(data[i + 1]) << 8;
-    if (i + 2 < data.size()) chunk |= static_cast<unsigned char>(data[i + 2]);
-    out += alphabet[(chunk >> 18) & 63];
-    out += alphabet[(chunk >> 12) & 63];
-    out += i + 1 < data.size() ? alphabet[(chunk >> 6) & 63] : '=';
-    out += i + 2 < data.size() ? alphabet[chunk & 63] : '=';
-  }
-  return out;
-}
-
-std::string percent_encoded(std::string_view value) {
-  std::string out;
-  for (const char ch : value) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += ch;
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
 
 std::string percent_decoded(std::string_view value) {
   std::string out;
@@ -80,15 +52,18 @@ std::vector<std::string> credential_forms(std::string_view username, std::string
     if (form.size() >= 4 && form != "__token__") forms.push_back(std::move(form));
   };
   add(std::string(password));
-  add(percent_encoded(password));
+  add(text::percent_encode(password));
   if (!password.empty() && username != "__token__") add(std::string(username));
+  // Basic auth's base64 of "user:password", in the URL-safe alphabet and the standard one
+  // (the same text with two letters swapped), without padding.
   const std::string pair = std::string(username) + ":" + std::string(password);
-  for (const bool url : {false, true}) {
-    std::string encoded = base64(pair, url);
-    while (!encoded.empty() && encoded.back() == '=')
-      encoded.pop_back();
-    add(encoded);
-  }
+  const std::string url_safe =
+      base64url_nopad(std::span(reinterpret_cast<const std::uint8_t*>(pair.data()), pair.size()));
+  std::string standard = url_safe;
+  std::replace(standard.begin(), standard.end(), '-', '+');
+  std::replace(standard.begin(), standard.end(), '_', '/');
+  add(url_safe);
+  add(standard);
   // Longest first: a shorter form inside a longer one must not leave the rest of it behind.
   std::sort(forms.begin(), forms.end(),
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });

@@ -1,6 +1,7 @@
 #include "util/text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <numeric>
 
@@ -153,6 +154,19 @@ std::string fill_placeholders(std::string_view text,
       }
     }
     out += text[i++];
+  }
+  return out;
+}
+
+std::string percent_encode(std::string_view value) {
+  std::string out;
+  for (const char ch : value) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += ch;
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
   }
   return out;
 }

@@ -35,6 +35,10 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
 std::string fill_placeholders(std::string_view text,
                               std::span<const std::pair<std::string, std::string>> values);
 
+// Percent-encoding of a URL component: RFC 3986 unreserved characters kept, every other byte
+// as %XX.
+std::string percent_encode(std::string_view value);
+
 // Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF):
 // what Python's strict "utf-8" codec accepts.
 bool is_valid_utf8(std::string_view s);

@@ -76,10 +76,10 @@ class Reader {
     }
     if (take('(')) {
       ws();
-      if (auto e = specifiers(true)) return e;
+      if (auto e = specifiers()) return e;
       ws();
       if (!take(')')) return fail("')' to close the version specifiers");
-    } else if (auto e = specifiers(false)) {
+    } else if (auto e = specifiers()) {
       return e;
     }
     ws();
@@ -131,7 +131,7 @@ class Reader {
     return true;
   }
 
-  std::optional<std::string> specifiers(bool in_parentheses) {
+  std::optional<std::string> specifiers() {
     const char* ops[] = {"===", "~=", "==", "!=", "<=", ">=", "<", ">"};
     bool first = true;
     while (true) {
@@ -165,7 +165,6 @@ class Reader {
                            s_.substr(start, at_ - start), *e);
       }
       first = false;
-      (void)in_parentheses;
     }
   }
 
