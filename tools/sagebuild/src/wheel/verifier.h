@@ -39,6 +39,9 @@ struct EntryReading {
 // the project, never pip, python, torchrun or another distribution's tool.
 bool is_own_command(std::string_view command, std::string_view escaped_project);
 
+// The finding for a command that is not the project's own: "<what> would install into ...".
+std::string foreign_command(std::string_view what);
+
 // Why the archive entry `name` would install outside what the wheel owns, or nothing.
 // `escaped`: the project's escaped name; `prefix`: "{escaped}-{version}".
 std::optional<std::string> outside_install_scope(const std::string& name,

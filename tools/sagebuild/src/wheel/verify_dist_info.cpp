@@ -57,11 +57,10 @@ void Verifier::check_entry_points(const ZipArchive& archive, const std::string& 
     const std::string command(text::trim(line.substr(0, line.find('='))));
     if (!is_own_command(command, escaped)) {
       fail("A005", path,
-           fmt::format("line {}: the {} '{}' would install into the environment's bin/ under a "
-                       "name that is not the project's (it could replace pip, python or another "
-                       "package's command)",
-                       line_number, section == "gui_scripts" ? "GUI script" : "console script",
-                       command));
+           fmt::format("line {}: {}", line_number,
+                       foreign_command(fmt::format(
+                           "the {} '{}'",
+                           section == "gui_scripts" ? "GUI script" : "console script", command))));
     }
   }
 }

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -66,6 +65,13 @@ bool is_own_command(std::string_view command, std::string_view escaped_project) 
          command.find('/') == std::string_view::npos;
 }
 
+std::string foreign_command(std::string_view what) {
+  return fmt::format(
+      "{} would install into the environment's bin/ under a name that is not the project's (it "
+      "could replace pip, python or another package's command)",
+      what);
+}
+
 // Why an entry would install outside what the wheel owns, or nothing: its package (and its
 // .libs), its .dist-info, commands named after it, and data files under share/<name>/.
 std::optional<std::string> outside_install_scope(const std::string& n, const std::string& escaped,
@@ -85,10 +91,7 @@ std::optional<std::string> outside_install_scope(const std::string& n, const std
     const std::string inside = rest.substr(scheme.size() + 1);
     if (scheme == "scripts") {
       if (!is_own_command(inside, escaped)) {
-        return fmt::format(
-            "the script '{}' would install into the environment's bin/ under a name that is not "
-            "the project's (it could replace pip, python or another package's command)",
-            inside);
+        return foreign_command(fmt::format("the script '{}'", inside));
       }
       return std::nullopt;
     }
