@@ -65,21 +65,17 @@ LogSafeBuffer::int_type LogSafeBuffer::overflow(int_type ch) {
     flush_line(true);
   } else {
     line_ += c;
-    // A line without an end (a progress redraw, a prompt) is written when it grows long or at
-    // sync; only its start decides whether it looks like a command, so that part is kept.
+    // A line without an end is held up to 64 KiB; past that it is written in pieces (its start
+    // was judged with the first piece).
     if (line_.size() >= 64 * 1024) flush_line(false);
   }
   return ch;
 }
 
 int LogSafeBuffer::sync() {
-  // A partial line stays until its newline unless it cannot be a command by now: what it
-  // starts with is settled once it holds a character other than a space or "::" prefix.
-  if (!line_.empty()) {
-    const std::size_t first = line_.find_first_not_of(" \t\x1e");
-    const bool settled = first != std::string::npos && line_.size() > first + 2;
-    if (settled && controls_ == Controls::keep) flush_line(false);
-  }
+  // On a terminal an unfinished line (a progress redraw) is written at once; elsewhere it waits
+  // for its newline, so that the filter judges the whole line.
+  if (controls_ == Controls::keep && !line_.empty()) flush_line(false);
   return target_->pubsync();
 }
 

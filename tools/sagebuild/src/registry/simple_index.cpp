@@ -233,7 +233,9 @@ std::optional<std::string> unsafe_target(const stdfs::path& site,
     return fmt::format("{} exists and is not a folder; not replacing it", site.string());
   }
   if (stdfs::exists(site / kIndexMarker, ec)) return std::nullopt;
-  if (stdfs::directory_iterator(site, ec) == stdfs::directory_iterator()) return std::nullopt;
+  const stdfs::directory_iterator first(site, ec);
+  if (ec) return fmt::format("cannot read {}: {}; not replacing it", site.string(), ec.message());
+  if (first == stdfs::directory_iterator()) return std::nullopt;  // empty
   return fmt::format(
       "{} exists and is not an index written by sagebuild (no {}); not replacing a folder of "
       "other files: remove it or choose another -o",
