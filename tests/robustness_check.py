@@ -11,7 +11,12 @@
 - non-UTF-8 bytes in matrix.yaml (profiles --format json died) and in a wheel's entry names
   (verify-wheel --json died): the JSON stays valid;
 - workflow commands ("::add-mask::", "##[") and escape sequences in matrix.yaml descriptions and
-  wheel entry names: printed as text, never as a line a GitHub runner acts on.
+  wheel entry names: printed as text, never as a line a GitHub runner acts on;
+- a package.version.regex that backtracks without end (`^(x+x+)+y()`: std::regex never
+  returned), package.version.file outside the project (/etc/passwd was read), a FIFO as
+  --matrix (blocked), /dev/zero as a summary file or release notes (read without end);
+- results files 100,000 levels deep, with a size that is not a number, or a message that closes
+  its code block (summary).
 
 Usage: robustness_check.py SAGEBUILD
 """
@@ -76,6 +81,18 @@ def main():
         check(f"a 24-level diamond of profiles validates in under 2 CPU seconds ({seconds:.2f} s)",
               done is not None and done.returncode == 0 and seconds < 2, done and done.stderr.decode()[-300:])
 
+        # As many profiles as the size limit allows, each 'from' the one before (was cubic: 2,000
+        # took 10.8 s), and the 23-level diamond over 20,000 torch releases (was > 30 s).
+        chain = ["  p0: {}"]
+        text = HEAD.format(name="demo", tag="linux_x86_64") + \
+            'torch: {"2.11.0": {cuda: ["13.0"], python: ["3.12"]}}\nprofiles:\n'
+        while len(text) + sum(len(c) + 1 for c in chain) < 1_000_000:
+            chain.append(f"  p{len(chain)}: {{from: p{len(chain) - 1}}}")
+        done, seconds = run(sagebuild, write(tmp, text + "\n".join(chain) + "\n"), "validate")
+        check(f"a chain of {len(chain):,} profiles, each from the one before, validates in under 3 CPU "
+              f"seconds ({seconds:.2f} s)",
+              done is not None and done.returncode == 0 and seconds < 3, done and done.stderr.decode()[-300:])
+
         # As many torch releases as the size limit (1 MiB) allows: each its own entry.
         torch = "".join(f'  "2.{minor}.{patch}": {{cuda: ["13.0"], python: ["3.12"]}}\n'
                         for minor in range(100, 200) for patch in range(100, 300))
@@ -85,6 +102,11 @@ def main():
         done, seconds = run(sagebuild, write(tmp, text), "validate", timeout=60)
         check(f"20,000 torch releases (a 1 MiB matrix.yaml) validate in under a CPU second ({seconds:.2f} s)",
               done is not None and done.returncode == 0 and seconds < 1, done and done.stderr.decode()[-300:])
+        diamond = text.replace("profiles: {all: {}}\n", "profiles:\n" + "\n".join(profiles) + "\n")
+        done, seconds = run(sagebuild, write(tmp, diamond), "validate", timeout=120)
+        check(f"20,000 torch releases under a 24-level diamond of profiles validate in under 5 CPU "
+              f"seconds ({seconds:.2f} s)",
+              done is not None and done.returncode == 0 and seconds < 5, done and done.stderr.decode()[-300:])
 
         done, seconds = run(sagebuild, "/dev/zero", "validate")
         check("--matrix /dev/zero is refused at once, with the size limit named",
@@ -149,6 +171,34 @@ def main():
                         if line.lstrip(" \t\u00a0").startswith("::") or "##[" in line or "\x1b" in line]
             check(f"{label}: forged workflow commands and escapes are printed as text",
                   done is not None and "x" in out and not commands, "\n".join(commands)[:300])
+        # A user regex that backtracks without end, a version file outside the project, and
+        # files that never end or block when opened (a FIFO).
+        slow = HEAD.format(name="demo", tag="linux_x86_64").replace("'^(.+)$'", "'^(x+x+)+y()'") + \
+            'torch: {"2.11.0": {cuda: ["13.0"], python: ["3.12"]}}\nprofiles: {all: {}}\n'
+        done, seconds = run(sagebuild, write(tmp, slow, version="x" * 40 + "zy\n"), "validate")
+        check(f"a backtracking package.version.regex stops at its budget ({seconds:.2f} CPU s)",
+              done is not None and done.returncode == 3 and b"steps" in done.stderr and seconds < 5,
+              done and done.stderr.decode()[-300:])
+        outside = HEAD.format(name="demo", tag="linux_x86_64").replace("file: VERSION", "file: /etc/passwd") + \
+            'torch: {"2.11.0": {cuda: ["13.0"], python: ["3.12"]}}\nprofiles: {all: {}}\n'
+        done, _ = run(sagebuild, write(tmp, outside), "validate")
+        check("package.version.file outside the project is a located error, and nothing of it is read",
+              done is not None and done.returncode == 3 and b"outside the project" in done.stderr
+              and b"root:" not in done.stderr + done.stdout, done and done.stderr.decode()[-300:])
+        fifo = os.path.join(tmp, "fifo.yaml")
+        os.mkfifo(fifo)
+        done, _ = run(sagebuild, fifo, "validate")
+        check("--matrix FIFO is refused at once (its open would block)",
+              done is not None and done.returncode == 3 and b"pipe" in done.stderr, done and done.stderr.decode()[-300:])
+        for args in (["summary", "/dev/zero"], ["release", "--tag", "v1", "--repo", "o/r", "--notes-file", "/dev/zero", wheel]):
+            start = children_cpu_seconds()
+            done = subprocess.run([sagebuild, *args], capture_output=True, timeout=30, cwd=tmp,
+                                  env=dict(os.environ, GITHUB_TOKEN="t0ken-for-the-test", GITHUB_STEP_SUMMARY=""))
+            seconds = children_cpu_seconds() - start
+            check(f"{args[0]} reading /dev/zero stops at its bound ({seconds:.2f} CPU s)",
+                  done.returncode != 0 and not crashed(done) and b"larger than" in done.stderr and seconds < 5,
+                  done.stderr.decode()[-300:])
+
         # summary reads results files: a 100,000-deep array (stack overflow in the serializer),
         # a size that is not a number (internal error), a message that closes its code block.
         results = {

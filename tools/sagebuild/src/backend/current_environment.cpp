@@ -74,14 +74,10 @@ Expected<Probed> probe(const stdfs::path& python) {
 // The per-torch matrix entry of this Python, torch and CUDA on Linux, if a profile has one.
 std::optional<matrix::Entry> declared_entry(const matrix::Matrix& m, const Probed& p,
                                             const std::string& version) {
-  for (const auto& profile : m.profiles) {
-    auto entries = matrix::expand_profile(m, profile.name, {version, "linux"});
-    if (!entries) continue;
-    for (const auto& e : *entries) {
-      if (e.abi == matrix::Abi::per_torch && e.torch == p.torch && e.cuda == p.toolkit.release &&
-          e.python == p.python) {
-        return e;
-      }
+  for (auto& e : matrix::expand_all_profiles(m, {version, "linux"})) {
+    if (e.abi == matrix::Abi::per_torch && e.torch == p.torch && e.cuda == p.toolkit.release &&
+        e.python == p.python) {
+      return std::move(e);
     }
   }
   return std::nullopt;

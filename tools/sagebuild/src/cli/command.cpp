@@ -186,21 +186,9 @@ std::vector<matrix::Entry> Command::select_entries(const LoadedMatrix& m,
                                                    const std::vector<std::string>& ids_given,
                                                    const std::string& platform) const {
   std::vector<matrix::Entry> selected;
-  std::vector<matrix::Entry> pool;
-  std::vector<std::string> profiles = {profile};
-  if (profile.empty()) profiles = m.matrix.profile_names();
-  for (const std::string& name : profiles) {
-    auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, platform});
-    if (!entries) {
-      if (!profile.empty()) throw CommandError{kUsageError, entries.error().message};
-      continue;
-    }
-    for (auto& e : *entries) {
-      const bool seen = std::any_of(pool.begin(), pool.end(),
-                                    [&](const matrix::Entry& p) { return p.id == e.id; });
-      if (!seen) pool.push_back(std::move(e));
-    }
-  }
+  const std::vector<matrix::Entry> pool =
+      profile.empty() ? matrix::expand_all_profiles(m.matrix, {m.package_version, platform})
+                      : expand(m, profile, platform);
   if (ids_given.empty()) {
     selected = pool;
   } else {

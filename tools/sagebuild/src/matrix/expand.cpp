@@ -1,14 +1,17 @@
 #include "matrix/expand.h"
 
 #include <algorithm>
-#include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/args.h>
 #include <fmt/format.h>
 
+#include "matrix/profile_graph.h"
 #include "util/glob.h"
 #include "util/text.h"
 #include "wheel/naming.h"
@@ -24,6 +27,7 @@ struct Combination {
   const CudaToolkit* cuda;
   Version python;
   Abi abi = Abi::per_torch;
+  std::size_t universe_index = 0;  // its place in the sorted universe: the same order as sort_key
 };
 
 auto sort_key(const Combination& c) {
@@ -127,7 +131,7 @@ std::string render_id(const Matrix& m, const Combination& c) {
 
 class CombinationSelector {
  public:
-  explicit CombinationSelector(const Matrix& m) : m_(m) {
+  explicit CombinationSelector(const Matrix& m) : m_(m), graph_(m) {
     for (std::size_t p = 0; p < m.platforms.size(); ++p) {
       for (const TorchRelease& torch : m.torch) {
         for (const auto& cuda : torch.cuda) {
@@ -142,6 +146,8 @@ class CombinationSelector {
     }
     std::sort(universe_.begin(), universe_.end(),
               [](const auto& a, const auto& b) { return sort_key(a) < sort_key(b); });
+    for (std::size_t i = 0; i < universe_.size(); ++i)
+      universe_[i].universe_index = i;
   }
 
   const std::vector<Combination>& universe() const { return universe_; }
@@ -168,50 +174,53 @@ class CombinationSelector {
   }
 
   // The selection of a profile; problems of its own rules go to `diagnostics` when given.
-  // A cycle in 'from' selects nothing here; validate_profiles reports it.
+  // A profile on or above a cycle of 'from' selects nothing; validate_profiles reports the cycle.
   std::vector<Combination> select(const Profile& profile, Diagnostics* diagnostics) {
-    std::vector<std::string> chain;
-    return select(profile, diagnostics, chain);
-  }
-
- private:
-  std::vector<Combination> select(const Profile& profile, Diagnostics* diagnostics,
-                                  std::vector<std::string>& chain) {
-    if (std::find(chain.begin(), chain.end(), profile.name) != chain.end()) {
-      return {};
+    const std::size_t index = graph_.find(profile.name);
+    if (index == ProfileGraph::npos || graph_.reaches_cycle(index)) return {};
+    // The bases' selections first, each once (a diamond of 'from' shares them), deepest first
+    // and without recursion: a chain of thousands of profiles is a loop, not a deep stack.
+    std::vector<std::size_t> pending{index};
+    while (!pending.empty()) {
+      const std::size_t node = pending.back();
+      bool ready = true;
+      for (const std::size_t base : graph_.bases(node)) {
+        if (!memo_.contains(base)) {
+          pending.push_back(base);
+          ready = false;
+        }
+      }
+      if (!ready) continue;
+      pending.pop_back();
+      if (node != index && !memo_.contains(node)) {
+        memo_[node] = select_uncached(m_.profiles[node], nullptr);
+      }
     }
-    // Each profile is selected once: a diamond of 'from' (two bases sharing one) would otherwise
-    // select the shared base again per path, exponentially in the depth. A selection made inside
-    // a cycle is not kept, since the cycle cut it short.
     if (!diagnostics) {
-      if (auto it = memo_.find(profile.name); it != memo_.end()) return it->second;
+      if (auto it = memo_.find(index); it != memo_.end()) return it->second;
     }
-    const bool in_cycle_before = cycle_seen_;
-    cycle_seen_ = false;
-    std::vector<Combination> result = select_uncached(profile, diagnostics, chain);
-    if (!cycle_seen_) memo_[profile.name] = result;
-    cycle_seen_ = cycle_seen_ || in_cycle_before;
+    std::vector<Combination> result = select_uncached(profile, diagnostics);
+    memo_[index] = result;
     return result;
   }
 
-  std::vector<Combination> select_uncached(const Profile& profile, Diagnostics* diagnostics,
-                                           std::vector<std::string>& chain) {
+ private:
+  // One profile's selection, its bases' selections already in memo_.
+  std::vector<Combination> select_uncached(const Profile& profile, Diagnostics* diagnostics) {
     std::vector<Combination> base;
     if (profile.from.empty()) {
       base = universe_;
     } else {
-      chain.push_back(profile.name);
-      for (const auto& name : profile.from) {
-        if (std::find(chain.begin(), chain.end(), name.value) != chain.end()) cycle_seen_ = true;
-        if (const Profile* parent = m_.find_profile(name.value)) {
-          const auto selected = select(*parent, nullptr, chain);
-          base.insert(base.end(), selected.begin(), selected.end());
-        }
+      // Each base's selection is sorted and free of duplicates: their union is a linear merge.
+      for (const std::size_t parent : graph_.bases(graph_.find(profile.name))) {
+        const auto& selected = memo_.at(parent);
+        std::vector<Combination> merged;
+        merged.reserve(base.size() + selected.size());
+        std::set_union(
+            base.begin(), base.end(), selected.begin(), selected.end(), std::back_inserter(merged),
+            [](const auto& a, const auto& b) { return a.universe_index < b.universe_index; });
+        base = std::move(merged);
       }
-      chain.pop_back();
-      std::sort(base.begin(), base.end(),
-                [](const auto& a, const auto& b) { return sort_key(a) < sort_key(b); });
-      base.erase(std::unique(base.begin(), base.end(), same_combination), base.end());
     }
 
     std::vector<Combination> kept;
@@ -340,8 +349,8 @@ class CombinationSelector {
 
   const Matrix& m_;
   std::vector<Combination> universe_;
-  std::map<std::string, std::vector<Combination>> memo_;
-  bool cycle_seen_ = false;
+  ProfileGraph graph_;
+  std::unordered_map<std::size_t, std::vector<Combination>> memo_;  // by profile index
 };
 
 std::vector<std::string> known_values(const Matrix& m, Axis axis) {
@@ -411,24 +420,6 @@ void check_rule_patterns(const Matrix& m, const Selector& rule, Diagnostics& out
       }
     }
   }
-}
-
-// The path from `profile` back to itself through 'from', if there is one.
-std::vector<std::string> find_cycle(const Matrix& m, const Profile& profile) {
-  std::vector<std::string> path{profile.name};
-  std::set<std::string> visited;
-  std::function<bool(const Profile&)> walk = [&](const Profile& current) {
-    for (const auto& name : current.from) {
-      const Profile* next = m.find_profile(name.value);
-      if (!next) continue;
-      path.push_back(next->name);
-      if (next->name == profile.name) return true;
-      if (visited.insert(next->name).second && walk(*next)) return true;
-      path.pop_back();
-    }
-    return false;
-  };
-  return walk(profile) ? path : std::vector<std::string>{};
 }
 
 Entry entry_of(const Matrix& m, const Combination& c, const Profile* profile,
@@ -527,10 +518,16 @@ Diagnostics validate_profiles(const Matrix& m) {
   std::map<std::string, Owner> ids;
   // A profile is checked after the profiles it builds on; one whose base already has problems
   // is not checked further, since its own findings would only echo them.
-  std::map<std::string, bool> healthy;
-  std::function<bool(const Profile&)> check = [&](const Profile& profile) -> bool {
-    if (auto it = healthy.find(profile.name); it != healthy.end()) return it->second;
-    healthy[profile.name] = false;  // provisional: a cycle back here reads "not healthy"
+  const ProfileGraph graph(m);
+  std::vector<bool> healthy(m.profiles.size(), false);
+  // A bad id template is reported where it is declared: checked once here, not per entry.
+  const bool templates_ok[] = {!check_entry_id_template(id_template(m, Abi::per_torch)),
+                               !check_entry_id_template(id_template(m, Abi::stable))};
+  // A combination's id is the same in every profile: rendered once.
+  std::vector<std::string> ids_of(selector.universe().size());
+  for (const std::size_t index : graph.bases_first()) {
+    const Profile& profile = m.profiles[index];
+    if (graph.find(profile.name) != index) continue;  // a second profile of one name: the loader's
     const std::size_t before = out.size();
     if (profile.include) {
       for (const Selector& rule : *profile.include)
@@ -538,30 +535,28 @@ Diagnostics validate_profiles(const Matrix& m) {
     }
     for (const Selector& rule : profile.exclude)
       check_rule_patterns(m, rule, out);
-    if (const auto cycle = find_cycle(m, profile); !cycle.empty()) {
+    if (graph.on_cycle(index)) {
       out.push_back({"", profile.location,
                      fmt::format("profile '{}' builds on itself: {}", profile.name,
-                                 text::join(cycle, " -> "))});
-      return false;
+                                 text::join(graph.cycle_through(index), " -> "))});
+      continue;
     }
-    bool bases_healthy = true;
-    for (const auto& name : profile.from) {
-      const Profile* parent = m.find_profile(name.value);
-      bases_healthy = parent && check(*parent) && bases_healthy;
-    }
+    const bool bases_healthy = !graph.has_unknown_base(index) &&
+                               std::all_of(graph.bases(index).begin(), graph.bases(index).end(),
+                                           [&](std::size_t base) { return healthy[base]; });
     // Unknown platforms are reported by the loader; an empty selection would only echo them.
     const bool platforms_known =
         std::all_of(profile.platforms.begin(), profile.platforms.end(),
                     [&](const auto& p) { return m.find_platform(p.value) != nullptr; });
-    if (out.size() != before || !bases_healthy || !platforms_known) return false;
+    if (out.size() != before || !bases_healthy || !platforms_known) continue;
 
     const std::vector<Combination> selected = selector.select(profile, &out);
-    if (out.size() != before) return false;  // the rules' reasons are already reported
+    if (out.size() != before) continue;  // the rules' reasons are already reported
     if (selected.empty()) {
       out.push_back({"", profile.location,
                      fmt::format("profile '{}' selects no build entries", profile.name),
                      "check its include/exclude rules against the torch releases"});
-      return false;
+      continue;
     }
     for (const Combination& c : selected) {
       if (profile.archs) {
@@ -576,8 +571,9 @@ Diagnostics validate_profiles(const Matrix& m) {
           }
         }
       }
-      if (check_entry_id_template(id_template(m, c.abi))) continue;  // reported already
-      const std::string id = render_id(m, c);
+      if (!templates_ok[c.abi == Abi::stable]) continue;  // reported already
+      std::string& id = ids_of[c.universe_index];
+      if (id.empty()) id = render_id(m, c);
       const std::vector<std::string> archs = resolve_archs(m, *c.cuda, &profile);
       auto [it, inserted] = ids.emplace(id, Owner{c, profile.name, archs});
       if (!inserted && same_combination(it->second.combination, c) && it->second.archs != archs) {
@@ -602,13 +598,14 @@ Diagnostics validate_profiles(const Matrix& m) {
         it->second = Owner{c, profile.name, archs};  // report each clash once
       }
     }
-    const bool ok = out.size() == before;
-    healthy[profile.name] = ok;
-    return ok;
-  };
-  for (const Profile& profile : m.profiles)
-    check(profile);
+    healthy[index] = out.size() == before;
+  }
 
+  // In the order of the file, whatever order the profiles were checked in.
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.location.line, a.location.column) <
+           std::pair(b.location.line, b.location.column);
+  });
   // An arch problem or an id clash can repeat once per entry: keep the first of each.
   std::set<std::tuple<int, int, std::string>> seen;
   Diagnostics unique;
@@ -618,6 +615,43 @@ Diagnostics validate_profiles(const Matrix& m) {
     }
   }
   return unique;
+}
+
+namespace {
+
+// The entries of one profile on the platform(s) `options` names; with `taken`, only those of
+// combinations not taken yet (which it then marks).
+std::vector<Entry> entries_of(const Matrix& m, CombinationSelector& selector,
+                              const Profile& profile, const ExpandOptions& options,
+                              std::vector<bool>* taken = nullptr) {
+  const bool all = options.platform == "all";
+  const bool is_os = options.platform == "linux" || options.platform == "windows";
+  std::vector<Entry> entries;
+  for (const Combination& c : selector.select(profile, nullptr)) {
+    if (taken && (*taken)[c.universe_index]) continue;
+    if (all || c.platform->name == options.platform ||
+        (is_os && c.platform->os == options.platform)) {
+      if (taken) (*taken)[c.universe_index] = true;
+      entries.push_back(entry_of(m, c, &profile, options.package_version));
+    }
+  }
+  return entries;
+}
+
+}  // namespace
+
+std::vector<Entry> expand_all_profiles(const Matrix& m, const ExpandOptions& options) {
+  CombinationSelector selector(m);
+  // A combination in several profiles becomes one entry, the first profile's: each is made once.
+  std::vector<bool> taken(selector.universe().size(), false);
+  std::vector<Entry> out;
+  std::unordered_set<std::string> ids;
+  for (const Profile& profile : m.profiles) {
+    for (Entry& e : entries_of(m, selector, profile, options, &taken)) {
+      if (ids.insert(e.id).second) out.push_back(std::move(e));
+    }
+  }
+  return out;
 }
 
 Expected<std::vector<Entry>> expand_profile(const Matrix& m, std::string_view profile_name,
@@ -640,13 +674,7 @@ Expected<std::vector<Entry>> expand_profile(const Matrix& m, std::string_view pr
                              text::join(choices, ", "))};
   }
   CombinationSelector selector(m);
-  std::vector<Entry> entries;
-  for (const Combination& c : selector.select(*profile, nullptr)) {
-    if (all || c.platform->name == options.platform ||
-        (is_os && c.platform->os == options.platform)) {
-      entries.push_back(entry_of(m, c, profile, options.package_version));
-    }
-  }
+  std::vector<Entry> entries = entries_of(m, selector, *profile, options);
   if (entries.empty()) {
     return Error{fmt::format("profile '{}' has no entries for platform '{}'", profile_name,
                              options.platform)};

@@ -90,4 +90,9 @@ struct ExpandOptions {
 Expected<std::vector<Entry>> expand_profile(const Matrix& matrix, std::string_view profile,
                                             const ExpandOptions& options);
 
+// Every entry of every profile on the platform(s) `options` names, each id once (the first
+// profile in matrix.yaml that has it gives it its archs), in profile order. One selection over
+// all profiles: linear in their number, where a loop of expand_profile calls is quadratic.
+std::vector<Entry> expand_all_profiles(const Matrix& matrix, const ExpandOptions& options);
+
 }  // namespace sagebuild::matrix

@@ -1,8 +1,8 @@
 #include "matrix/loader.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
-#include <regex>
 #include <set>
 #include <unordered_map>
 
@@ -10,6 +10,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "matrix/expand.h"
+#include "matrix/profile_graph.h"
+#include "util/bounded_regex.h"
 #include "util/text.h"
 
 namespace sagebuild::matrix {
@@ -359,6 +361,18 @@ class Loader {
       if (auto vf = r_.fields(x->value, "package.version", kVersionKeys, kVersionRequired)) {
         if (const Field* file = vf->get("file")) {
           p.version.file = r_.scalar(file->value, "package.version.file").value_or("");
+          // A file of the project: relative to matrix.yaml's folder and inside it, so that a
+          // matrix.yaml from elsewhere cannot have /etc/passwd or ~/.netrc read and quoted.
+          const std::filesystem::path path(p.version.file);
+          const bool outside =
+              path.is_absolute() || path.has_root_name() || path.has_root_directory() ||
+              std::any_of(path.begin(), path.end(), [](const auto& part) { return part == ".."; });
+          if (outside) {
+            r_.error(r_.where(file->value),
+                     fmt::format("package.version.file '{}' is outside the project: give a path "
+                                 "relative to matrix.yaml's folder, without '..'",
+                                 p.version.file));
+          }
         }
         if (const Field* re = vf->get("regex")) {
           if (auto v = r_.scalar(re->value, "package.version.regex")) {
@@ -367,17 +381,13 @@ class Loader {
               r_.error(r_.where(re->value),
                        fmt::format("package.version.regex is {} characters long; at most {}",
                                    v->size(), kMaxVersionRegex));
-            } else
-              try {
-                const std::regex compiled(*v, std::regex::multiline);
-                if (compiled.mark_count() < 1) {
-                  r_.error(r_.where(re->value),
-                           "package.version.regex needs a capture group around the version");
-                }
-              } catch (const std::regex_error& e) {
-                r_.error(r_.where(re->value),
-                         fmt::format("invalid regular expression: {}", e.what()));
-              }
+            } else if (auto compiled = BoundedRegex::compile(*v); !compiled) {
+              r_.error(r_.where(re->value),
+                       fmt::format("invalid regular expression: {}", compiled.error().message));
+            } else if (compiled->capture_groups() < 1) {
+              r_.error(r_.where(re->value),
+                       "package.version.regex needs a capture group around the version");
+            }
           }
         }
         if (const Field* prefix = vf->get("tag_prefix")) {
@@ -929,9 +939,10 @@ class Validator {
   void check_profiles() {
     const Strings profile_names = m_.profile_names();
     const Strings platform_names = m_.platform_names();
+    const ProfileGraph graph(m_);  // name lookups in constant time: thousands of profiles
     for (const Profile& profile : m_.profiles) {
       for (const auto& base : profile.from) {
-        if (!m_.find_profile(base.value)) {
+        if (graph.find(base.value) == ProfileGraph::npos) {
           r_.error(base.location,
                    fmt::format("profile '{}' builds on unknown profile '{}'{}", profile.name,
                                base.value, text::did_you_mean(base.value, profile_names)));

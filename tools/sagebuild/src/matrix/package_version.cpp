@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "util/bounded_regex.h"
 #include "util/fs.h"
 
 namespace sagebuild::matrix {
@@ -18,15 +19,13 @@ bool is_pep440_public_version(std::string_view version) {
 }
 
 Expected<std::string> extract_version(std::string_view text, const VersionSource& source) {
-  std::regex pattern;
-  try {
-    pattern = std::regex(source.regex, std::regex::multiline);
-  } catch (const std::regex_error& e) {
-    return Error{
-        fmt::format("package.version.regex is not a valid regular expression: {}", e.what())};
+  auto pattern = BoundedRegex::compile(source.regex);
+  if (!pattern) {
+    return Error{fmt::format("package.version.regex is not a valid regular expression: {}",
+                             pattern.error().message)};
   }
-  // One line at a time, each at most kMaxLine characters: libstdc++'s regex recurses per
-  // character matched, so a pattern applied to a long run of text could overflow the stack.
+  // One line at a time, each at most kMaxLine characters: a version is on one line, and the
+  // matcher's budget (util/bounded_regex.h) holds per line.
   constexpr std::size_t kMaxLine = 1024;
   std::string version;
   bool found = false;
@@ -36,9 +35,13 @@ Expected<std::string> extract_version(std::string_view text, const VersionSource
     const std::string_view line = text.substr(at, end - at);
     at = end + 1;
     if (line.size() > kMaxLine) continue;  // no version line is this long
-    std::match_results<std::string_view::const_iterator> match;
-    if (std::regex_search(line.begin(), line.end(), match, pattern) && match.size() >= 2) {
-      version = match[1].str();
+    auto match = pattern->first_group(line);
+    if (!match) {
+      return Error{
+          fmt::format("package.version.regex on '{}': {}", source.file, match.error().message)};
+    }
+    if (*match) {
+      version = **match;
       found = true;
     }
   }

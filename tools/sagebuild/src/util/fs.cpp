@@ -6,7 +6,6 @@
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,19 +23,6 @@ std::string temp_sibling_name(const std::filesystem::path& path) {
 }
 
 }  // namespace
-
-Expected<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Error{fmt::format("cannot open '{}': {}", path.string(), describe_errno())};
-  }
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) {
-    return Error{fmt::format("cannot read '{}': {}", path.string(), describe_errno())};
-  }
-  return content.str();
-}
 
 Expected<Ok> move_file(const std::filesystem::path& from, const std::filesystem::path& to) {
   std::error_code ec;
@@ -94,16 +80,31 @@ Expected<Ok> move_file(const std::filesystem::path& from, const std::filesystem:
 }
 
 Expected<std::string> read_file(const std::filesystem::path& path, std::size_t limit) {
+  // Opening a FIFO blocks until something writes to it, and a socket cannot be read as a file:
+  // both are refused before the open. Devices (/dev/zero) are read up to the limit.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && (std::filesystem::is_fifo(status) || std::filesystem::is_socket(status))) {
+    return Error{fmt::format("'{}' is a pipe or socket, not a file", path.string())};
+  }
+  if (!ec && std::filesystem::is_directory(status)) {
+    return Error{fmt::format("'{}' is a folder, not a file", path.string())};
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Error{fmt::format("cannot open '{}': {}", path.string(), describe_errno())};
   }
-  std::string content(limit + 1, '\0');
-  in.read(content.data(), static_cast<std::streamsize>(content.size()));
-  if (in.bad()) {
-    return Error{fmt::format("cannot read '{}': {}", path.string(), describe_errno())};
+  // In chunks, so that memory follows what the file holds, not the limit.
+  std::string content;
+  std::vector<char> chunk(64 * 1024);
+  while (content.size() <= limit) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    content.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (in.bad()) {
+      return Error{fmt::format("cannot read '{}': {}", path.string(), describe_errno())};
+    }
+    if (in.eof()) break;
   }
-  content.resize(static_cast<std::size_t>(in.gcount()));
   if (content.size() > limit) {
     return Error{fmt::format("'{}' is larger than {} KiB; that is not a file of this kind",
                              path.string(), limit / 1024)};

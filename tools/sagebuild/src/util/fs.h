@@ -10,11 +10,14 @@
 
 namespace sagebuild::fs {
 
-Expected<std::string> read_file(const std::filesystem::path& path);
+// Every read has a bound: a file that sagebuild reads whole (results, notes, probes) holds at most
+// this much; /dev/zero or a runaway file is an error that says so, not a full memory.
+inline constexpr std::size_t kMaxReadBytes = 64u << 20;
 
-// The same for a file that must stay small (a configuration): more than `limit` bytes is an
-// error that says so, read no further (a pipe or /dev/zero never ends).
-Expected<std::string> read_file(const std::filesystem::path& path, std::size_t limit);
+// A whole file, up to `limit` bytes: more is an error that says so, read no further (a device
+// like /dev/zero never ends). A FIFO (whose open would block), a socket or a folder is refused.
+Expected<std::string> read_file(const std::filesystem::path& path,
+                                std::size_t limit = kMaxReadBytes);
 
 // Writes `content` to a temporary file beside `path`, flushes it, then renames it over `path`.
 Expected<Ok> write_file_atomic(const std::filesystem::path& path, std::string_view content);

@@ -1,4 +1,3 @@
-#include <set>
 
 #include <fmt/format.h>
 
@@ -20,14 +19,11 @@ class ValidateCommand final : public Command {
  private:
   int validate() {
     const LoadedMatrix m = load();
-    std::set<std::string> ids;
-    for (const auto& profile : m.matrix.profiles) {
-      for (const auto& e : expand(m, profile.name, "all"))
-        ids.insert(e.id);
-    }
+    const std::size_t entries =
+        matrix::expand_all_profiles(m.matrix, {m.package_version, "all"}).size();
     out_ << fmt::format("{}: ok ({} {} {}, {} profiles, {} distinct entries)\n", m.display_name,
                         m.matrix.package.name, m.package_version, m.matrix.package.version.file,
-                        m.matrix.profiles.size(), ids.size());
+                        m.matrix.profiles.size(), entries);
     return kSuccess;
   }
 };

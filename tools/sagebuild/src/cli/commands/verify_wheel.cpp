@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -94,12 +93,8 @@ class VerifyWheelCommand final : public Command {
       for (const auto& c : m->matrix.cuda)
         known.cuda.push_back(c.version);
       options.known = known;
-      std::set<std::string> seen;
-      for (const auto& profile : m->matrix.profiles) {
-        for (const auto& e : expand(*m, profile.name, "all")) {
-          if (seen.insert(e.id).second) options.known_entries.push_back(backend::expected_build(e));
-        }
-      }
+      for (const auto& e : matrix::expand_all_profiles(m->matrix, {m->package_version, "all"}))
+        options.known_entries.push_back(backend::expected_build(e));
       if (!expect_profile.empty()) {
         options.expected.emplace();
         for (const auto& e : expand(*m, expect_profile, "all"))
