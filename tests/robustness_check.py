@@ -199,6 +199,20 @@ def main():
                   done.returncode != 0 and not crashed(done) and b"larger than" in done.stderr and seconds < 5,
                   done.stderr.decode()[-300:])
 
+        # 2,000 .dist-info members of 1 MiB each in a 2 MB wheel (all were held as text: 2 GB),
+        # verified under a 1 GiB address-space limit.
+        with tempfile.TemporaryDirectory() as apart:  # no matrix.yaml above it
+            big = os.path.join(apart, "demo-1.0-py3-none-any.whl")
+            with zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED) as z:
+                for i in range(2000):
+                    z.writestr(f"demo-1.0.dist-info/notes{i}.txt", bytes(1 << 20))
+            limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+            done = subprocess.run([sagebuild, "verify-wheel", "--threads", "2", big],
+                                  capture_output=True, timeout=120, preexec_fn=limit, cwd=apart)
+        check("2,000 large .dist-info members are verified within 1 GiB of address space",
+              done.returncode == 5 and not crashed(done) and b"R001" in done.stdout,
+              (done.stdout[-300:] + done.stderr[-300:]).decode(errors="replace"))
+
         # summary reads results files: a 100,000-deep array (stack overflow in the serializer),
         # a size that is not a number (internal error), a message that closes its code block.
         results = {

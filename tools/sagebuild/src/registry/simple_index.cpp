@@ -174,8 +174,7 @@ Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
   w.path = path;
   w.project = name->canonical_name;
   w.version = name->version.normalized;
-  const std::string dist_info =
-      wheel::escape_distribution_name(name->name_part) + "-" + name->version_text + ".dist-info/";
+  const std::string dist_info = name->dist_info_dir();
   auto stream = archive->open_stream();
   std::vector<std::uint8_t> data, scratch;
   for (const auto& e : archive->entries()) {

@@ -197,8 +197,7 @@ Expected<std::string> read_dist_info_member(const std::filesystem::path& wheel,
   if (!name) return name.error();
   auto archive = ZipArchive::open(wheel);
   if (!archive) return archive.error();
-  const std::string wanted = escape_distribution_name(name->name_part) + "-" + name->version_text +
-                             ".dist-info/" + std::string(member);
+  const std::string wanted = name->dist_info_dir() + std::string(member);
   for (const ZipEntry& e : archive->entries()) {
     if (e.name != wanted) continue;
     auto stream = archive->open_stream();

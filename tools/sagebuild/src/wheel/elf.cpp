@@ -1,7 +1,10 @@
 #include "wheel/elf.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
+#include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -18,6 +21,7 @@ constexpr std::uint32_t kSectionVersym = 0x6fffffff;
 // More dynamic symbols than any real extension has (torch's largest library has ~300k): a bound
 // on the work a hostile file can ask for.
 constexpr std::uint64_t kMaxDynamicSymbols = 4'000'000;
+
 constexpr std::int64_t kDtNeeded = 1;
 constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
 // Fat binary image flags (observed with nvcc 13.0 and cross-checked against cuobjdump).
@@ -28,6 +32,28 @@ struct Section {
   std::uint32_t name, type, link;
   std::uint64_t offset, size;
   std::string label;
+};
+
+// What is left of ElfLimits while a file is read.
+struct Budget {
+  explicit Budget(const ElfLimits& given)
+      : limits(given), records(given.records), string_bytes(given.string_bytes) {}
+  const ElfLimits& limits;
+  std::uint64_t records;
+  std::uint64_t string_bytes;
+  // Spends one record; false once none is left.
+  bool record() { return records == 0 ? false : (--records, true); }
+  bool strings(std::size_t bytes) {
+    if (bytes + 1 > string_bytes) return false;
+    string_bytes -= bytes + 1;
+    return true;
+  }
+  Error exceeded() const {
+    return Error{fmt::format(
+        "more than {} records or {} MiB of names in all: sections or chains that repeat one "
+        "region (a real library needs a fraction of that)",
+        limits.records, limits.string_bytes >> 20)};
+  }
 };
 
 }  // namespace
@@ -97,7 +123,7 @@ Expected<std::vector<FatbinImage>> parse_fatbin(std::span<const std::uint8_t> se
   return images;
 }
 
-Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
+Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file, const ElfLimits& limits) {
   const ByteView b(file);
   if (b.size() < 64 || std::memcmp(file.data(),
                                    "\x7f"
@@ -136,21 +162,43 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
       s.label = b.c_string(names.offset + s.name, names.offset + names.size).value_or("");
     }
   }
+  // The dynamic linker reads one of each of these; a second is a file made to be read twice.
+  for (const std::uint32_t type :
+       {kSectionDynamic, kSectionDynsym, kSectionVerneed, kSectionVersym}) {
+    if (std::count_if(sections.begin(), sections.end(),
+                      [&](const Section& s) { return s.type == type; }) > 1) {
+      return Error{fmt::format("more than one section of type 0x{:x}", type)};
+    }
+  }
+  if (std::count_if(sections.begin(), sections.end(),
+                    [](const Section& s) { return s.label == ".nv_fatbin"; }) > 1) {
+    return Error{"more than one .nv_fatbin section"};
+  }
+  Budget budget(limits);
+  bool exhausted = false;
   auto string_at = [&](std::uint32_t table, std::uint64_t offset) -> std::optional<std::string> {
     if (table >= sections.size()) return std::nullopt;
     const Section& t = sections[table];
-    return b.c_string(t.offset + offset, t.offset + t.size);
+    auto text = b.c_string(t.offset + offset, t.offset + t.size);
+    if (text && !budget.strings(text->size())) {
+      exhausted = true;
+      return std::nullopt;
+    }
+    return text;
   };
 
   // Version index (vna_other) -> (library, version), from the Verneed records.
-  std::vector<std::pair<std::uint16_t, std::pair<std::string, std::string>>> version_index;
+  std::unordered_map<std::uint16_t, std::pair<std::string, std::string>> version_index;
+  std::set<std::pair<std::string, std::string>> seen_needs;
   for (const Section& s : sections) {
     if (s.type == kSectionDynamic) {
       for (std::uint64_t at = s.offset; at + 16 <= s.offset + s.size; at += 16) {
+        if (!budget.record()) return budget.exceeded();
         const auto tag = b.get<std::int64_t>(at).value_or(0);
         if (tag == 0) break;
         if (tag == kDtNeeded) {
           auto name = string_at(s.link, b.get<std::uint64_t>(at + 8).value_or(0));
+          if (exhausted) return budget.exceeded();
           if (!name) return Error{"a DT_NEEDED entry points outside its string table"};
           info.needed.push_back(*name);
         }
@@ -159,16 +207,22 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
       // Elf64_Verneed records, each with a chain of Elf64_Vernaux records.
       std::uint64_t need = s.offset;
       for (int guard = 0; guard < 4096 && need + 16 <= s.offset + s.size; ++guard) {
+        if (!budget.record()) return budget.exceeded();
         const auto count = b.get<std::uint16_t>(need + 2).value_or(0);
         auto library = string_at(s.link, b.get<std::uint32_t>(need + 4).value_or(0));
+        if (exhausted) return budget.exceeded();
         std::uint64_t aux = need + b.get<std::uint32_t>(need + 8).value_or(0);
         for (int k = 0; k < count && aux + 16 <= s.offset + s.size; ++k) {
+          if (!budget.record()) return budget.exceeded();
           auto version = string_at(s.link, b.get<std::uint32_t>(aux + 8).value_or(0));
+          if (exhausted) return budget.exceeded();
           if (library && version) {
-            info.version_needs.emplace_back(*library, *version);
-            version_index.push_back(
-                {static_cast<std::uint16_t>(b.get<std::uint16_t>(aux + 6).value_or(0) & 0x7fff),
-                 {*library, *version}});
+            if (seen_needs.emplace(*library, *version).second) {
+              info.version_needs.emplace_back(*library, *version);
+            }
+            // The last record of an index wins, as the linear search before it did.
+            version_index[static_cast<std::uint16_t>(b.get<std::uint16_t>(aux + 6).value_or(0) &
+                                                     0x7fff)] = {*library, *version};
           }
           const auto next = b.get<std::uint32_t>(aux + 12).value_or(0);
           if (next == 0) break;
@@ -182,6 +236,8 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
       if (s.type == kSectionNobits) return Error{".nv_fatbin has no contents in the file (NOBITS)"};
       auto images = parse_fatbin(b.slice(s.offset, s.size));
       if (!images) return images.error();
+      if (images->size() > budget.records) return budget.exceeded();
+      budget.records -= images->size();
       info.fatbin.insert(info.fatbin.end(), images->begin(), images->end());
     }
   }
@@ -197,18 +253,18 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file) {
     if (count > kMaxDynamicSymbols) return Error{fmt::format("{} dynamic symbols", count)};
     for (std::uint64_t i = 1; i < count; ++i) {
       const std::uint64_t at = s.offset + i * 24;
+      if (!budget.record()) return budget.exceeded();
       if (b.get<std::uint16_t>(at + 6).value_or(1) != 0) continue;  // defined here
       auto name = string_at(s.link, b.get<std::uint32_t>(at).value_or(0));
+      if (exhausted) return budget.exceeded();
       if (!name) return Error{"a dynamic symbol's name lies outside its string table"};
       SymbolNeed need{*name, "", ""};
       if (versym && versym->size >= (i + 1) * 2) {
         const auto index = static_cast<std::uint16_t>(
             b.get<std::uint16_t>(versym->offset + i * 2).value_or(0) & 0x7fff);
-        for (const auto& [number, library_version] : version_index) {
-          if (number == index) {
-            need.library = library_version.first;
-            need.version = library_version.second;
-          }
+        if (const auto found = version_index.find(index); found != version_index.end()) {
+          need.library = found->second.first;
+          need.version = found->second.second;
         }
       }
       info.undefined.push_back(std::move(need));

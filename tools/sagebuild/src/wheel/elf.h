@@ -32,12 +32,22 @@ struct SymbolNeed {
 struct ElfInfo {
   std::uint16_t machine = 0;        // EM_X86_64 = 62, EM_AARCH64 = 183
   std::vector<std::string> needed;  // DT_NEEDED, in order
-  std::vector<std::pair<std::string, std::string>> version_needs;  // (library, "GLIBC_2.28")
-  std::vector<SymbolNeed> undefined;                               // .dynsym, in order
-  std::vector<FatbinImage> fatbin;                                 // from .nv_fatbin, in order
+  std::vector<std::pair<std::string, std::string>>
+      version_needs;                  // (library, "GLIBC_2.28"), each once
+  std::vector<SymbolNeed> undefined;  // .dynsym, in order
+  std::vector<FatbinImage> fatbin;    // from .nv_fatbin, in order
 };
 
-Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file);
+// The work of reading one file in all: records visited (dynamic entries, version needs, symbols,
+// fat binary images) and bytes of names read. Records of one region can be reached many times
+// (chains that share their tails), so the file's size alone does not bound the work; these do,
+// at several times what torch's largest library needs.
+struct ElfLimits {
+  std::uint64_t records = 4'000'000;
+  std::uint64_t string_bytes = 256ull << 20;
+};
+
+Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file, const ElfLimits& limits = {});
 
 // Parses the .nv_fatbin section contents (a sequence of fat binary containers).
 Expected<std::vector<FatbinImage>> parse_fatbin(std::span<const std::uint8_t> section);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
@@ -171,6 +172,75 @@ TEST_CASE("architecture names as TORCH_CUDA_ARCH_LIST writes them", "[elf]") {
   CHECK(arch_number("10.0f") == std::pair<int, std::string>{100, "f"});
   CHECK_FALSE(arch_number("90"));
   CHECK_FALSE(arch_number("9.x"));
+}
+
+}  // namespace
+}  // namespace sagebuild::wheel
+
+namespace sagebuild::wheel {
+namespace {
+
+// An ELF64 whose sections are given as (type, link, bytes), laid out one after the other,
+// section 1 being a string table ("\0lib\0") the others may link to.
+std::vector<std::uint8_t> elf_with_sections(
+    const std::vector<std::tuple<std::uint32_t, std::uint32_t, std::vector<std::uint8_t>>>& list) {
+  std::vector<std::uint8_t> file(64, 0);
+  std::memcpy(file.data(),
+              "\x7f"
+              "ELF\x02\x01",
+              6);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;
+  for (const auto& [type, link, bytes] : list) {
+    extents.emplace_back(file.size(), bytes.size());
+    file.insert(file.end(), bytes.begin(), bytes.end());
+  }
+  const std::uint64_t shoff = file.size();
+  file.resize(file.size() + 64 * (list.size() + 1), 0);
+  auto put = [&](std::size_t at, auto value) { std::memcpy(&file[at], &value, sizeof(value)); };
+  put(0x28, shoff);
+  put(0x3A, std::uint16_t{64});
+  put(0x3C, static_cast<std::uint16_t>(list.size() + 1));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::size_t at = shoff + 64 * (i + 1);
+    put(at + 4, std::get<0>(list[i]));
+    put(at + 40, std::get<1>(list[i]));
+    put(at + 24, extents[i].first);
+    put(at + 32, extents[i].second);
+  }
+  return file;
+}
+
+TEST_CASE("work that one region multiplies has a budget", "[elf]") {
+  constexpr std::uint32_t kStrtab = 3, kVerneed = 0x6ffffffe, kDynsym = 11;
+  const std::vector<std::uint8_t> strings = {0, 'l', 'i', 'b', 0};
+  // 100 version needs whose aux chains all run through one region of 3,000 records: 300,000
+  // visits from a 50 KB section, against a budget of 100,000 (the real one is larger by the
+  // same ratio to what a real library needs).
+  constexpr std::uint32_t needs = 100, auxes = 3000;
+  std::vector<std::uint8_t> verneed(16 * (needs + auxes), 0);
+  auto put = [&](std::size_t at, auto value) { std::memcpy(&verneed[at], &value, sizeof(value)); };
+  for (std::uint32_t i = 0; i < needs; ++i) {
+    put(16 * i + 2, std::uint16_t{65535});                      // vn_cnt
+    put(16 * i + 4, std::uint32_t{1});                          // vn_file: "lib"
+    put(16 * i + 8, std::uint32_t{16 * (needs - i)});           // vn_aux: the shared region
+    put(16 * i + 12, std::uint32_t{i + 1 < needs ? 16u : 0u});  // vn_next
+  }
+  for (std::uint32_t k = 0; k < auxes; ++k)
+    put(16 * (needs + k) + 12, std::uint32_t{16});  // vna_next
+  const auto sections = elf_with_sections({{kStrtab, 0, strings}, {kVerneed, 1, verneed}});
+  const auto amplified = read_elf(sections, {100'000, 1 << 20});
+  REQUIRE_FALSE(amplified);
+  CHECK(amplified.error().message.starts_with("more than 100000 records"));
+  const auto read = read_elf(sections, {10'000'000, 64 << 20});  // within a larger budget: read
+  REQUIRE(read);
+  CHECK(read->version_needs.size() == 1);  // ("lib", "") once, however often it is reached
+
+  // The dynamic linker reads one symbol table: a second one is refused.
+  const std::vector<std::uint8_t> symbols(48, 0);
+  const auto twice = read_elf(
+      elf_with_sections({{kStrtab, 0, strings}, {kDynsym, 1, symbols}, {kDynsym, 1, symbols}}));
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error().message == "more than one section of type 0xb");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "util/text.h"
+#include "wheel/naming.h"
 
 namespace sagebuild::wheel {
 namespace {
@@ -109,6 +110,10 @@ Expected<WheelFilename> parse_wheel_filename(std::string_view filename) {
   std::sort(result.tags.begin(), result.tags.end());
   result.tags.erase(std::unique(result.tags.begin(), result.tags.end()), result.tags.end());
   return result;
+}
+
+std::string WheelFilename::dist_info_dir() const {
+  return escape_distribution_name(name_part) + "-" + version_text + ".dist-info/";
 }
 
 }  // namespace sagebuild::wheel

@@ -34,6 +34,9 @@ struct WheelFilename {
   std::optional<BuildTag> build;
   std::string tag_text;   // "cp312-cp312-linux_x86_64"
   std::vector<Tag> tags;  // the compressed tag set expanded, sorted, unique
+
+  // The wheel's metadata folder as its archive names it: "sage_attention-2.2.0.dist-info/".
+  std::string dist_info_dir() const;
 };
 
 Expected<WheelFilename> parse_wheel_filename(std::string_view filename);

@@ -86,7 +86,7 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
   auto archive = ZipArchive::open(r.input);
   if (!archive) return archive.error();
   const std::string escaped = escape_distribution_name(name->name_part);
-  const std::string dist_info = escaped + "-" + name->version_text + ".dist-info/";
+  const std::string dist_info = name->dist_info_dir();
   const std::string data_dir = escaped + "-" + name->version_text + ".data/";
   std::string version = name->version_text;
   if (!r.version.empty()) {

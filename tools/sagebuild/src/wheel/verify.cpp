@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "util/sha256.h"
 #include "wheel/linux_policy.h"
+#include "wheel/naming.h"
 #include "wheel/verifier.h"
 
 namespace sagebuild::wheel {
@@ -41,6 +43,17 @@ void Verifier::fail(std::string_view id, std::string where, std::string message)
 // ---- read every entry once, in parallel: CRC, sizes, hash, and binaries parsed in place ----
 void Verifier::read_entries(const ZipArchive& archive) {
   const auto& entries = archive.entries();
+  // Only the .dist-info files a check reads are kept as text: a wheel of thousands of large
+  // .dist-info members costs one member's memory at a time, not all of them.
+  std::set<std::string> text_members;
+  if (name_) {
+    const std::string dir = name_->dist_info_dir();
+    for (const std::string_view member :
+         {std::string_view("RECORD"), std::string_view("WHEEL"), std::string_view("METADATA"),
+          std::string_view("entry_points.txt"), kProvenanceFile}) {
+      text_members.insert(dir + std::string(member));
+    }
+  }
   results_.resize(entries.size());
   std::atomic<std::size_t> next{0};
   std::atomic<std::uint64_t> inflated{0};
@@ -62,8 +75,7 @@ void Verifier::read_entries(const ZipArchive& archive) {
       inflated += data.size();
       r.size = data.size();
       r.digest = base64url_nopad(sha256(data));
-      const std::string top = e.name.substr(0, e.name.find('/'));
-      if (top.ends_with(".dist-info") && data.size() < (16u << 20)) {
+      if (text_members.contains(e.name) && data.size() < (16u << 20)) {
         r.text = std::string(data.begin(), data.end());
       }
       if (is_binary_name(e.name)) {

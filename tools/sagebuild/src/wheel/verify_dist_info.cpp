@@ -14,8 +14,7 @@ namespace sagebuild::wheel {
 // ---- R, H, M and P checks: the .dist-info files ----
 void Verifier::check_dist_info(const ZipArchive& archive) {
   if (!name_) return;  // without a valid name there is no dist-info directory to look for
-  const std::string dir =
-      escape_distribution_name(name_->name_part) + "-" + name_->version_text + ".dist-info/";
+  const std::string dir = name_->dist_info_dir();
   check_record(archive, dir + "RECORD");
   check_wheel_file(archive, dir + "WHEEL");
   check_metadata(archive, dir + "METADATA");
