@@ -25,8 +25,41 @@ constexpr std::uint64_t kMaxDynamicSymbols = 4'000'000;
 constexpr std::int64_t kDtNeeded = 1;
 constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
 // Fat binary image flags (observed with nvcc 13.0 and cross-checked against cuobjdump).
-constexpr std::uint64_t kFatbinArchSpecific = 0x100000;  // sm_90a
-constexpr std::uint64_t kFatbinFamily = 0x200000;        // sm_100f
+constexpr std::uint64_t kFatbinArchSpecific = 0x100000;       // sm_90a
+constexpr std::uint64_t kFatbinFamily = 0x200000;             // sm_100f
+constexpr std::uint64_t kFatbinCompressed = 0x2000 | 0x8000;  // LZ4 (older nvcc), zstd (13.0)
+
+// Why an image's payload cannot be what it says, or nothing: a compressed image states both of
+// its sizes; an uncompressed SASS image is a cubin (an ELF whose section table it holds
+// whole), since the driver loads nothing else; PTX is text, of some length.
+std::optional<std::string> image_payload_error(const ByteView& b, std::uint64_t entry,
+                                               std::uint64_t header, std::uint64_t payload,
+                                               bool sass, std::uint64_t flags) {
+  if (payload == 0) return "an empty image";
+  if (flags & kFatbinCompressed) {
+    const std::uint64_t compressed = b.get<std::uint32_t>(entry + 16).value_or(0);
+    const std::uint64_t inflated = b.get<std::uint64_t>(entry + 56).value_or(0);
+    if (compressed == 0 || compressed > payload || inflated == 0) {
+      return fmt::format(
+          "a compressed image of {} bytes that states {} compressed and {} "
+          "inflated bytes",
+          payload, compressed, inflated);
+    }
+    return std::nullopt;
+  }
+  if (!sass) return std::nullopt;
+  const std::uint64_t at = entry + header;
+  if (payload < 64 || b.get<std::uint32_t>(at).value_or(0) != 0x464c457f) {
+    return fmt::format("SASS of {} bytes that is not a cubin (no ELF header): truncated?", payload);
+  }
+  const std::uint64_t shoff = b.get<std::uint64_t>(at + 0x28).value_or(0);
+  const std::uint64_t shentsize = b.get<std::uint16_t>(at + 0x3A).value_or(0);
+  const std::uint64_t shnum = b.get<std::uint16_t>(at + 0x3C).value_or(0);
+  if (shnum != 0 && (shoff > payload || shentsize * shnum > payload - shoff)) {
+    return fmt::format("a cubin of {} bytes whose section table ends past it: truncated", payload);
+  }
+  return std::nullopt;
+}
 
 struct Section {
   std::uint32_t name, type, link;
@@ -110,6 +143,9 @@ Expected<std::vector<FatbinImage>> parse_fatbin(std::span<const std::uint8_t> se
       }
       if (kind == 1 || kind == 2) {
         const std::uint64_t flags = b.get<std::uint64_t>(entry + 40).value_or(0);
+        if (auto why = image_payload_error(b, entry, entry_header, payload, kind == 2, flags)) {
+          return Error{fmt::format("fat binary image at offset {}: {}", entry, *why)};
+        }
         FatbinImage image{kind == 2 ? FatbinImage::Kind::sass : FatbinImage::Kind::ptx,
                           static_cast<int>(b.get<std::uint32_t>(entry + 28).value_or(0)), ""};
         if (flags & kFatbinArchSpecific) image.suffix = "a";

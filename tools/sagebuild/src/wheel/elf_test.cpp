@@ -12,10 +12,25 @@
 namespace sagebuild::wheel {
 namespace {
 
+// An image as nvcc writes one: uncompressed SASS is a cubin (an ELF header, here with no
+// sections) followed by `payload` bytes; a compressed image states its sizes.
 std::vector<std::uint8_t> fatbin_image(std::uint16_t kind, std::uint32_t arch, std::uint64_t flags,
                                        std::size_t payload) {
+  const bool compressed = flags & 0xA000;
+  if (compressed) payload = std::max<std::size_t>(payload, 1);
+  if (kind == 2 && !compressed) payload += 64;
   std::vector<std::uint8_t> image(64 + payload, 0);
   auto put = [&](std::size_t at, auto value) { std::memcpy(&image[at], &value, sizeof(value)); };
+  if (kind == 2 && !compressed) {
+    std::memcpy(&image[64],
+                "\x7f"
+                "ELF\x02\x01",
+                6);
+  }
+  if (compressed) {
+    put(16, static_cast<std::uint32_t>(payload));
+    put(56, std::uint64_t{payload * 2});
+  }
   put(0, kind);
   put(2, std::uint16_t{0x0101});
   put(4, std::uint32_t{64});
@@ -57,6 +72,32 @@ TEST_CASE("fat binary images: SASS, arch-specific and family variants, PTX", "[f
   CHECK((*images)[1].name() == "sm_90a");
   CHECK((*images)[2].name() == "sm_100f");
   CHECK((*images)[3].name() == "compute_90");
+}
+
+TEST_CASE("images that cannot load are errors: truncated cubins, lying compressed sizes",
+          "[fatbin]") {
+  auto truncated = fatbin_image(2, 90, 0x100011, 0);
+  truncated.resize(64 + 16);  // the cubin cut after 16 bytes: no ELF header left
+  const std::uint64_t sixteen = 16;
+  std::memcpy(&truncated[8], &sixteen, 8);
+  auto read = parse_fatbin(container({truncated}));
+  REQUIRE_FALSE(read);
+  CHECK(read.error().message.find("not a cubin") != std::string::npos);
+
+  auto table_past_end = fatbin_image(2, 90, 0x100011, 0);
+  const std::uint64_t shoff = 64;
+  const std::uint16_t shentsize = 64, shnum = 5;
+  std::memcpy(&table_past_end[64 + 0x28], &shoff, 8);
+  std::memcpy(&table_past_end[64 + 0x3A], &shentsize, 2);
+  std::memcpy(&table_past_end[64 + 0x3C], &shnum, 2);
+  read = parse_fatbin(container({table_past_end}));
+  REQUIRE_FALSE(read);
+  CHECK(read.error().message.find("section table ends past it") != std::string::npos);
+
+  auto lying = fatbin_image(1, 90, 0x8011, 8);
+  const std::uint32_t more = 9;  // compressed size larger than the payload
+  std::memcpy(&lying[16], &more, 4);
+  CHECK_FALSE(parse_fatbin(container({lying})));
 }
 
 TEST_CASE("hostile fat binaries are errors, never reads out of bounds", "[fatbin]") {
