@@ -160,3 +160,5 @@ def add_cases(case, binaries):
     full = binaries["full"]
     shoff_past_end = full[:0x28] + struct.pack("<Q", len(full) + (1 << 20)) + full[0x30:]
     case("x_elf_sections_past_end", ["B001", "B004"], binary=shoff_past_end)
+    case("x_rpath_absolute", ["B002"], binary=binaries["rpath_absolute"])
+    case("x_rpath_climbs_out", ["B002"], binary=binaries["rpath_climbs"])

@@ -57,8 +57,8 @@ def compile_binaries(work, nvcc):
     with open(c, "w") as f:
         f.write(C_SOURCE)
 
-    def nvcc_so(out, gencodes):
-        args = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-o", out, cu]
+    def nvcc_so(out, gencodes, link=()):
+        args = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-o", out, cu, *link]
         for g in gencodes:
             args += ["-gencode", g]
         subprocess.run(args, check=True)
@@ -69,6 +69,11 @@ def compile_binaries(work, nvcc):
                         ["arch=compute_80,code=sm_80", "arch=compute_90a,code=sm_90a"]),
         "sm80_only": nvcc_so(os.path.join(work, "sm80.so"), ["arch=compute_80,code=sm_80"]),
     }
+    # Library search paths: an absolute one (loads whatever lies there on the user's machine)
+    # and an $ORIGIN one that climbs out of site-packages.
+    for label, rpath in (("rpath_absolute", "/tmp/evil"), ("rpath_climbs", "$ORIGIN/../../..")):
+        binaries[label] = nvcc_so(os.path.join(work, label + ".so"), ["arch=compute_80,code=sm_80",
+                                  "arch=compute_90a,code=sm_90a"], ["-Xlinker", f"-rpath={rpath}"])
     so = os.path.join(work, "libz_user.so")
     subprocess.run(["cc", "-shared", "-fPIC", "-o", so, c, "-Wl,--no-as-needed", "-lz"],
                    check=True)

@@ -23,6 +23,8 @@ constexpr std::uint32_t kSectionVersym = 0x6fffffff;
 constexpr std::uint64_t kMaxDynamicSymbols = 4'000'000;
 
 constexpr std::int64_t kDtNeeded = 1;
+constexpr std::int64_t kDtRpath = 15;
+constexpr std::int64_t kDtRunpath = 29;
 constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
 // Fat binary image flags (observed with nvcc 13.0 and cross-checked against cuobjdump).
 constexpr std::uint64_t kFatbinArchSpecific = 0x100000;       // sm_90a
@@ -237,6 +239,18 @@ Expected<ElfInfo> read_elf(std::span<const std::uint8_t> file, const ElfLimits& 
           if (exhausted) return budget.exceeded();
           if (!name) return Error{"a DT_NEEDED entry points outside its string table"};
           info.needed.push_back(*name);
+        } else if (tag == kDtRpath || tag == kDtRunpath) {
+          auto paths = string_at(s.link, b.get<std::uint64_t>(at + 8).value_or(0));
+          if (exhausted) return budget.exceeded();
+          if (!paths)
+            return Error{"a DT_RPATH or DT_RUNPATH entry points outside its string table"};
+          // A list separated by ':'; an empty element means the current directory.
+          for (std::size_t start = 0;;) {
+            const std::size_t colon = paths->find(':', start);
+            info.search_paths.push_back(paths->substr(start, colon - start));
+            if (colon == std::string::npos) break;
+            start = colon + 1;
+          }
         }
       }
     } else if (s.type == kSectionVerneed) {

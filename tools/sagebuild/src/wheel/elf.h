@@ -30,8 +30,9 @@ struct SymbolNeed {
 };
 
 struct ElfInfo {
-  std::uint16_t machine = 0;        // EM_X86_64 = 62, EM_AARCH64 = 183
-  std::vector<std::string> needed;  // DT_NEEDED, in order
+  std::uint16_t machine = 0;              // EM_X86_64 = 62, EM_AARCH64 = 183
+  std::vector<std::string> needed;        // DT_NEEDED, in order
+  std::vector<std::string> search_paths;  // DT_RPATH and DT_RUNPATH elements ("$ORIGIN/../x")
   std::vector<std::pair<std::string, std::string>>
       version_needs;                  // (library, "GLIBC_2.28"), each once
   std::vector<SymbolNeed> undefined;  // .dynsym, in order

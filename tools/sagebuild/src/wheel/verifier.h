@@ -48,6 +48,11 @@ std::optional<std::string> outside_install_scope(const std::string& name,
                                                  const std::string& escaped,
                                                  const std::string& prefix);
 
+// Why a DT_RPATH/DT_RUNPATH element of the binary at `binary` (its path in the wheel) is unsafe,
+// or nothing: it must start with $ORIGIN and stay inside site-packages once installed.
+std::optional<std::string> unsafe_search_path(const std::string& binary,
+                                              const std::string& search_path);
+
 class Verifier {
  public:
   Verifier(const std::filesystem::path& path, const VerifyOptions& options, WheelReport& report)

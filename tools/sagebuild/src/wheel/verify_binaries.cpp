@@ -69,6 +69,50 @@ constexpr std::uint16_t kMachineAarch64 = 183;
 
 }  // namespace
 
+// Why a library search path of the binary at `binary` (its path in the wheel) is unsafe, or
+// nothing. The policy, after auditwheel's: an element starts with $ORIGIN and, resolved from
+// where the binary installs, stays inside site-packages. An absolute path (/tmp, the build
+// machine's /usr/local/cuda) loads whatever lies there on the user's machine; an empty element
+// is the process's working directory; one that climbs out of site-packages reaches the
+// environment's or the user's files.
+std::optional<std::string> unsafe_search_path(const std::string& binary,
+                                              const std::string& search_path) {
+  std::string_view rest = search_path;
+  if (rest.starts_with("${ORIGIN}")) {
+    rest.remove_prefix(9);
+  } else if (rest.starts_with("$ORIGIN")) {
+    rest.remove_prefix(7);
+  } else {
+    return std::string(search_path.empty()
+                           ? "an empty element searches the working directory"
+                           : "not relative to $ORIGIN: it loads whatever lies at that path on "
+                             "the user's machine");
+  }
+  if (!rest.empty() && rest.front() != '/') return std::string("$ORIGIN followed by a name");
+  if (rest.find('$') != std::string_view::npos) {
+    return std::string(
+        "a second dynamic string token ($LIB, $PLATFORM) the verifier cannot resolve");
+  }
+  // Where the binary installs, relative to site-packages: .data/purelib|platlib/ lose their
+  // prefix; everything else installs as it is named.
+  std::vector<std::string> at = text::split(binary, '/');
+  at.pop_back();  // the file itself
+  if (at.size() >= 2 && at[0].ends_with(".data") && (at[1] == "purelib" || at[1] == "platlib")) {
+    at.erase(at.begin(), at.begin() + 2);
+  }
+  for (const std::string& part : text::split(rest, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part != "..") {
+      at.push_back(part);
+    } else if (at.empty()) {
+      return std::string("climbs out of site-packages");
+    } else {
+      at.pop_back();
+    }
+  }
+  return std::nullopt;
+}
+
 // ---- B001-B004: the compiled modules ----
 // Without a valid file name the platform is unknown: the binaries are still read (their
 // architectures and glibc needs are reported) but not judged against a platform.
@@ -154,6 +198,11 @@ void Verifier::check_binaries(const ZipArchive& archive) {
         if (!allowed)
           fail("B002", path,
                fmt::format("needs {}, which is neither allowed nor in the wheel", library));
+      }
+    }
+    for (const std::string& search_path : elf.search_paths) {
+      if (auto why = unsafe_search_path(path, search_path)) {
+        fail("B002", path, fmt::format("RPATH/RUNPATH '{}': {}", search_path, *why));
       }
     }
     for (const auto& [library, version] : elf.version_needs) {
