@@ -1,5 +1,7 @@
-// The text members of a wheel's .dist-info: RECORD (CSV) and METADATA/WHEEL (RFC 822 headers).
+// The text members of a wheel's .dist-info: RECORD (CSV), METADATA/WHEEL (headers as Python's
+// email parser reads them) and the PEP 508 requirements of Requires-Dist.
 #include "wheel/dist_info.h"
+#include "wheel/requirement.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -9,8 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace sagebuild::wheel;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)parse_record(text);
+  (void)requirement_error(text);
   if (auto headers = Headers::parse(text)) {
-    (void)headers->all("Requires-Dist");
+    for (const std::string& requirement : headers->all("Requires-Dist"))
+      (void)requirement_error(requirement);
     (void)headers->first("Wheel-Version");
   }
   return 0;
