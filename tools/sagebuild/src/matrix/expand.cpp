@@ -151,6 +151,7 @@ class CombinationSelector {
   }
 
   const std::vector<Combination>& universe() const { return universe_; }
+  const ProfileGraph& graph() const { return graph_; }
 
   // The stable-ABI combinations of platform p: one per CUDA that a torch release from the
   // target on was published for; torch is the target, Python the newest it supports.
@@ -192,27 +193,26 @@ class CombinationSelector {
       }
       if (!ready) continue;
       pending.pop_back();
-      if (node != index && !memo_.contains(node)) {
-        memo_[node] = select_uncached(m_.profiles[node], nullptr);
-      }
+      if (node != index && !memo_.contains(node)) memo_[node] = select_uncached(node, nullptr);
     }
     if (!diagnostics) {
       if (auto it = memo_.find(index); it != memo_.end()) return it->second;
     }
-    std::vector<Combination> result = select_uncached(profile, diagnostics);
+    std::vector<Combination> result = select_uncached(index, diagnostics);
     memo_[index] = result;
     return result;
   }
 
  private:
   // One profile's selection, its bases' selections already in memo_.
-  std::vector<Combination> select_uncached(const Profile& profile, Diagnostics* diagnostics) {
+  std::vector<Combination> select_uncached(std::size_t index, Diagnostics* diagnostics) {
+    const Profile& profile = m_.profiles[index];
     std::vector<Combination> base;
     if (profile.from.empty()) {
       base = universe_;
     } else {
       // Each base's selection is sorted and free of duplicates: their union is a linear merge.
-      for (const std::size_t parent : graph_.bases(graph_.find(profile.name))) {
+      for (const std::size_t parent : graph_.bases(index)) {
         const auto& selected = memo_.at(parent);
         std::vector<Combination> merged;
         merged.reserve(base.size() + selected.size());
@@ -518,7 +518,7 @@ Diagnostics validate_profiles(const Matrix& m) {
   std::map<std::string, Owner> ids;
   // A profile is checked after the profiles it builds on; one whose base already has problems
   // is not checked further, since its own findings would only echo them.
-  const ProfileGraph graph(m);
+  const ProfileGraph& graph = selector.graph();
   std::vector<bool> healthy(m.profiles.size(), false);
   // A bad id template is reported where it is declared: checked once here, not per entry.
   const bool templates_ok[] = {!check_entry_id_template(id_template(m, Abi::per_torch)),
