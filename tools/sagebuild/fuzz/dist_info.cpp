@@ -1,11 +1,12 @@
 // The text members of a wheel's .dist-info: RECORD (CSV), METADATA/WHEEL (headers as Python's
 // email parser reads them) and the PEP 508 requirements of Requires-Dist.
 #include "wheel/dist_info.h"
-#include "wheel/requirement.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+
+#include "wheel/requirement.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sagebuild::wheel;
