@@ -67,3 +67,41 @@ def fake_toolkit(root, version, otherwise):
                  f"  echo 'Cuda compilation tools, release {release}, V{version}'; exit 0\nfi\n"
                  + otherwise)
     return root
+
+
+def fake_wheel(directory, torch, cuda, tag, project="sageattention", version="2.2.0", stable=False,
+               requires=None):
+    """A small consistent wheel with the name, METADATA, WHEEL and provenance (sagebuild.json) a
+    sagebuild build gives the variant, and no binary: for tests of what installers and indexes do
+    with names and metadata. `tag`: "cp312-cp312-manylinux_2_28_x86_64"; torch and cuda: "2.9.0",
+    "12.8.1"; `stable`: a universal (stable-ABI) wheel, torch its target. Returns the path."""
+    import base64
+    import hashlib
+    import json
+    import zipfile
+    t = torch.split(".")
+    c = cuda.split(".")
+    build = f"{t[0]}{t[1]}{t[2]}.{c[0]}{c[1]}"
+    requires = requires if requires is not None else (
+        f"torch>={t[0]}.{t[1]}" if stable else f"torch=={t[0]}.{t[1]}.*")
+    dist = f"{project}-{version}.dist-info"
+    python = tag.split("-")[0]
+    files = {
+        f"{project}/__init__.py": f"BUILT_FOR = '{torch}+cu{cuda} {tag}'\n".encode(),
+        f"{dist}/METADATA": (f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n"
+                             f"Requires-Python: >=3.9\n" + (f"Requires-Dist: {requires}\n" if requires else "")).encode(),
+        f"{dist}/WHEEL": f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\nBuild: {build}\n".encode(),
+        f"{dist}/sagebuild.json": json.dumps({
+            "schema": 1, "sagebuild": "0.1.0", "package": project, "version": version, "torch": torch,
+            "abi": "stable" if stable else "per-torch", "cuda": cuda,
+            "python": "3.13" if stable else f"3.{python[3:]}", "platform_tag": tag.split("-", 2)[2],
+            "archs": ["9.0a"]}).encode(),
+    }
+    record = "".join(f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}\n"
+                     for p, d in files.items()) + f"{dist}/RECORD,,\n"
+    path = os.path.join(directory, f"{project}-{version}-{build}-{tag}.whl")
+    with zipfile.ZipFile(path, "w") as z:
+        for p, d in files.items():
+            z.writestr(p, d)
+        z.writestr(f"{dist}/RECORD", record)
+    return path

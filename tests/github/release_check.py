@@ -16,19 +16,21 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import fake_github  # noqa: E402
-from checklib import check, finish  # noqa: E402
+from checklib import check, fake_wheel, finish  # noqa: E402
 
 TOKEN = "ghp_FAKEtoken0123456789abcdefSECRET"
 REPO = "sage/attention"
 outputs = []
 
 
-def run(sb, api_base, *args, token=TOKEN):
+def run(sb, api_base, *args, token=TOKEN, verify=False):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_"))}
     env.update({"GITHUB_API_URL": api_base, "GITHUB_REPOSITORY": REPO})
     if token:
         env["GITHUB_TOKEN"] = token
-    done = subprocess.run([sb, "release", "--retry-wait", "0.05", "--timeout", "2", *args],
+    # The fault tests attach random bytes named like wheels: verification is tested on its own.
+    flags = [] if verify else ["--no-verify"]
+    done = subprocess.run([sb, "release", "--retry-wait", "0.05", "--timeout", "2", *flags, *args],
                           capture_output=True, text=True, env=env, timeout=120)
     outputs.append(done.stdout + done.stderr)
     return done
@@ -171,6 +173,40 @@ def main():
             ok, why = consistent(state, "v2.2.0", files[:2])
             check("GITHUB_API_URL with a path prefix (Enterprise)", done.returncode == 0 and ok,
                   why + done.stdout + done.stderr)
+        finally:
+            stop()
+
+        # 9. Before anything is uploaded: verification, variant labels, a set that resolves.
+        built = os.path.join(tmp, "built")
+        os.makedirs(built)
+        w29 = fake_wheel(built, "2.9.0", "12.8.1", "cp312-cp312-manylinux_2_28_x86_64")
+        w_universal = fake_wheel(built, "2.10.0", "13.0.1", "py3-none-manylinux_2_28_x86_64", stable=True)
+        state, stop = fake_github.start(TOKEN, REPO)
+        try:
+            api = state.api_base
+            done = run(sb, api, "--tag", "v4.0.0", w29, verify=True)
+            check("a wheel that fails verification: exit 5, nothing uploaded",
+                  done.returncode == 5 and not assets_of(state, "v4.0.0") and "B001" in done.stdout,
+                  done.stdout + done.stderr)
+            done = run(sb, api, "--tag", "v4.0.0", "--dry-run", w29, w_universal)
+            check("--dry-run: the labelled names, no request made",
+                  done.returncode == 0 and not state.log
+                  and "sageattention-2.2.0+cu128torch2.9-290.128-cp312" in done.stdout
+                  and "sageattention-2.2.0+cu130-2100.130-py3-none" in done.stdout, done.stdout + done.stderr)
+            done = run(sb, api, "--tag", "v4.0.0", w29, w_universal)
+            names = sorted(a["name"] for a in assets_of(state, "v4.0.0"))
+            check("wheels are attached under their variants' local versions", done.returncode == 0 and names == [
+                "sageattention-2.2.0+cu128torch2.9-290.128-cp312-cp312-manylinux_2_28_x86_64.whl",
+                "sageattention-2.2.0+cu130-2100.130-py3-none-manylinux_2_28_x86_64.whl"], f"{names}\n{done.stdout}{done.stderr}")
+            again = run(sb, api, "--tag", "v4.0.0", w29, w_universal)
+            check("labelling is deterministic: a re-run finds the same assets", again.returncode == 0
+                  and again.stdout.count("already there") == 2, again.stdout + again.stderr)
+            newer = fake_wheel(os.path.join(tmp, "changed"), "2.11.0", "13.0.1", "py3-none-manylinux_2_28_x86_64",
+                               stable=True)
+            done = run(sb, api, "--tag", "v5.0.0", w_universal, newer)
+            check("two builds of one variant (one label, one environment): refused before any request",
+                  done.returncode == 6 and "could not resolve" in done.stderr and not assets_of(state, "v5.0.0"),
+                  done.stdout + done.stderr)
         finally:
             stop()
 

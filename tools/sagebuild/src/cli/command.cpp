@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/wheel_finish.h"
 #include "cli/terminal.h"
 #include "github/output.h"
 #include "matrix/loader.h"
@@ -58,6 +59,17 @@ LoadedMatrix Command::load() const {
   }
   loaded.package_version = *version;
   return loaded;
+}
+
+void Command::add_matrix_expectations(const LoadedMatrix& m, wheel::VerifyOptions& options) {
+  wheel::KnownVersions known;
+  for (const auto& t : m.matrix.torch)
+    known.torch.push_back(t.version);
+  for (const auto& c : m.matrix.cuda)
+    known.cuda.push_back(c.version);
+  options.known = known;
+  for (const auto& e : matrix::expand_all_profiles(m.matrix, {m.package_version, "all"}))
+    options.known_entries.push_back(backend::expected_build(e));
 }
 
 std::optional<LoadedMatrix> Command::load_if_present() const {

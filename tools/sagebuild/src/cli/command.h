@@ -21,6 +21,7 @@
 #include "matrix/model.h"
 #include "vcs/git.h"
 #include "vcs/release_version.h"
+#include "wheel/verify.h"
 
 namespace sagebuild::cli {
 
@@ -68,6 +69,10 @@ class Command {
   LoadedMatrix load() const;
   // The matrix when one is given or found; verify-wheel works without one.
   std::optional<LoadedMatrix> load_if_present() const;
+  // Adds to `options` what verification holds wheels to beyond their own contents: matrix.yaml's
+  // torch and CUDA versions (build tags decoded without guessing) and its entries (the
+  // architectures a wheel of that name must carry). verify-wheel, publish and release.
+  static void add_matrix_expectations(const LoadedMatrix& m, wheel::VerifyOptions& options);
   std::vector<matrix::Entry> expand(const LoadedMatrix& m, const std::string& profile,
                                     const std::string& platform) const;
   // The entries a build (or doctor) names: a profile's (all, or those of `ids` in it), or the

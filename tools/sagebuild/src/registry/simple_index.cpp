@@ -48,12 +48,13 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
-std::string variant_of(const wheel::Provenance& p) {
-  const auto torch = Version::parse(p.torch);
-  const auto cuda = Version::parse(p.cuda);
-  if (!torch || !cuda) return "";
-  return fmt::format("{}torch{}.{}-cu{}{}", p.abi == "stable" ? "stable-" : "", torch->major(),
-                     torch->minor(), cuda->major(), cuda->minor());
+// A file's link relative to the page that names it: '+' of a local version percent-encoded, as
+// PyTorch's indexes write it.
+std::string file_url(const std::string& prefix, const std::string& name) {
+  std::string url = prefix;
+  for (const char c : name)
+    url += c == '+' ? std::string("%2B") : std::string(1, c);
+  return url;
 }
 
 Expected<Ok> write(const stdfs::path& path, const std::string& text) {
@@ -88,10 +89,7 @@ Expected<Ok> write_simple(const std::vector<const IndexedWheel*>& wheels,
     std::set<std::string> versions;
     for (const IndexedWheel* w : files) {
       const std::string name = w->path.filename().string();
-      // A local version's '+' percent-encoded, as PyTorch's indexes write it.
-      std::string url = to_wheels;
-      for (const char c : name)
-        url += c == '+' ? std::string("%2B") : std::string(1, c);
+      const std::string url = file_url(to_wheels, name);
       const std::string metadata_attr =
           fmt::format(" data-core-metadata=\"sha256={0}\" data-dist-info-metadata=\"sha256={0}\"",
                       to_hex(sha256({reinterpret_cast<const std::uint8_t*>(w->metadata.data()),
@@ -126,22 +124,16 @@ Expected<Ok> write_simple(const std::vector<const IndexedWheel*>& wheels,
   return write(simple_dir / "index.json", json_text(root_json, 1) + "\n");
 }
 
-// The universal wheel `w` again, under the version `<version>+cu130` (repacked: dist-info,
-// METADATA, provenance and RECORD agree), into `dir`.
-Expected<IndexedWheel> with_local_version(const IndexedWheel& w, const stdfs::path& dir) {
-  auto name = wheel::parse_wheel_filename(w.path.filename().string());
-  if (!name || !name->build) return Error{w.path.filename().string() + " has no build tag"};
-  auto provenance = wheel::Provenance::parse(w.provenance);
-  if (!provenance) return provenance.error();
-  const std::string label = fmt::format("cu{}{}", w.cuda.major(), w.cuda.minor());
-  const std::string version =
-      w.version + (w.version.find('+') == std::string::npos ? "+" : ".") + label;
-  provenance->version = version;
-  wheel::RepackRequest request{w.path, dir, name->build->text, *provenance};
-  request.version = version;
-  auto repacked = wheel::repack_wheel(request);
-  if (!repacked) return repacked.error();
-  return describe_wheel(*repacked);
+// The page `pip install --find-links <site>/wheels/` reads (a web server lists no folder).
+Expected<Ok> write_find_links_page(const std::vector<const IndexedWheel*>& wheels,
+                                   const stdfs::path& page) {
+  std::string html = "<!DOCTYPE html>\n<html><head><title>Wheels</title></head><body>\n";
+  for (const IndexedWheel* w : wheels) {
+    const std::string name = w->path.filename().string();
+    html += fmt::format("<a href=\"{}#sha256={}\">{}</a><br>\n", html_escape(file_url("", name)),
+                        w->sha256, html_escape(name));
+  }
+  return write(page, html + "</body></html>\n");
 }
 
 Expected<Ok> write_metadata_file(const IndexedWheel& w, const stdfs::path& wheels_dir) {
@@ -163,46 +155,6 @@ std::vector<const IndexedWheel*> cuda_index_wheels(const std::vector<IndexedWhee
     if (w.stable_abi || !from || w.torch < *from) out.push_back(&w);
   }
   return out;
-}
-
-Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
-  auto name = wheel::parse_wheel_filename(path.filename().string());
-  if (!name) return name.error();
-  auto archive = wheel::ZipArchive::open(path);
-  if (!archive) return archive.error();
-  IndexedWheel w;
-  w.path = path;
-  w.project = name->canonical_name;
-  w.version = name->version.normalized;
-  const std::string dist_info = name->dist_info_dir();
-  auto stream = archive->open_stream();
-  std::vector<std::uint8_t> data, scratch;
-  for (const auto& e : archive->entries()) {
-    if (e.name == dist_info + std::string(wheel::kProvenanceFile)) {
-      if (auto error = archive->read(stream, e, data, scratch)) return Error{error->message};
-      w.provenance.assign(data.begin(), data.end());
-      auto p = wheel::Provenance::parse(w.provenance);
-      if (!p) return p.error();
-      w.variant = variant_of(*p);
-      w.stable_abi = p->abi == "stable";
-      if (auto v = Version::parse(p->torch)) w.torch = *v;
-      if (auto v = Version::parse(p->cuda)) w.cuda = *v;
-    } else if (e.name == dist_info + "METADATA") {
-      if (auto error = archive->read(stream, e, data, scratch)) return Error{error->message};
-      w.metadata.assign(data.begin(), data.end());
-      auto h = wheel::Headers::parse(w.metadata);
-      if (h) w.requires_python = h->first("Requires-Python").value_or("");
-    }
-  }
-  if (w.variant.empty()) {
-    return Error{fmt::format("{} records no torch/CUDA provenance (build it with sagebuild build)",
-                             path.filename().string())};
-  }
-  auto digest = sha256_file(path);
-  if (!digest) return digest.error();
-  w.sha256 = to_hex(digest->digest);
-  w.size = digest->size;
-  return w;
 }
 
 namespace {
@@ -279,53 +231,59 @@ Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
   stdfs::create_directories(temp / "wheels", ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", temp.string(), ec.message())};
   std::ofstream(temp / kIndexMarker) << "written by sagebuild index; replaced by the next run\n";
+  // Every wheel under its delivered version: the labelled copies are the site's wheel files.
+  std::vector<IndexedWheel> delivered;
+  delivered.reserve(by_name.size());
+  std::map<std::string, const IndexedWheel*> by_delivered_name;
+  for (const auto& [file, w] : by_name) {
+    auto labelled = labelled_copy(*w, temp / "wheels");
+    if (!labelled) return labelled.error();
+    const std::string name = labelled->path.filename().string();
+    if (labelled->path.parent_path() != temp / "wheels") {  // labelled already: copied as is
+      stdfs::copy_file(w->path, temp / "wheels" / name, stdfs::copy_options::none, ec);
+      if (ec) return Error{fmt::format("cannot copy {}: {}", w->path.string(), ec.message())};
+      labelled->path = temp / "wheels" / name;
+    }
+    if (const auto [it, fresh] = by_delivered_name.emplace(name, w); !fresh) {
+      return Error{fmt::format("{} and {} are both delivered as {}", it->second->path.string(),
+                               w->path.string(), name)};
+    }
+    delivered.push_back(std::move(*labelled));
+  }
+  std::vector<const IndexedWheel*> all;
+  for (const IndexedWheel& w : delivered)
+    all.push_back(&w);
+  // Every index below is a subset of the combined one: if no environment can take two files of
+  // one version there, it cannot in any of them.
+  if (const auto ambiguities = find_ambiguities(all); !ambiguities.empty()) {
+    return Error{fmt::format("no index written: {}", describe(ambiguities.front()))};
+  }
   IndexSummary summary;
   std::map<std::string, std::vector<const IndexedWheel*>> by_variant;
-  std::vector<const IndexedWheel*> all;
-  for (const auto& [file, w] : by_name) {
-    stdfs::copy_file(w->path, temp / "wheels" / file, stdfs::copy_options::none, ec);
-    if (ec) return Error{fmt::format("cannot copy {}: {}", w->path.string(), ec.message())};
+  for (const IndexedWheel* w : all)
     by_variant[w->variant].push_back(w);
-    all.push_back(w);
-  }
   for (const auto& [variant, list] : by_variant) {
     if (auto r = write_simple(list, temp / variant / "simple", "../../../wheels/"); !r)
       return r.error();
     summary.variants.push_back(variant);
   }
   std::set<int> majors;
-  for (const IndexedWheel& w : wheels)
+  for (const IndexedWheel& w : delivered)
     majors.insert(w.cuda.major());
-  std::vector<IndexedWheel> relabelled;  // the universal wheels under their local versions
-  relabelled.reserve(wheels.size());
   for (const int major : majors) {
     const std::string name = fmt::format("cu{}", major);
-    std::vector<const IndexedWheel*> list;
-    for (const IndexedWheel* w : cuda_index_wheels(wheels, major)) {
-      if (!w->stable_abi) {
-        list.push_back(w);
-        continue;
-      }
-      auto local = with_local_version(*w, temp / "wheels");
-      if (!local) {
-        return Error{fmt::format("cannot serve {} under a local version: {}",
-                                 w->path.filename().string(), local.error().message)};
-      }
-      relabelled.push_back(std::move(*local));
-      list.push_back(&relabelled.back());
-    }
-    if (auto r = write_simple(list, temp / name / "simple", "../../../wheels/"); !r) {
+    if (auto r = write_simple(cuda_index_wheels(delivered, major), temp / name / "simple",
+                              "../../../wheels/");
+        !r) {
       return r.error();
     }
     summary.cuda_indexes.push_back(name);
   }
-  for (const std::vector<IndexedWheel>* list :
-       {&wheels, static_cast<const std::vector<IndexedWheel>*>(&relabelled)}) {
-    for (const IndexedWheel& w : *list) {
-      if (auto r = write_metadata_file(w, temp / "wheels"); !r) return r.error();
-    }
+  for (const IndexedWheel& w : delivered) {
+    if (auto r = write_metadata_file(w, temp / "wheels"); !r) return r.error();
   }
   if (auto r = write_simple(all, temp / "simple", "../../wheels/"); !r) return r.error();
+  if (auto r = write_find_links_page(all, temp / "wheels" / "index.html"); !r) return r.error();
   summary.wheels = wheels.size();
   // Replace the previous site (an index, unsafe_target made sure) only now that the new one is
   // complete; if the move fails, the previous one goes back.

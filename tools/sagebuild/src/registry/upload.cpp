@@ -1,6 +1,7 @@
 #include "registry/upload.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/secrets.h"
 #include "util/sha256.h"
@@ -85,7 +86,106 @@ std::string one_line_reason(const net::HttpResponse& r) {
   return line;
 }
 
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto hex = [](char c) {
+      return c >= '0' && c <= '9'   ? c - '0'
+             : c >= 'a' && c <= 'f' ? c - 'a' + 10
+             : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                    : -1;
+    };
+    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The file a registry has under `file`: the same bytes (skipped), different ones or ones whose
+// digest cannot be read (errors; nothing is replaced).
+PublishResult compare_with_registry(const PublishRequest& request,
+                                    const std::filesystem::path& path, const std::string& project) {
+  const std::string file = path.filename().string();
+  PublishResult out{path, PublishOutcome::failed, ""};
+  auto digest = sha256_file(path);
+  if (!digest) {
+    out.message = digest.error().message;
+    return out;
+  }
+  const std::string ours = to_hex(digest->digest);
+  const std::string index = simple_index_url(request);
+  net::HttpRequest get;
+  get.url = index + project + "/";
+  get.headers = {"Accept: application/vnd.pypi.simple.v1+json, text/html;q=0.5"};
+  get.username = request.username;
+  get.password = request.password;
+  get.use_netrc = true;
+  auto page = net::perform_with_retries(get, request.http, request.retry);
+  const std::string theirs = page && page->status == 200
+                                 ? listed_sha256(page->body, page->header("content-type"), file)
+                                 : "";
+  if (theirs.empty()) {
+    out.message = fmt::format(
+        "the registry has a file of this name, but {} lists no sha256 for it ({}); not "
+        "confirmed as the same file (pass --index-url where the registry lists its files)",
+        get.url, page ? fmt::format("HTTP {}", page->status) : page.error().message);
+  } else if (theirs != ours) {
+    out.message = fmt::format(
+        "a different file of this name is on the registry (sha256 {}; this one {}); registries "
+        "never replace a file: publish it under a new version or build tag",
+        theirs, ours);
+  } else {
+    out.outcome = PublishOutcome::already_there;
+    out.message = "already there (same sha256), skipped";
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string simple_index_url(const PublishRequest& request) {
+  std::string url = request.index_url.empty() ? request.repository_url : request.index_url;
+  if (!url.ends_with('/')) url += '/';
+  if (!request.index_url.empty()) return url;
+  if (url.ends_with("/legacy/")) url.resize(url.size() - 7);
+  return url + "simple/";
+}
+
+std::string listed_sha256(const std::string& page, const std::string& content_type,
+                          const std::string& file) {
+  if (content_type.find("json") != std::string::npos) {
+    const auto doc = nlohmann::json::parse(page, nullptr, false);
+    if (!doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) return "";
+    for (const auto& f : doc["files"]) {
+      if (!f.is_object() || f.value("filename", "") != file) continue;
+      if (f.contains("hashes") && f["hashes"].is_object() && f["hashes"].contains("sha256") &&
+          f["hashes"]["sha256"].is_string())
+        return text::ascii_lower(f["hashes"]["sha256"].get<std::string>());
+    }
+    return "";
+  }
+  // HTML: <a href=".../name.whl#sha256=hex">; the link's last path segment, percent-decoded.
+  for (std::size_t at = page.find("href="); at != std::string::npos;
+       at = page.find("href=", at + 5)) {
+    const char quote = at + 5 < page.size() ? page[at + 5] : '\0';
+    if (quote != '"' && quote != '\'') continue;
+    const auto end = page.find(quote, at + 6);
+    if (end == std::string::npos) break;
+    const std::string href = page.substr(at + 6, end - at - 6);
+    const auto hash = href.find('#');
+    std::string target = href.substr(0, hash);
+    if (const auto query = target.find('?'); query != std::string::npos) target.resize(query);
+    if (percent_decode(target.substr(target.rfind('/') + 1)) != file) continue;
+    if (hash == std::string::npos) return "";
+    const std::string fragment = href.substr(hash + 1);
+    return fragment.starts_with("sha256=") ? text::ascii_lower(fragment.substr(7)) : "";
+  }
+  return "";
+}
 
 Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel) {
   auto name = wheel::parse_wheel_filename(wheel.filename().string());
@@ -160,8 +260,7 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
         out.outcome = PublishOutcome::uploaded;
         out.message = "uploaded";
       } else if (says_already_there(*r)) {
-        out.outcome = PublishOutcome::already_there;
-        out.message = "already there, skipped";
+        out = compare_with_registry(request, path, name->canonical_name);
       } else {
         std::string advice;
         if (r->status == 401 || r->status == 403) {

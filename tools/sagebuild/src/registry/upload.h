@@ -1,7 +1,9 @@
 // `sagebuild publish`: uploads wheels to a PyPI-compatible registry through the upload API that
 // twine uses (the "legacy" API: one multipart/form-data POST per file with the core metadata as
 // fields), so GitHub Packages, devpi, pypiserver and Warehouse all take it. Credentials come
-// from the caller (environment) or ~/.netrc through libcurl; never printed.
+// from the caller (environment) or ~/.netrc through libcurl; never printed. A file the registry
+// has already is compared by sha256 with the one given (its simple index lists the digest):
+// the same bytes are skipped, different bytes are an error naming both digests.
 #pragma once
 
 #include <filesystem>
@@ -19,6 +21,10 @@ struct PublishRequest {
   std::string repository_url;  // the upload endpoint, e.g. http://127.0.0.1:8080/
   std::string username;        // with password: HTTP basic auth; both empty: ~/.netrc
   std::string password;
+  // Where the registry lists its files (PEP 503), for the digests of files it has already;
+  // empty: the upload URL with "simple/" in place of a trailing "legacy/" (pypiserver, devpi's
+  // root, Warehouse's path layout).
+  std::string index_url;
   bool allow_local_versions = false;  // "+label" versions (PyPI refuses them)
   net::HttpOptions http;
   net::RetryPolicy retry;
@@ -31,6 +37,13 @@ struct PublishResult {
   PublishOutcome outcome = PublishOutcome::failed;
   std::string message;
 };
+
+// The simple index URL of `request` (index_url, or derived from the upload URL as above).
+std::string simple_index_url(const PublishRequest& request);
+
+// The sha256 (hex) a simple index page (HTML or PEP 691 JSON) lists for `file`, or "".
+std::string listed_sha256(const std::string& page, const std::string& content_type,
+                          const std::string& file);
 
 // The form fields for one wheel, from its file name and METADATA (what twine sends).
 Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel);

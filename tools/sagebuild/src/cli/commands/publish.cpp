@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
+#include "cli/delivery_gate.h"
 #include "cli/network_flags.h"
 #include "registry/upload.h"
 #include "util/secrets.h"
@@ -18,20 +19,43 @@ class PublishCommand final : public Command {
     cmd.add_option("files", files_, "wheels to upload")->required()->check(CLI::ExistingFile);
     cmd.add_option("--repository-url", request_.repository_url, "the registry's upload URL")
         ->required();
+    cmd.add_option("--index-url", request_.index_url,
+                   "where the registry lists its files, to compare a file it has already "
+                   "(default: the upload URL's simple/)");
     cmd.add_flag("--allow-local-versions", request_.allow_local_versions,
                  "upload versions with a +local label (PyPI refuses them)");
+    cmd.add_flag("--local-labels", gate_.label,
+                 "upload each wheel under its variant's local version (2.2.0+cu130), for a "
+                 "registry that accepts them; implies --allow-local-versions");
+    cmd.add_flag("--no-verify", no_verify_, "upload without verifying the wheels first");
+    cmd.add_flag("--dry-run", dry_run_,
+                 "verify, label and check the set, print what would be uploaded; contact no "
+                 "server");
     network_.add_to(&cmd);
   }
 
-  int run() override { return publish(request_, files_, network_); }
+  int run() override {
+    gate_.verify = !no_verify_;
+    if (gate_.label) request_.allow_local_versions = true;
+    if (const auto m = load_if_present()) add_matrix_expectations(*m, gate_.checks);
+    const DeliverySet set =
+        prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate_, out_);
+    if (dry_run_) {
+      for (const auto& file : set.files)
+        out_ << fmt::format("sagebuild: would upload {}\n", file.filename().string());
+      out_ << fmt::format("sagebuild: dry run: {} file{} checked, nothing uploaded\n",
+                          set.files.size(), set.files.size() == 1 ? "" : "s");
+      return kSuccess;
+    }
+    return publish(request_, set.files, network_);
+  }
 
  private:
-  int publish(registry::PublishRequest request, const std::vector<std::string>& files,
+  int publish(registry::PublishRequest request, const std::vector<stdfs::path>& paths,
               const NetworkFlags& network) {
     request.username = env_or({"SAGEBUILD_PUBLISH_USERNAME", "TWINE_USERNAME"});
     request.password = env_or({"SAGEBUILD_PUBLISH_PASSWORD", "TWINE_PASSWORD"});
     network.apply(request.http, request.retry, err_);
-    std::vector<stdfs::path> paths(files.begin(), files.end());
     info() << fmt::format("sagebuild: publishing {} file{} to {}\n", paths.size(),
                           paths.size() == 1 ? "" : "s", redact_url(request.repository_url));
     const auto results = registry::publish_wheels(
@@ -49,6 +73,8 @@ class PublishCommand final : public Command {
 
   registry::PublishRequest request_;
   std::vector<std::string> files_;
+  GateOptions gate_;
+  bool no_verify_ = false, dry_run_ = false;
   NetworkFlags network_;
 };
 

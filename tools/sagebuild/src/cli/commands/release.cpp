@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
+#include "cli/delivery_gate.h"
 #include "cli/network_flags.h"
 #include "util/fs.h"
 
@@ -28,6 +29,10 @@ class ReleaseCommand final : public Command {
     cmd.add_flag("--draft", request_.draft, "create the release as a draft");
     cmd.add_flag("--clobber", request_.clobber,
                  "replace assets of the same name whose content differs");
+    cmd.add_flag("--no-verify", no_verify_, "upload wheels without verifying them first");
+    cmd.add_flag("--dry-run", dry_run_,
+                 "verify and label the wheels, check the set, print what would be attached; "
+                 "contact no server");
     network_.add_to(&cmd);
   }
 
@@ -37,11 +42,26 @@ class ReleaseCommand final : public Command {
       if (!notes) throw CommandError{kUsageError, notes.error().message};
       request_.notes = *notes;
     }
-    return release(request_, files_, network_);
+    // Assets are one flat namespace (`pip install --find-links <release>`): every wheel goes
+    // under its variant's local version, so that pip and uv resolve the set.
+    GateOptions gate;
+    gate.verify = !no_verify_;
+    gate.label = true;
+    if (const auto m = load_if_present()) add_matrix_expectations(*m, gate.checks);
+    const DeliverySet set =
+        prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate, out_);
+    if (dry_run_) {
+      for (const auto& file : set.files)
+        out_ << fmt::format("sagebuild: would attach {}\n", file.filename().string());
+      out_ << fmt::format("sagebuild: dry run: {} file{} checked, nothing uploaded\n",
+                          set.files.size(), set.files.size() == 1 ? "" : "s");
+      return kSuccess;
+    }
+    return release(request_, set.files, network_);
   }
 
  private:
-  int release(github::ReleaseRequest request, const std::vector<std::string>& files,
+  int release(github::ReleaseRequest request, const std::vector<stdfs::path>& paths,
               const NetworkFlags& network) {
     request.token = env_or({"GITHUB_TOKEN", "GH_TOKEN"});
     if (request.token.empty()) {
@@ -55,7 +75,6 @@ class ReleaseCommand final : public Command {
     }
     request.api_url = env_or({"GITHUB_API_URL"}, "https://api.github.com");
     network.apply(request.http, request.retry, err_);
-    std::vector<stdfs::path> paths(files.begin(), files.end());
     auto result = github::upload_release_assets(
         request, paths, [this](const std::string& line) { out_ << "sagebuild: " << line << "\n"; });
     if (!result) throw CommandError{kPublishFailure, result.error().message};
@@ -75,6 +94,7 @@ class ReleaseCommand final : public Command {
   github::ReleaseRequest request_;
   std::vector<std::string> files_;
   std::string notes_file_;
+  bool no_verify_ = false, dry_run_ = false;
   NetworkFlags network_;
 };
 

@@ -87,14 +87,7 @@ class VerifyWheelCommand final : public Command {
                          "(run in the repository or pass --matrix)"};
     }
     if (m) {
-      wheel::KnownVersions known;
-      for (const auto& t : m->matrix.torch)
-        known.torch.push_back(t.version);
-      for (const auto& c : m->matrix.cuda)
-        known.cuda.push_back(c.version);
-      options.known = known;
-      for (const auto& e : matrix::expand_all_profiles(m->matrix, {m->package_version, "all"}))
-        options.known_entries.push_back(backend::expected_build(e));
+      add_matrix_expectations(*m, options);
       if (!expect_profile.empty()) {
         options.expected.emplace();
         for (const auto& e : expand(*m, expect_profile, "all"))

@@ -1,0 +1,85 @@
+#include "cli/delivery_gate.h"
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "wheel/filename.h"
+
+namespace sagebuild::cli {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+// A wheel without provenance (not built by sagebuild) still takes part in the ambiguity check,
+// by its name alone.
+registry::IndexedWheel by_name(const stdfs::path& path, const wheel::WheelFilename& name) {
+  registry::IndexedWheel w;
+  w.path = path;
+  w.project = name.canonical_name;
+  w.version = name.version.normalized;
+  return w;
+}
+
+}  // namespace
+
+DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOptions& options,
+                             std::ostream& out) {
+  DeliverySet set;
+  if (options.verify) {
+    std::size_t failed = 0;
+    for (const stdfs::path& file : files) {
+      if (file.extension() != ".whl") continue;
+      const wheel::WheelReport report = wheel::verify_wheel(file, options.checks);
+      if (report.ok()) continue;
+      ++failed;
+      for (const wheel::Finding& f : report.findings) {
+        out << fmt::format("sagebuild: {}: {} {}{}\n", file.filename().string(), f.check,
+                           f.where.empty() ? "" : f.where + ": ", f.message);
+      }
+    }
+    if (failed) {
+      throw CommandError{
+          kVerificationFailure,
+          fmt::format("{} wheel{} failed verification; nothing uploaded (see `sagebuild "
+                      "verify-wheel`; --no-verify uploads without checking)",
+                      failed, failed == 1 ? "" : "s")};
+    }
+  }
+  if (options.label) set.labelled = std::make_unique<fs::TempDir>("sagebuild-delivery");
+  for (const stdfs::path& file : files) {
+    auto name = wheel::parse_wheel_filename(file.filename().string());
+    if (file.extension() != ".whl" || !name) {
+      set.files.push_back(file);
+      continue;
+    }
+    // A wheel sagebuild did not build has no variant to label it with: delivered as it is.
+    auto described = registry::describe_wheel(file);
+    if (!options.label || !described) {
+      set.wheels.push_back(described ? std::move(*described) : by_name(file, *name));
+      set.files.push_back(file);
+      continue;
+    }
+    auto labelled = registry::labelled_copy(*described, set.labelled->path());
+    if (!labelled) throw CommandError{kPublishFailure, labelled.error().message};
+    set.files.push_back(labelled->path);
+    set.wheels.push_back(std::move(*labelled));
+  }
+  std::vector<const registry::IndexedWheel*> wheels;
+  for (const auto& w : set.wheels)
+    wheels.push_back(&w);
+  if (const auto ambiguities = registry::find_ambiguities(wheels); !ambiguities.empty()) {
+    std::string lines;
+    for (const auto& a : ambiguities)
+      lines += "\n  " + registry::describe(a);
+    throw CommandError{
+        kPublishFailure,
+        fmt::format("nothing uploaded: pip and uv could not resolve this set{}{}", lines,
+                    options.label ? ""
+                                  : "\n  (--local-labels delivers each variant under its own "
+                                    "local version, for a registry that accepts them)")};
+  }
+  return set;
+}
+
+}  // namespace sagebuild::cli

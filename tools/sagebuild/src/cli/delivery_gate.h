@@ -1,0 +1,40 @@
+// What publish and release do before anything leaves the machine (docs/build.md, "How pip and
+// uv choose"): every wheel verified as verify-wheel verifies it (with matrix.yaml's entries when
+// there is one), labelled with its variant's local version when asked, and the set refused when
+// one environment could take two files of one version. Any failure: an error, nothing uploaded.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "registry/delivery.h"
+#include "util/fs.h"
+#include "wheel/verify.h"
+
+namespace sagebuild::cli {
+
+struct GateOptions {
+  bool verify = true;  // false: --no-verify
+  // Deliver the wheels sagebuild built under their variants' local versions (others as they
+  // are: they have no recorded variant).
+  bool label = false;
+  wheel::VerifyOptions checks;  // what verification holds each wheel to
+};
+
+// The files to upload, in the order given: the labelled copies (in a temporary folder that
+// lives as long as this) where labelling was asked, the inputs otherwise; non-wheel files as
+// they are.
+struct DeliverySet {
+  std::vector<std::filesystem::path> files;
+  std::vector<registry::IndexedWheel> wheels;  // the wheels among them, as delivered
+  std::unique_ptr<fs::TempDir> labelled;
+};
+
+// Throws CommandError (verification failure: exit 5; a set that cannot resolve or a wheel that
+// cannot be labelled: exit 6). `out` gets one line per failed wheel's findings.
+DeliverySet prepare_delivery(const std::vector<std::filesystem::path>& files,
+                             const GateOptions& options, std::ostream& out);
+
+}  // namespace sagebuild::cli
