@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """sagebuild index, served by python -m http.server on 127.0.0.1 and installed from with real pip:
-two wheels of one version built for two torch/CUDA variants; each variant's index must give its
-own wheel, the combined index must list both, and the PEP 691 JSON must match the HTML.
+two wheels of one version built for two torch/CUDA variants; each is served under its variant's
+local version (2.2.0+cu129torch2.8), each variant's index must give its own wheel, the combined
+index must list both, and the PEP 691 JSON must match the HTML.
 
 Usage: index_install_check.py SAGEBUILD
 """
@@ -88,6 +89,8 @@ def main():
         w27 = make_wheel(dist, "2.7.0", "12.8.1", "270.128")
         site = os.path.join(tmp, "site")
         subprocess.run([sagebuild, "index", dist, "--out", site], check=True)
+        labelled = {w28: w28.replace("-2.2.0-", "-2.2.0+cu129torch2.8-"),
+                    w27: w27.replace("-2.2.0-", "-2.2.0+cu128torch2.7-")}
         port = free_port()
         server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
                                    "--directory", site], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -106,7 +109,8 @@ def main():
                                        "--platform", "linux_x86_64", "-d", out, "sageattention==2.2.0"],
                                       capture_output=True, text=True, timeout=120)
                 got = os.listdir(out) if os.path.isdir(out) else []
-                check(f"pip from {variant}/simple gets {want}", done.returncode == 0 and got == [want],
+                check(f"pip from {variant}/simple gets {labelled[want]}", done.returncode == 0
+                      and got == [labelled[want]],
                       f"got {got} {done.stderr.strip()[-200:]}")
         finally:
             server.terminate()
@@ -115,7 +119,7 @@ def main():
         names = sorted(f["filename"] for f in combined["files"])
         html = open(os.path.join(site, "simple", "sageattention", "index.html")).read()
         check("the combined index lists both wheels; JSON and HTML agree",
-              names == sorted([w27, w28]) and all(n in html for n in names)
+              names == sorted(labelled.values()) and all(n in html for n in names)
               and 'data-requires-python="&gt;=3.9"' in html, f"{names}")
         never_loses_data(sagebuild, tmp, dist, site)
     return finish("index install")

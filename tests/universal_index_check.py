@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The universal wheel through sagebuild index and real pip, as a user meets it:
 
-- the CUDA-13 index (<site>/cu13/simple) holds the universal wheel (under the local version
-  2.2.0+cu130, so that pip tries it before the per-torch wheels of the same version: pip weighs
-  one file per version) and the per-torch wheel of an older torch (2.9), not the per-torch 2.11
-  wheel, which the universal one replaces there;
+- the CUDA-13 index (<site>/cu13/simple) holds the universal wheel and the per-torch wheel of an
+  older torch (2.9), each under its variant's local version (2.2.0+cu130, 2.2.0+cu130torch2.9:
+  pip weighs one file per version), not the per-torch 2.11 wheel, which the universal one
+  replaces there;
 - `pip install sageattention` from it into environments that already have torch (2.11, and the
   newest torch on PyPI) installs the universal wheel and leaves torch as it is;
 - with torch 2.9 asked for, pip takes the per-torch 2.9 wheel;
@@ -81,6 +81,7 @@ def main():
         listed = sorted(f["filename"] for f in json.load(open(os.path.join(site, "cu13", "simple", "sageattention",
                                                                          "index.json")))["files"])
         local = os.path.basename(universal).replace("-2.2.0-", "-2.2.0+cu130-", 1)
+        old = old.replace("-2.2.0-", "-2.2.0+cu130torch2.9-", 1)
         want = sorted([local, old])
         check("cu13/simple holds the universal wheel and the older torch's per-torch wheel, not 2.11's",
               listed == want, f"{listed}")

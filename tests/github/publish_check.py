@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """sagebuild publish against a real pypiserver on 127.0.0.1 (with htpasswd authentication), then a
-real `pip install --index-url` from it: uploads, re-runs that skip files already there, wrong
-credentials, ~/.netrc credentials, local versions refused unless allowed. The password must appear
-in no output.
+real `pip install --index-url` from it: a set pip could not resolve refused, variants uploaded under
+their local labels, re-runs that skip files already there (same sha256), a different file of the
+same name refused with both digests, an unverified wheel refused, --dry-run, wrong credentials,
+~/.netrc credentials, local versions refused unless allowed. The password must appear in no output.
 
 Usage: publish_check.py SAGEBUILD PYTOOLS_BIN_DIR
 """
 import base64
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -25,7 +27,7 @@ PASSWORD = "pypi-FAKEpassword0123456789SECRET"
 outputs = []
 
 
-def publish(sb, url, *files, env_extra=None, creds=True, flags=()):
+def publish(sb, url, *files, env_extra=None, creds=True, flags=("--no-verify",)):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("TWINE_", "SAGEBUILD_PUBLISH_", "NETRC"))}
     env["HOME"] = env.get("PUBLISH_TEST_HOME", env.get("HOME", "/"))
@@ -87,13 +89,37 @@ def main():
                     time.sleep(0.1)
 
             done = publish(sb, url, w28, w27)
-            check("uploads two wheels", done.returncode == 0 and done.stdout.count("uploaded") == 2
-                  and sorted(os.listdir(packages)) == sorted(map(os.path.basename, [w28, w27])),
+            check("two variants of one version for one Python: refused, nothing uploaded",
+                  done.returncode == 6 and "could not resolve" in done.stderr and "--local-labels" in done.stderr
+                  and not os.listdir(packages), done.stdout + done.stderr)
+
+            done = publish(sb, url, w28, w27, flags=("--no-verify", "--dry-run", "--local-labels"))
+            check("--dry-run: the labelled names, nothing uploaded", done.returncode == 0
+                  and "sageattention-2.2.0+cu129torch2.8-280.129-cp312" in done.stdout and not os.listdir(packages),
                   done.stdout + done.stderr)
 
-            done = publish(sb, url, w28, w27)
-            check("a re-run skips files already there", done.returncode == 0
-                  and done.stdout.count("already there") == 2, done.stdout + done.stderr)
+            done = publish(sb, url, w28, flags=())
+            check("a wheel that fails verification: exit 5, nothing uploaded", done.returncode == 5
+                  and "--no-verify" in done.stderr and not os.listdir(packages), done.stdout + done.stderr)
+
+            labelled = ["sageattention-2.2.0+cu128torch2.7-270.128-cp312-cp312-linux_x86_64.whl",
+                        "sageattention-2.2.0+cu129torch2.8-280.129-cp312-cp312-linux_x86_64.whl"]
+            done = publish(sb, url, w28, w27, flags=("--no-verify", "--local-labels"))
+            check("--local-labels uploads each variant under its local version", done.returncode == 0
+                  and done.stdout.count("uploaded") == 2 and sorted(os.listdir(packages)) == labelled,
+                  done.stdout + done.stderr + f"{os.listdir(packages)}")
+
+            done = publish(sb, url, w28, w27, flags=("--no-verify", "--local-labels"))
+            check("a re-run skips files already there with the same sha256", done.returncode == 0
+                  and done.stdout.count("same sha256") == 2, done.stdout + done.stderr)
+
+            other = os.path.join(tmp, "other")
+            os.makedirs(other)
+            w28b = os.path.join(other, make_wheel(other, "2.8.0", "12.9.2", "280.129"))
+            done = publish(sb, url, w28b, flags=("--no-verify", "--local-labels"))
+            check("a different file of the same name: exit 6 naming both digests", done.returncode == 6
+                  and "different file" in done.stdout and len(set(re.findall(r"\b[0-9a-f]{64}\b", done.stdout))) == 2,
+                  done.stdout + done.stderr)
 
             done = publish(sb, url, w28, creds=False,
                            env_extra={"TWINE_USERNAME": USER, "TWINE_PASSWORD": "wrong-" + PASSWORD})
@@ -109,7 +135,7 @@ def main():
                 f.write(f"machine 127.0.0.1\nlogin {USER}\npassword {PASSWORD}\n")
             os.chmod(netrc, 0o600)
             done = publish(sb, url, renamed, creds=False, env_extra={"NETRC": netrc},
-                           flags=("--allow-local-versions",))
+                           flags=("--no-verify", "--allow-local-versions"))
             check("credentials from a netrc file; --allow-local-versions", done.returncode == 0
                   and "uploaded" in done.stdout, done.stdout + done.stderr)
 
@@ -122,7 +148,7 @@ def main():
                                   "sageattention==2.2.0"], capture_output=True, text=True)
             init = os.path.join(target, "sageattention", "__init__.py")
             text = open(init).read() if os.path.exists(init) else ""
-            check("pip installs from the registry (highest build tag: torch 2.8)",
+            check("pip installs from the registry (the highest local version: torch 2.8)",
                   pip.returncode == 0 and "2.8.0+cu12.9.1" in text, pip.stdout + pip.stderr + text)
         finally:
             server.terminate()
