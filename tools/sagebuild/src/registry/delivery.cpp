@@ -222,7 +222,7 @@ std::vector<Ambiguity> find_ambiguities(const std::vector<const IndexedWheel*>& 
             const std::string platform = ra.platform == "any" ? rb.platform : ra.platform;
             const std::string python =
                 ra.interpreter_family == "cpython"
-                    ? (low >= 1000 ? "CPython 3" : fmt::format("CPython 3.{}", low))
+                    ? (low == 0 || low >= 1000 ? "CPython 3" : fmt::format("CPython 3.{}", low))
                     : ra.interpreter_family;
             const bool i_first = ra.preference != rb.preference
                                      ? ra.preference > rb.preference
