@@ -654,6 +654,15 @@ std::vector<Entry> expand_all_profiles(const Matrix& m, const ExpandOptions& opt
   return out;
 }
 
+std::vector<std::pair<std::string, std::vector<Entry>>> expand_each_profile(
+    const Matrix& m, const ExpandOptions& options) {
+  CombinationSelector selector(m);
+  std::vector<std::pair<std::string, std::vector<Entry>>> out;
+  for (const Profile& profile : m.profiles)
+    out.emplace_back(profile.name, entries_of(m, selector, profile, options));
+  return out;
+}
+
 Expected<std::vector<Entry>> expand_profile(const Matrix& m, std::string_view profile_name,
                                             const ExpandOptions& options) {
   const Profile* profile = m.find_profile(profile_name);

@@ -95,4 +95,10 @@ Expected<std::vector<Entry>> expand_profile(const Matrix& matrix, std::string_vi
 // all profiles: linear in their number, where a loop of expand_profile calls is quadratic.
 std::vector<Entry> expand_all_profiles(const Matrix& matrix, const ExpandOptions& options);
 
+// Every profile's entries (each profile whole, as expand_profile gives them), in matrix.yaml's
+// order, from one selection over all profiles. A profile with no entries on the platform(s) has
+// an empty list.
+std::vector<std::pair<std::string, std::vector<Entry>>> expand_each_profile(
+    const Matrix& matrix, const ExpandOptions& options);
+
 }  // namespace sagebuild::matrix

@@ -151,4 +151,47 @@ Expected<std::optional<GitState>> read_git_state(const std::filesystem::path& pa
   return std::optional<GitState>(std::move(state));
 }
 
+Expected<std::string> read_file_at_revision(const std::filesystem::path& file,
+                                            const std::string& revision, std::size_t max_bytes) {
+  ensure_libgit2();
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(file, ec).lexically_normal();
+  git_repository* raw_repo = nullptr;
+  const int open =
+      git_repository_open_ext(&raw_repo, absolute.parent_path().string().c_str(), 0, nullptr);
+  if (open == GIT_ENOTFOUND) {
+    return Error{fmt::format("{} is not in a git repository", file.string())};
+  }
+  if (open < 0) return libgit2_error("opening the repository");
+  Repository repo(raw_repo);
+  const char* workdir = git_repository_workdir(repo.get());
+  if (!workdir) return Error{"git: a bare repository has no working tree to compare with"};
+  const std::filesystem::path root = std::filesystem::path(workdir).lexically_normal();
+  std::filesystem::path relative = absolute.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..") {
+    return Error{fmt::format("{} is outside the repository at {}", file.string(), root.string())};
+  }
+  const std::string spec = revision + ":" + relative.generic_string();
+  git_object* raw = nullptr;
+  if (git_revparse_single(&raw, repo.get(), spec.c_str()) < 0) {
+    git_object* commit = nullptr;
+    if (git_revparse_single(&commit, repo.get(), revision.c_str()) < 0) {
+      return Error{fmt::format("git: unknown revision '{}'", revision)};
+    }
+    git_object_free(commit);
+    return Error{fmt::format("git: {} has no {}", revision, relative.generic_string())};
+  }
+  Object object(raw);
+  if (git_object_type(object.get()) != GIT_OBJECT_BLOB) {
+    return Error{fmt::format("git: {} is not a file at {}", relative.generic_string(), revision)};
+  }
+  const auto* blob = reinterpret_cast<const git_blob*>(object.get());
+  const auto size = static_cast<std::size_t>(git_blob_rawsize(blob));
+  if (size > max_bytes) {
+    return Error{fmt::format("git: {} at {} is {} bytes, over the limit of {}",
+                             relative.generic_string(), revision, size, max_bytes)};
+  }
+  return std::string(static_cast<const char*>(git_blob_rawcontent(blob)), size);
+}
+
 }  // namespace sagebuild::vcs

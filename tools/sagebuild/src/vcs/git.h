@@ -38,4 +38,11 @@ struct GitState {
 Expected<std::optional<GitState>> read_git_state(const std::filesystem::path& path,
                                                  const std::string& tag_prefix);
 
+// The content of `file` (in the working tree of a repository) as it is at `revision` ("HEAD",
+// "v2.2.0", "main~3", a commit). Errors: no repository, an unknown revision, a file the revision
+// does not have, a blob over `max_bytes`.
+Expected<std::string> read_file_at_revision(const std::filesystem::path& file,
+                                            const std::string& revision,
+                                            std::size_t max_bytes = 1u << 20);
+
 }  // namespace sagebuild::vcs

@@ -4,7 +4,11 @@
 #include "cli/commands/commands.h"
 #include "cli/entry_json.h"
 #include "github/output.h"
+#include "matrix/diff.h"
+#include "matrix/loader.h"
 #include "util/json_text.h"
+#include "util/text.h"
+#include "vcs/git.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -19,8 +23,8 @@ class MatrixCommand final : public Command {
   using Command::Command;
 
   void define(CLI::App& cmd) override {
-    cmd.add_option("--profile", profile_, "profile to expand (see `sagebuild profiles`)")
-        ->required();
+    cmd.add_option("--profile", profile_,
+                   "profile to expand (see `sagebuild profiles`); required without diff");
     cmd.add_option("--platform", platform_,
                    "a platform of matrix.yaml, an os (linux, windows), or all")
         ->capture_default_str();
@@ -29,9 +33,29 @@ class MatrixCommand final : public Command {
                    "$GITHUB_OUTPUT")
         ->check(CLI::IsMember({"table", "json", "github"}))
         ->capture_default_str();
+    define_diff(cmd);
   }
 
-  int run() override { return matrix(profile_, platform_, format_); }
+  // A subcommand, so that `sagebuild matrix diff` reads as what it does.
+  void define_diff(CLI::App& cmd) {
+    diff_ = cmd.add_subcommand("diff",
+                               "the entries each profile gains or loses against matrix.yaml at a "
+                               "git revision");
+    diff_->add_option("revision", revision_, "a git revision: commit, tag, branch, HEAD~3")
+        ->capture_default_str();
+    diff_->add_option("--format", diff_format_, "table for people, json for tools")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+  }
+
+  int run() override {
+    if (diff_ && diff_->parsed()) return diff(revision_, diff_format_);
+    if (profile_.empty()) {
+      throw CommandError{
+          kUsageError, "matrix needs --profile NAME (see `sagebuild profiles`), or `matrix diff`"};
+    }
+    return matrix(profile_, platform_, format_);
+  }
 
  private:
   int matrix(const std::string& profile, const std::string& platform, const std::string& format) {
@@ -72,7 +96,72 @@ class MatrixCommand final : public Command {
     return kSuccess;
   }
 
+  int diff(const std::string& revision, const std::string& format) {
+    const LoadedMatrix now = load();
+    const stdfs::path path =
+        matrix_option.empty() ? now.root / "matrix.yaml" : stdfs::path(matrix_option);
+    auto text = vcs::read_file_at_revision(path, revision);
+    if (!text) throw CommandError{kUsageError, text.error().message};
+    const std::string shown = fmt::format("{}@{}", now.display_name, revision);
+    matrix::LoadResult old = matrix::load_matrix(*text, shown);
+    if (!old.matrix) {
+      report_diagnostics(old.diagnostics, *text);
+      throw CommandError{kConfigError, fmt::format("{} does not load ({} problem{})", shown,
+                                                   old.diagnostics.size(),
+                                                   old.diagnostics.size() == 1 ? "" : "s")};
+    }
+    const auto diffs = matrix::diff_profiles(*old.matrix, now.matrix, {now.package_version, "all"});
+    if (format == "json") {
+      nlohmann::ordered_json doc = nlohmann::ordered_json::array();
+      for (const auto& d : diffs) {
+        doc.push_back({{"profile", d.profile},
+                       {"state", d.state == matrix::ProfileDiff::State::added     ? "added"
+                                 : d.state == matrix::ProfileDiff::State::removed ? "removed"
+                                                                                  : "changed"},
+                       {"before", d.before},
+                       {"after", d.after},
+                       {"gained", d.gained},
+                       {"lost", d.lost},
+                       {"rebuilt", d.rebuilt}});
+      }
+      out_ << json_text(doc, 2) << "\n";
+      return kSuccess;
+    }
+    std::vector<std::string> unchanged;
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& d : diffs) {
+      if (d.empty()) {
+        unchanged.push_back(d.profile);
+        continue;
+      }
+      const char* state = d.state == matrix::ProfileDiff::State::added     ? " (new)"
+                          : d.state == matrix::ProfileDiff::State::removed ? " (removed)"
+                                                                           : "";
+      rows.push_back({d.profile + state, std::to_string(d.before), std::to_string(d.after),
+                      fmt::format("+{}", d.gained.size()), fmt::format("-{}", d.lost.size()),
+                      std::to_string(d.rebuilt.size())});
+    }
+    out_ << fmt::format("{} against {}: {} profile{} changed\n", now.display_name, shown,
+                        rows.size(), rows.size() == 1 ? "" : "s");
+    if (!rows.empty())
+      print_table({"PROFILE", "BEFORE", "AFTER", "GAINED", "LOST", "REBUILT"}, rows);
+    for (const auto& d : diffs) {
+      if (d.empty()) continue;
+      out_ << d.profile << ":\n";
+      for (const auto& id : d.gained)
+        out_ << "  + " << id << "\n";
+      for (const auto& id : d.lost)
+        out_ << "  - " << id << "\n";
+      for (const auto& line : d.rebuilt)
+        out_ << "  ~ " << line << "\n";
+    }
+    if (!unchanged.empty()) out_ << "unchanged: " << text::join(unchanged, ", ") << "\n";
+    return kSuccess;
+  }
+
   std::string profile_, platform_ = "all", format_ = "table";
+  CLI::App* diff_ = nullptr;
+  std::string revision_ = "HEAD", diff_format_ = "table";
 };
 
 }  // namespace
