@@ -27,11 +27,15 @@ std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
     out << fmt::format("{}\n", e.id);
     out << fmt::format("  wheel        {}\n", e.wheel);
     const auto python = find_entry_python(m, e, o);
-    out << fmt::format("  python       {}\n",
-                       python ? python->python.string() : "MISSING: " + python.error().message);
+    // A stable-ABI entry builds with the newest of its torch's Pythons found here: the plan
+    // names the one the build would take, as the wheel's provenance will.
+    const Version builds_with = python ? python->version : e.python;
+    out << fmt::format("  python       {}\n", python ? fmt::format("{} ({})", python->version.str(),
+                                                                   python->python.string())
+                                                     : "MISSING: " + python.error().message);
     if (!python) missing(e, python.error().message);
     out << fmt::format("  environment  {}/envs/cp{}{}-torch{}-*: torch=={} from {}{}\n",
-                       o.cache.string(), e.python.major(), e.python.minor(), e.torch.str(),
+                       o.cache.string(), builds_with.major(), builds_with.minor(), e.torch.str(),
                        e.torch.str(),
                        o.torch.index_url.empty() ? "pip's index" : redact_url(o.torch.index_url),
                        o.torch.find_links.empty() ? "" : " + --find-links " + o.torch.find_links);

@@ -49,9 +49,9 @@ void write_result(const stdfs::path& root, const matrix::Entry& e, const EntryRe
   nlohmann::ordered_json record = {{"entry", e.id},
                                    {"status", outcome_name(r.outcome)},
                                    {"abi", e.abi_name()},
-                                   {"python", e.python.str()},
+                                   {"python", r.python.empty() ? e.python.str() : r.python},
                                    {"torch", e.torch.str()},
-                                   {"cuda", e.cuda_full},
+                                   {"cuda", r.cuda.empty() ? e.cuda_full : r.cuda},
                                    {"platform", e.platform_tag},
                                    {"archs", e.archs},
                                    {"log", r.log.string()},
@@ -99,6 +99,8 @@ std::optional<RecordedBuild> read_recorded_build(const stdfs::path& root,
     r.size = j.value("size", std::uint64_t{0});
     r.checks = j.value("checks", std::size_t{0});
     r.kernels = j.value("kernels", "");
+    r.python = j.value("python", "");
+    r.cuda = j.value("cuda", "");
     r.log = j.value("log", "");
     r.seconds = j.value("seconds", 0.0);
     if (j.contains("phases") && j["phases"].is_object()) {

@@ -43,6 +43,11 @@ struct EntryResult {
   std::string sha256;
   std::uint64_t size = 0;
   std::size_t checks = 0;  // verify-wheel checks that ran and passed
+  // The interpreter and toolkit that built the wheel, as its provenance records them (a
+  // stable-ABI entry builds with the newest Python found; the toolkit's own full version); empty
+  // when nothing was built: the entry's are shown then.
+  std::string python;
+  std::string cuda;
   std::vector<PhaseTime> phases;
   std::filesystem::path log;
   std::string kernels;  // kernel cache key

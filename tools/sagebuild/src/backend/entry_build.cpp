@@ -238,6 +238,8 @@ class EntryRun {
     result_.size = digest->size;
     result_.kernels = recorded->result.kernels;
     result_.checks = recorded->result.checks;
+    result_.python = recorded->result.python;
+    result_.cuda = recorded->result.cuda;
     result_.message = fmt::format("{} is up to date (same sources, toolchain and torch)",
                                   wheel.filename().string());
     return true;
@@ -364,6 +366,8 @@ class EntryRun {
                "SOURCE_DATE_EPOCH=" + std::to_string(o_.source_date_epoch)};
     if (!kernels_key_.empty()) p.flags.push_back("kernels=" + kernels_key_);
     if (!binding_key_.empty()) p.flags.push_back("binding=" + binding_key_);
+    result_.python = p.python;
+    result_.cuda = p.cuda;
     if (kernel_inputs_) {
       for (const std::string& setting : kernel_inputs_->user_settings)
         p.flags.push_back("SKBUILD_CMAKE_DEFINE=" + setting);

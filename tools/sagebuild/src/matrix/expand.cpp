@@ -38,6 +38,10 @@ bool same_combination(const Combination& a, const Combination& b) {
   return sort_key(a) == sort_key(b);
 }
 
+// A stable-ABI combination serves every Python: it is off the python axis (its value there is
+// empty), so a rule that names Pythons ("3.12", "3.1*") selects and drops per-Python wheels only,
+// and excluding Python 3.14 does not drop the universal wheels. Its build interpreter
+// (Combination::python) is a detail of the build.
 std::string axis_value(const Combination& c, Axis axis) {
   switch (axis) {
     case Axis::torch:
@@ -45,7 +49,7 @@ std::string axis_value(const Combination& c, Axis axis) {
     case Axis::cuda:
       return c.cuda->version.str();
     case Axis::python:
-      return c.python.str();
+      return c.abi == Abi::stable ? std::string() : c.python.str();
     case Axis::platform:
       return c.platform->name;
     case Axis::abi:
@@ -311,6 +315,11 @@ class CombinationSelector {
     };
     std::vector<std::string> reasons;
     if (const Selector::Field* abi = patterns_of(Axis::abi); abi && any_match(abi, "stable")) {
+      if (m_.stable_abi && patterns_of(Axis::python) && !any_match(patterns_of(Axis::python), "")) {
+        reasons.push_back(
+            "stable-ABI entries have no Python (one wheel serves every Python 3): drop the "
+            "python field of this rule");
+      }
       if (!m_.stable_abi) {
         reasons.push_back("matrix.yaml declares no stable_abi");
       } else {

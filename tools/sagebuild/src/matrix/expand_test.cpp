@@ -156,5 +156,43 @@ TEST_CASE("universal wheels: one per platform and CUDA, torch from the target on
   }
 }
 
+// matrix.yaml with `profile_yaml` (lines indented as a profile) added at the end of profiles:.
+Matrix with_profile(const std::string& profile_yaml) {
+  const std::string text = testing::read_text(testing::source_dir() / "matrix.yaml") + profile_yaml;
+  const LoadResult result = load_matrix(text, "matrix.yaml");
+  REQUIRE(result.matrix);
+  return *result.matrix;
+}
+
+TEST_CASE("universal entries are off the python axis", "[expand][universal]") {
+  // Excluding a Python drops per-Python wheels, never the wheels that serve every Python.
+  const Matrix m = with_profile(
+      "  no-py314:\n    from: [release]\n    exclude: [{python: \"3.14\"}]\n"
+      "  only-py312:\n    include: [{python: \"3.12\"}]\n");
+  const auto release = ids(entries(m, "release", "all"));
+  const auto kept = ids(entries(m, "no-py314", "all"));
+  CHECK(std::count_if(kept.begin(), kept.end(), [](const std::string& id) {
+          return id.find("universal") != std::string::npos;
+        }) == std::count_if(release.begin(), release.end(), [](const std::string& id) {
+          return id.find("universal") != std::string::npos;
+        }));
+  // A rule naming a Python selects per-Python wheels only.
+  for (const Entry& e : entries(m, "only-py312", "all")) {
+    CHECK(e.abi == Abi::per_torch);
+    CHECK(e.python.str() == "3.12");
+  }
+}
+
+TEST_CASE("a rule asking for a universal wheel of one Python says why it selects nothing",
+          "[expand][universal]") {
+  const std::string text = testing::read_text(testing::source_dir() / "matrix.yaml") +
+                           "  odd:\n    include: [{abi: stable, python: \"3.12\"}]\n";
+  const LoadResult result = load_matrix(text, "matrix.yaml");
+  CHECK_FALSE(result.matrix);
+  CHECK(std::any_of(result.diagnostics.begin(), result.diagnostics.end(), [](const auto& d) {
+    return d.message.find("have no Python") != std::string::npos;
+  }));
+}
+
 }  // namespace
 }  // namespace sagebuild::matrix
