@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "util/json_text.h"
+
 namespace sagebuild::github {
 namespace {
 
@@ -64,6 +66,36 @@ TEST_CASE("table cells cannot break the table", "[summary]") {
   nlohmann::json r = built(1);
   r["wheel"] = "a|b\nc.whl";
   CHECK(summary_markdown({r}).find("`a\\|b c.whl`") != std::string::npos);
+}
+
+// The crash cases of a hostile results file, here so that they run under the sanitizers too.
+TEST_CASE("fields of the wrong type are shown as text, never a crash", "[summary]") {
+  nlohmann::json r = built(1);
+  r["size"] = "abc";
+  r["seconds"] = nlohmann::json::array({1, 2});
+  r["checks"] = "many";
+  r["torch"] = 2.8;
+  const std::string md = summary_markdown({r});
+  CHECK(md.find("`w1.whl`") != std::string::npos);
+}
+
+TEST_CASE("a failure message cannot close its code block", "[summary]") {
+  const std::string md = summary_markdown({{{"entry", "linux-bad"},
+                                            {"status", "build_failed"},
+                                            {"log", "x.log"},
+                                            {"message", "error\n```\n## injected heading"}}});
+  // The fence that opens the block is longer than any run of backticks inside it.
+  const auto open = md.find("````");
+  REQUIRE(open != std::string::npos);
+  CHECK(md.find("## injected heading") > open);
+  CHECK(md.find("````", open + 4) != std::string::npos);
+}
+
+TEST_CASE("a results document nested 100,000 deep is refused, not recursed", "[summary]") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(parse_json_bounded(deep).is_discarded());
+  const std::string shallow = std::string(60, '[') + std::string(60, ']');
+  CHECK_FALSE(parse_json_bounded(shallow).is_discarded());
 }
 
 }  // namespace
