@@ -70,11 +70,12 @@ def fake_toolkit(root, version, otherwise):
 
 
 def fake_wheel(directory, torch, cuda, tag, project="sageattention", version="2.2.0", stable=False,
-               requires=None):
+               requires=None, padding=0):
     """A small consistent wheel with the name, METADATA, WHEEL and provenance (sagebuild.json) a
     sagebuild build gives the variant, and no binary: for tests of what installers and indexes do
     with names and metadata. `tag`: "cp312-cp312-manylinux_2_28_x86_64"; torch and cuda: "2.9.0",
-    "12.8.1"; `stable`: a universal (stable-ABI) wheel, torch its target. Returns the path."""
+    "12.8.1"; `stable`: a universal (stable-ABI) wheel, torch its target; `padding`: bytes of
+    random data in one more file (a wheel that takes a while to upload). Returns the path."""
     import base64
     import hashlib
     import json
@@ -97,6 +98,8 @@ def fake_wheel(directory, torch, cuda, tag, project="sageattention", version="2.
             "python": "3.13" if stable else f"3.{python[3:]}", "platform_tag": tag.split("-", 2)[2],
             "archs": ["9.0a"]}).encode(),
     }
+    if padding:
+        files[f"{project}/_padding.bin"] = os.urandom(padding)
     record = "".join(f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}\n"
                      for p, d in files.items()) + f"{dist}/RECORD,,\n"
     path = os.path.join(directory, f"{project}-{version}-{build}-{tag}.whl")

@@ -12,6 +12,8 @@ Faults are queued by the test and consumed in order by matching requests:
   secondary   429 with retry-after `seconds`
   store_502   (uploads) store the asset completely, then answer 502
   partial     (uploads) read half the body, leave the asset in state "starter", close
+  slow        (uploads) read the body at about 100 KB/s (a client stopped meanwhile leaves a
+              "starter" asset, as any body cut short does)
 """
 import hashlib
 import json
@@ -84,16 +86,19 @@ def make_handler(state, upload_host):
             # Logged before the response goes out: a client that has its answer (and a test
             # that then reads the log) must find the request there.
             state.log.append((self.command, self.path, status))
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("x-ratelimit-limit", "5000")
-            self.send_header("x-ratelimit-remaining", "4999")
-            self.send_header("x-ratelimit-reset", str(int(time.time()) + 3600))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("x-ratelimit-limit", "5000")
+                self.send_header("x-ratelimit-remaining", "4999")
+                self.send_header("x-ratelimit-reset", str(int(time.time()) + 3600))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client went away (a test stops it on purpose)
 
         def read_body(self):
             n = int(self.headers.get("Content-Length") or 0)
@@ -169,7 +174,21 @@ def make_handler(state, upload_host):
                     self.close_connection = True
                     self.connection.close()
                     return
-                data = self.rfile.read(length)
+                if kind == "slow":  # a slow link: the body at about 100 KB/s
+                    data = b""
+                    while len(data) < length:
+                        chunk = self.rfile.read(min(10_000, length - len(data)))
+                        if not chunk:
+                            break
+                        data += chunk
+                        time.sleep(0.1)
+                else:
+                    data = self.rfile.read(length)
+                if len(data) < length:
+                    # The client went away mid-body: GitHub keeps such an upload as "starter".
+                    state.add_asset(release_id, name, data, state="starter")
+                    self.close_connection = True
+                    return
                 asset = state.add_asset(release_id, name, data)
                 if kind == "store_502":
                     return self.send_json(502, {"message": "Bad Gateway"})

@@ -9,9 +9,11 @@ Usage: release_check.py SAGEBUILD
 """
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -34,6 +36,14 @@ def run(sb, api_base, *args, token=TOKEN, verify=False):
                           capture_output=True, text=True, env=env, timeout=120)
     outputs.append(done.stdout + done.stderr)
     return done
+
+
+def start(sb, api_base, *args):
+    """The release command running in the background (run()'s environment, --no-verify)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_"))}
+    env.update({"GITHUB_API_URL": api_base, "GITHUB_REPOSITORY": REPO, "GITHUB_TOKEN": TOKEN})
+    return subprocess.Popen([sb, "release", "--retry-wait", "0.05", "--no-verify", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
 def assets_of(state, tag):
@@ -207,6 +217,55 @@ def main():
             check("two builds of one variant (one label, one environment): refused before any request",
                   done.returncode == 6 and "could not resolve" in done.stderr and not assets_of(state, "v5.0.0"),
                   done.stdout + done.stderr)
+        finally:
+            stop()
+
+        # 10. The client itself stopped (Ctrl-C, SIGKILL) while creating the release, listing the
+        # assets or in the middle of an upload: no complete asset with wrong bytes, no temporary
+        # copy left, and the next run completes.
+        # Wheels sagebuild labels (into a temporary folder) before uploading them; the index
+        # labels the same way, byte for byte, so its copies are what the release must hold.
+        big = os.path.join(tmp, "big")
+        os.makedirs(big)
+        wheels = [fake_wheel(big, "2.9.0", "12.8.1", "cp312-cp312-manylinux_2_28_x86_64", padding=150_000),
+                  fake_wheel(big, "2.10.0", "13.0.1", "py3-none-manylinux_2_28_x86_64", stable=True,
+                             padding=150_000)]
+        site = os.path.join(tmp, "site")
+        subprocess.run([sb, "index", big, "--out", site], check=True, capture_output=True)
+        labelled = sorted(os.path.join(site, "wheels", f) for f in os.listdir(os.path.join(site, "wheels"))
+                          if f.endswith(".whl"))
+        state, stop = fake_github.start(TOKEN, REPO)
+        try:
+            api = state.api_base
+            for n, (sig, method, pattern, kind, arg) in enumerate([
+                (signal.SIGINT, "POST", r"/releases$", "stall", 3),
+                (signal.SIGKILL, "GET", r"/assets$", "stall", 3),
+                (signal.SIGINT, "POST", r"/assets$", "slow", None),
+                (signal.SIGKILL, "POST", r"/assets$", "slow", None),
+            ]):
+                tag = f"v6.{n}.0"
+                state.add_fault(method, pattern, kind, arg)
+                tmp_before = set(os.listdir(tempfile.gettempdir()))
+                proc = start(sb, api, "--tag", tag, "--timeout", "10", *wheels)
+                time.sleep(1.0)
+                proc.send_signal(sig)
+                out, err = proc.communicate(timeout=60)
+                outputs.append(out + err)
+                assets = assets_of(state, tag)
+                complete_and_wrong = [a["name"] for a in assets if a["state"] == "uploaded"
+                                      and a["data"] != open(os.path.join(site, "wheels", a["name"]), "rb").read()]
+                left = [f for f in set(os.listdir(tempfile.gettempdir())) - tmp_before
+                        if f.startswith("sagebuild-delivery")]
+                stopped_ok = proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL)
+                check(f"{sig.name} during {method} {pattern}: stopped ({proc.returncode}), no wrong asset"
+                      + (", no labelled copy left behind" if sig == signal.SIGINT else ""),
+                      stopped_ok and not complete_and_wrong and (sig != signal.SIGINT or not left),
+                      f"{out}{err} assets {[(a['name'], a['state']) for a in assets]} left {left}")
+                state.faults.clear()
+                done = run(sb, api, "--tag", tag, *wheels)
+                ok, why = consistent(state, tag, labelled)
+                check(f"after {sig.name} during {method} {pattern}: the next run completes",
+                      done.returncode == 0 and ok, why + done.stdout + done.stderr)
         finally:
             stop()
 

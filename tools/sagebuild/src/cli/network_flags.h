@@ -11,6 +11,7 @@
 
 #include "net/http.h"
 #include "net/retry.h"
+#include "platform/process.h"
 
 namespace sagebuild::cli {
 
@@ -66,6 +67,8 @@ struct NetworkFlags {
     retry.first_backoff = std::chrono::milliseconds(static_cast<long>(retry_wait * 1000));
     retry.max_wait = std::chrono::seconds(retry_max_wait);
     retry.note = [&log](const std::string& line) { log << "sagebuild: " << line << "\n"; };
+    // Ctrl-C (with the command's platform::InterruptGuard) aborts the transfer in flight.
+    http.cancelled = [] { return platform::stop_requested(); };
   }
 };
 

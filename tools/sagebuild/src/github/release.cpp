@@ -237,6 +237,11 @@ Expected<ReleaseResult> upload_release_assets(const ReleaseRequest& request,
 
   for (const LocalFile& f : local) {
     AssetResult out{f.path, AssetOutcome::failed, ""};
+    if (request.http.cancelled && request.http.cancelled()) {
+      out.message = std::string("not started: ") + net::kInterrupted;
+      result.assets.push_back(std::move(out));
+      continue;
+    }
     bool replacing = false;
     if (auto existing = assets->find(f.name); existing != assets->end()) {
       const json& asset = existing->second;

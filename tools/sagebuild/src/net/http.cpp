@@ -65,6 +65,11 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   return size * count;
 }
 
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  const auto* cancelled = static_cast<const std::function<bool()>*>(user);
+  return (*cancelled)() ? 1 : 0;  // non-zero: CURLE_ABORTED_BY_CALLBACK
+}
+
 std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* user) {
   return std::fread(buffer, size, count, static_cast<std::FILE*>(user));
 }
@@ -156,8 +161,16 @@ Expected<HttpResponse> perform(const HttpRequest& request, const HttpOptions& op
   if (request.method != "GET" && request.method != "POST")
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+  if (options.cancelled) {
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &options.cancelled);
+  }
 
   const CURLcode rc = curl_easy_perform(c);
+  if (rc == CURLE_ABORTED_BY_CALLBACK) {
+    return Error{fmt::format("{} {}: {}", request.method, redact_url(request.url), kInterrupted)};
+  }
   if (rc == CURLE_WRITE_ERROR && sink.truncated) {
     // A response all the same: its status decides, its body is cut at the limit.
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -52,7 +53,13 @@ struct HttpOptions {
   // are small; release assets and wheels are uploaded, never downloaded here).
   std::size_t max_body_bytes = 16u << 20;
   std::string user_agent;
+  // Checked while a transfer runs (a few times a second) and between retries: true aborts it,
+  // and the call returns an error saying "interrupted" (Ctrl-C: the connection is closed, so a
+  // server keeps no complete file of a half-sent upload).
+  std::function<bool()> cancelled;
 };
+
+inline constexpr const char* kInterrupted = "interrupted";
 
 // Errors are transport failures (cannot connect, timed out, connection reset): retryable.
 // Any HTTP status, including 4xx and 5xx, is a response.

@@ -70,8 +70,12 @@ Expected<HttpResponse> perform_with_retries(const HttpRequest& request, const Ht
                                             const RetryPolicy& policy) {
   auto sleep = policy.sleep ? policy.sleep
                             : [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  const auto cancelled = [&] { return options.cancelled && options.cancelled(); };
   for (int attempt = 1;; ++attempt) {
     auto response = perform(request, options);
+    if (cancelled()) {
+      return Error{fmt::format("{} {}: {}", request.method, redact_url(request.url), kInterrupted)};
+    }
     std::optional<std::chrono::milliseconds> wait;
     std::string why;
     if (!response) {
@@ -88,7 +92,12 @@ Expected<HttpResponse> perform_with_retries(const HttpRequest& request, const Ht
                               static_cast<double>(wait->count()) / 1000.0, attempt + 1,
                               policy.max_attempts));
     }
-    sleep(*wait);
+    // Waited out in short steps, so that Ctrl-C during a long backoff stops at once.
+    for (auto left = *wait; left.count() > 0 && !cancelled();) {
+      const auto step = std::min(left, std::chrono::milliseconds(200));
+      sleep(step);
+      left -= step;
+    }
   }
 }
 

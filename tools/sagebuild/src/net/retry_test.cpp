@@ -78,6 +78,27 @@ TEST_CASE("transport errors are retried and the last outcome returned", "[retry]
   CHECK_THAT(notes[0], Catch::Contains("attempt 2 of 3"));
 }
 
+TEST_CASE("a cancelled call stops during its backoff and is not retried", "[retry]") {
+  RetryPolicy p;
+  p.max_attempts = 5;
+  p.first_backoff = milliseconds(10'000);
+  std::vector<milliseconds> slept;
+  bool stop = false;
+  p.sleep = [&](milliseconds d) {
+    slept.push_back(d);
+    stop = true;  // Ctrl-C arrives during the first wait
+  };
+  HttpOptions options;
+  options.cancelled = [&] { return stop; };
+  HttpRequest req;
+  req.url = "http://127.0.0.1:1/unreachable";
+  auto r = perform_with_retries(req, options, p);
+  REQUIRE_FALSE(r);
+  CHECK_THAT(r.error().message, Catch::Contains("interrupted"));
+  REQUIRE(slept.size() == 1);  // one short step of the 10 s wait, then no second attempt
+  CHECK(slept[0] <= milliseconds(200));
+}
+
 TEST_CASE("secrets are redacted wherever they occur", "[secrets]") {
   CHECK(redact("token abc in abcabc", {"abc"}) == "token *** in ******");
   CHECK(redact("nothing", {"", "zzz"}) == "nothing");

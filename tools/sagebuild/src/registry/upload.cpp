@@ -231,6 +231,11 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
     secrets.push_back(std::move(form));
   for (const auto& path : wheels) {
     PublishResult out{path, PublishOutcome::failed, ""};
+    if (request.http.cancelled && request.http.cancelled()) {
+      out.message = std::string("not started: ") + net::kInterrupted;
+      results.push_back(std::move(out));
+      continue;
+    }
     const std::string file = path.filename().string();
     auto name = wheel::parse_wheel_filename(file);
     const bool refused_local = name && name->version.has_local && !request.allow_local_versions;

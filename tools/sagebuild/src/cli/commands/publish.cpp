@@ -3,6 +3,8 @@
 #include "cli/commands/commands.h"
 #include "cli/delivery_gate.h"
 #include "cli/network_flags.h"
+#include "platform/interrupt.h"
+#include "platform/process.h"
 #include "registry/upload.h"
 #include "util/secrets.h"
 
@@ -35,6 +37,7 @@ class PublishCommand final : public Command {
   }
 
   int run() override {
+    const platform::InterruptGuard ctrl_c;  // the upload in flight is aborted, temp files go
     gate_.verify = !no_verify_;
     if (gate_.label) request_.allow_local_versions = true;
     if (const auto m = load_if_present()) add_matrix_expectations(*m, gate_.checks);
@@ -63,6 +66,12 @@ class PublishCommand final : public Command {
     std::size_t failed = 0;
     for (const auto& r : results)
       failed += r.outcome == registry::PublishOutcome::failed;
+    if (platform::stop_requested()) {
+      throw CommandError{kInterrupted,
+                         fmt::format("interrupted: {} of {} file{} not published; run it again "
+                                     "(a registry keeps no half-sent file)",
+                                     failed, results.size(), results.size() == 1 ? "" : "s")};
+    }
     if (failed) {
       throw CommandError{kPublishFailure,
                          fmt::format("{} of {} file{} not published", failed, results.size(),

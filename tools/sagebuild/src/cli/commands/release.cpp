@@ -5,6 +5,8 @@
 #include "cli/commands/commands.h"
 #include "cli/delivery_gate.h"
 #include "cli/network_flags.h"
+#include "platform/interrupt.h"
+#include "platform/process.h"
 #include "util/fs.h"
 
 namespace sagebuild::cli {
@@ -37,6 +39,7 @@ class ReleaseCommand final : public Command {
   }
 
   int run() override {
+    const platform::InterruptGuard ctrl_c;  // the upload in flight is aborted, temp files go
     if (!notes_file_.empty()) {
       auto notes = fs::read_file(notes_file_);
       if (!notes) throw CommandError{kUsageError, notes.error().message};
@@ -77,10 +80,20 @@ class ReleaseCommand final : public Command {
     network.apply(request.http, request.retry, err_);
     auto result = github::upload_release_assets(
         request, paths, [this](const std::string& line) { out_ << "sagebuild: " << line << "\n"; });
-    if (!result) throw CommandError{kPublishFailure, result.error().message};
+    if (!result) {
+      throw CommandError{platform::stop_requested() ? kInterrupted : kPublishFailure,
+                         result.error().message};
+    }
     std::size_t failed = 0;
     for (const auto& a : result->assets)
       failed += a.outcome == github::AssetOutcome::failed;
+    if (platform::stop_requested()) {
+      throw CommandError{
+          kInterrupted,
+          fmt::format("interrupted: {} of {} asset{} not uploaded; run it again (a "
+                      "half-sent asset is replaced)",
+                      failed, result->assets.size(), result->assets.size() == 1 ? "" : "s")};
+    }
     if (failed) {
       throw CommandError{kPublishFailure,
                          fmt::format("{} of {} asset{} not uploaded", failed, result->assets.size(),
