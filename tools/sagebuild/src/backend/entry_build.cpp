@@ -330,8 +330,8 @@ class EntryRun {
   // The tags the wheel is published under: the entry's, unless its binaries miss the manylinux
   // policy its platform tag names; then the platform's fallback tag, and the reason is said.
   bool choose_tags() {
-    tags_ = e_.abi == matrix::Abi::stable ? wheel::stable_abi_tags(e_.platform_tag)
-                                          : wheel::cpython_tags(e_.python, e_.platform_tag);
+    tags_ = matrix::every_python(e_.abi) ? wheel::every_python_tags(e_.platform_tag)
+                                         : wheel::cpython_tags(e_.python, e_.platform_tag);
     const wheel::LinuxPolicy* policy = wheel::policy_for_tag(e_.platform_tag);
     if (!policy || e_.fallback_platform_tag.empty()) return true;  // verification judges it
     auto violations = wheel::wheel_policy_violations(produced_, *policy);

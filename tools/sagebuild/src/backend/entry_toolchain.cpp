@@ -10,7 +10,7 @@ namespace sagebuild::backend {
 
 std::vector<Version> candidate_pythons(const matrix::Matrix& m, const matrix::Entry& e) {
   std::vector<Version> out = {e.python};
-  if (e.abi != matrix::Abi::stable) return out;
+  if (!matrix::every_python(e.abi)) return out;
   for (const auto& release : m.torch) {
     if (release.version != e.torch) continue;
     std::vector<Version> others;

@@ -241,10 +241,11 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in,
   nlohmann::ordered_json environment = nlohmann::ordered_json::object();
   for (const auto& [name, value] : in.environment)
     environment[name] = value;
-  nlohmann::ordered_json inputs = {{"format", kCacheFormat},    {"kernels", in.kernels_key},
-                                   {"torch", in.torch_version}, {"abi", matrix::abi_name(in.abi)},
-                                   {"settings", in.settings},   {"environment", environment},
-                                   {"sources", *sources}};
+  nlohmann::ordered_json inputs = {
+      {"format", kCacheFormat},    {"kernels", in.kernels_key},
+      {"torch", in.torch_version}, {"abi", matrix::binding_abi_name(in.abi)},
+      {"settings", in.settings},   {"environment", environment},
+      {"sources", *sources}};
   const std::string json = json_text(inputs, 2) + "\n";
   const std::string torch = in.torch_version.substr(0, in.torch_version.find('+'));
   const std::string name =

@@ -12,7 +12,7 @@ namespace stdfs = std::filesystem;
 
 Settings placeholder_values(const matrix::Entry& e) {
   return {{"archs", e.arch_list()},
-          {"abi", e.abi_name()},
+          {"abi", matrix::binding_abi_name(e.abi)},
           {"torch", e.torch.str()},
           {"torch_requirement", e.torch_requirement}};
 }

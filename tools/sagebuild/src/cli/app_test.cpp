@@ -161,7 +161,10 @@ TEST_CASE("build --dry-run shows each entry's plan and builds nothing", "[cli]")
 TEST_CASE("profiles and validate", "[cli]") {
   const Run profiles = sagebuild({"profiles"});
   CHECK(profiles.code == kSuccess);
-  CHECK(profiles.out.find("sage2-all       linux 10, windows 10") != std::string::npos);
+  const auto sage2_all = profiles.out.find("\nsage2-all ");
+  REQUIRE(sage2_all != std::string::npos);
+  CHECK(profiles.out.substr(sage2_all, profiles.out.find('\n', sage2_all + 1) - sage2_all)
+            .find(" linux 10, windows 10") != std::string::npos);
   const Run validate = sagebuild({"validate"});
   CHECK(validate.code == kSuccess);
   CHECK(validate.out.find(": ok (sageattention 2.2.0") != std::string::npos);

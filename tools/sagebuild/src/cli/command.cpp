@@ -157,8 +157,8 @@ void Command::print_entry_table(const std::string& profile, const std::string& p
                                 const std::vector<matrix::Entry>& entries) const {
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : entries) {
-    // A stable-ABI wheel serves every Python; the one that builds it is a detail of the build.
-    rows.push_back({e.id, e.abi == matrix::Abi::stable ? "any" : e.python.str(), e.torch.str(),
+    // A py3-none wheel serves every Python; the one that builds it is a detail of the build.
+    rows.push_back({e.id, matrix::every_python(e.abi) ? "any" : e.python.str(), e.torch.str(),
                     e.cuda_full, e.arch_list(), e.wheel});
   }
   out_ << fmt::format("profile '{}', platform {}, version {}: {} entr{}\n", profile, platform,

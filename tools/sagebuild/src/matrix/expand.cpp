@@ -38,10 +38,10 @@ bool same_combination(const Combination& a, const Combination& b) {
   return sort_key(a) == sort_key(b);
 }
 
-// A stable-ABI combination serves every Python: it is off the python axis (its value there is
-// empty), so a rule that names Pythons ("3.12", "3.1*") selects and drops per-Python wheels only,
-// and excluding Python 3.14 does not drop the universal wheels. Its build interpreter
-// (Combination::python) is a detail of the build.
+// A combination whose one wheel serves every Python (stable ABI, per-torch-py3) is off the python
+// axis (its value there is empty), so a rule that names Pythons ("3.12", "3.1*") selects and
+// drops per-Python wheels only, and excluding Python 3.14 does not drop the universal wheels. Its
+// build interpreter (Combination::python) is a detail of the build.
 std::string axis_value(const Combination& c, Axis axis) {
   switch (axis) {
     case Axis::torch:
@@ -49,7 +49,7 @@ std::string axis_value(const Combination& c, Axis axis) {
     case Axis::cuda:
       return c.cuda->version.str();
     case Axis::python:
-      return c.abi == Abi::stable ? std::string() : c.python.str();
+      return every_python(c.abi) ? std::string() : c.python.str();
     case Axis::platform:
       return c.platform->name;
     case Axis::abi:
@@ -62,6 +62,10 @@ std::string describe(const Combination& c) {
   if (c.abi == Abi::stable) {
     return fmt::format("{} stable ABI from torch {} CUDA {}", c.platform->name,
                        c.torch->version.str(), c.cuda->version.str());
+  }
+  if (c.abi == Abi::per_torch_py3) {
+    return fmt::format("{} torch {} CUDA {} every Python", c.platform->name, c.torch->version.str(),
+                       c.cuda->version.str());
   }
   return fmt::format("{} torch {} CUDA {} Python {}", c.platform->name, c.torch->version.str(),
                      c.cuda->version.str(), c.python.str());
@@ -100,6 +104,13 @@ fmt::dynamic_format_arg_store<fmt::format_context> id_fields(const std::string& 
   args.push_back(fmt::arg("cuda", cuda.str()));
   args.push_back(fmt::arg("cuda_major", cuda.major()));
   args.push_back(fmt::arg("cuda_minor", cuda.minor()));
+  if (abi == Abi::per_torch_py3) {
+    // Every Python 3: "python{python_major}{python_minor}" reads "python3".
+    args.push_back(fmt::arg("python", std::string("3")));
+    args.push_back(fmt::arg("python_major", python.major()));
+    args.push_back(fmt::arg("python_minor", std::string()));
+    return args;
+  }
   args.push_back(fmt::arg("python", python.str()));
   args.push_back(fmt::arg("python_major", python.major()));
   args.push_back(fmt::arg("python_minor", python.minor()));
@@ -143,6 +154,13 @@ class CombinationSelector {
           if (!toolkit) continue;  // reported by the loader
           for (const auto& python : torch.python) {
             universe_.push_back({p, &m.platforms[p], &torch, toolkit, python.value});
+          }
+          // One wheel for every Python of this torch, built with the newest of them.
+          if (!torch.python.empty()) {
+            Version newest = torch.python.front().value;
+            for (const auto& python : torch.python)
+              newest = std::max(newest, python.value);
+            universe_.push_back({p, &m.platforms[p], &torch, toolkit, newest, Abi::per_torch_py3});
           }
         }
       }
@@ -228,11 +246,22 @@ class CombinationSelector {
     }
 
     std::vector<Combination> kept;
+    // per-torch-py3 is opt-in: from every combination, only a rule that names its abi takes
+    // it (a profile built on others keeps what they chose).
+    auto names_abi = [](const Selector& s) {
+      return std::any_of(s.fields.begin(), s.fields.end(),
+                         [](const Selector::Field& f) { return f.axis == Axis::abi; });
+    };
     for (const Combination& c : base) {
       bool keep = true;
       if (profile.include) {
-        keep = std::any_of(profile.include->begin(), profile.include->end(),
-                           [&](const Selector& s) { return matches(s, c); });
+        keep =
+            std::any_of(profile.include->begin(), profile.include->end(), [&](const Selector& s) {
+              return matches(s, c) &&
+                     (c.abi != Abi::per_torch_py3 || !profile.from.empty() || names_abi(s));
+            });
+      } else if (c.abi == Abi::per_torch_py3 && profile.from.empty()) {
+        keep = false;
       }
       keep = keep && std::none_of(profile.exclude.begin(), profile.exclude.end(),
                                   [&](const Selector& s) { return matches(s, c); });
@@ -388,8 +417,8 @@ std::vector<std::string> known_values(const Matrix& m, Axis axis) {
         add(p.name);
       break;
     case Axis::abi:
-      add(abi_name(Abi::per_torch));
-      add(abi_name(Abi::stable));
+      for (const Abi abi : {Abi::per_torch, Abi::per_torch_py3, Abi::stable})
+        add(abi_name(abi));
       break;
   }
   return out;
@@ -456,8 +485,8 @@ Entry make_entry(const Matrix& m, const EntrySpec& spec, const std::string& pack
   e.abi = spec.abi;
   e.archs = spec.archs;
   e.build_tag = wheel::build_tag(e.torch, e.cuda);
-  const wheel::WheelTags tags = spec.abi == Abi::stable
-                                    ? wheel::stable_abi_tags(e.platform_tag)
+  const wheel::WheelTags tags = every_python(spec.abi)
+                                    ? wheel::every_python_tags(e.platform_tag)
                                     : wheel::cpython_tags(e.python, e.platform_tag);
   e.wheel = wheel::wheel_filename(m.package.name, package_version, e.build_tag, tags);
   if (!spec.platform->fallback_tag.empty()) {

@@ -194,5 +194,34 @@ TEST_CASE("a rule asking for a universal wheel of one Python says why it selects
   }));
 }
 
+TEST_CASE("per-torch-py3: one py3-none wheel per torch and CUDA, pinned, opt-in", "[expand][py3]") {
+  const Matrix& m = repository_matrix();
+  const auto list = entries(m, "native-cu130-py3", "all");
+  REQUIRE(list.size() == 1);
+  const Entry& e = list[0];
+  CHECK(e.id == "linux-sage2-pytorch211-cu130-python3");
+  CHECK(e.abi == Abi::per_torch_py3);
+  CHECK(e.wheel == "sageattention-2.2.0-2110.130-py3-none-manylinux_2_28_x86_64.whl");
+  CHECK(e.torch_requirement == "torch==2.11.*");
+  CHECK(e.python.str() == "3.14");  // the newest of torch 2.11's Pythons is tried first
+
+  // Opt-in: a profile whose rules do not name the abi never takes one.
+  for (const char* profile : {"cu130", "current", "native-cu130", "sage2-all"}) {
+    for (const Entry& x : entries(m, profile, "all"))
+      CHECK(x.abi != Abi::per_torch_py3);
+  }
+  // The release: one per torch before the stable ABI, and the universal wheels; every wheel
+  // for every Python.
+  const auto release = entries(m, "release", "linux");
+  CHECK(ids(release) == std::vector<std::string>{
+                            "linux-sage2-pytorch26-cu126-python3",
+                            "linux-sage2-pytorch27-cu128-python3",
+                            "linux-sage2-pytorch28-cu129-python3",
+                            "linux-sage2-pytorch29-cu128-python3",
+                            "linux-sage2-universal-pytorch210-cu128",
+                            "linux-sage2-universal-pytorch210-cu130",
+                        });
+}
+
 }  // namespace
 }  // namespace sagebuild::matrix

@@ -19,7 +19,15 @@ const char* axis_name(Axis axis) {
 }
 
 const char* abi_name(Abi abi) {
-  return abi == Abi::stable ? "stable" : "per-torch";
+  switch (abi) {
+    case Abi::per_torch:
+      return "per-torch";
+    case Abi::per_torch_py3:
+      return "per-torch-py3";
+    case Abi::stable:
+      return "stable";
+  }
+  return "?";
 }
 
 const Profile* Matrix::find_profile(std::string_view name) const {

@@ -132,12 +132,25 @@ enum class Axis { torch, cuda, python, platform, abi };
 const char* axis_name(Axis axis);
 
 // How the torch binding meets torch (docs/build.md, "Universal wheels"):
-//   per_torch  through one torch release's C++ API: a wheel per Python x torch x CUDA, pinned to
-//              that torch minor release
-//   stable     through torch's stable C ABI, built against stable_abi.target: one py3-none wheel
-//              per CUDA toolkit that loads in that torch and every later one
-enum class Abi { per_torch, stable };
-const char* abi_name(Abi abi);  // "per-torch", "stable": the values of the abi axis
+//   per_torch      through one torch release's C++ API: a wheel per Python x torch x CUDA,
+//                  pinned to that torch minor release (cp312-cp312: the seeds' names)
+//   per_torch_py3  the same binding (it includes no Python header) in one py3-none wheel per
+//                  torch x CUDA that every Python of that torch takes, pinned the same way.
+//                  Opt-in: only rules that name it (abi: per-torch-py3) select it
+//   stable         through torch's stable C ABI, built against stable_abi.target: one py3-none
+//                  wheel per CUDA toolkit that loads in that torch and every later one
+enum class Abi { per_torch, per_torch_py3, stable };
+// "per-torch", "per-torch-py3", "stable": the values of the abi axis.
+const char* abi_name(Abi abi);
+// One py3-none wheel serves every Python: off the python axis, built with any Python it has.
+inline bool every_python(Abi abi) {
+  return abi != Abi::per_torch;
+}
+// The binding the wheel holds, "per-torch" or "stable" (per-torch-py3 holds the per-torch one):
+// the {abi} of build_environment and the parts' CMake settings, and the binding cache's key.
+inline const char* binding_abi_name(Abi abi) {
+  return abi == Abi::stable ? "stable" : "per-torch";
+}
 
 // One include/exclude rule: every named axis must match one of its glob patterns.
 struct Selector {

@@ -35,7 +35,7 @@ WheelTags cpython_tags(const Version& python, std::string_view platform_tag) {
   return {cp, cp, std::string(platform_tag)};
 }
 
-WheelTags stable_abi_tags(std::string_view platform_tag) {
+WheelTags every_python_tags(std::string_view platform_tag) {
   return {"py3", "none", std::string(platform_tag)};
 }
 

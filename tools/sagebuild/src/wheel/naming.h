@@ -31,9 +31,9 @@ struct WheelTags {
 
 // A per-torch wheel: its binary is for one CPython (cp312-cp312-<platform>).
 WheelTags cpython_tags(const Version& python, std::string_view platform_tag);
-// A stable-ABI wheel: no Python header and no libpython in its binary, so any Python 3 takes
-// it (py3-none-<platform>).
-WheelTags stable_abi_tags(std::string_view platform_tag);
+// A wheel for every Python (a stable-ABI wheel, a per-torch-py3 one): no Python header and no
+// libpython in its binary, so any Python 3 takes it (py3-none-<platform>).
+WheelTags every_python_tags(std::string_view platform_tag);
 
 // "sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl"
 std::string wheel_filename(std::string_view distribution, std::string_view version,

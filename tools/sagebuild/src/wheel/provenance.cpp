@@ -34,9 +34,9 @@ Expected<Provenance> Provenance::parse(std::string_view text) {
     p.version = doc.at("version").get<std::string>();
     p.torch = doc.at("torch").get<std::string>();
     p.abi = doc.value("abi", "per-torch");
-    if (p.abi != "per-torch" && p.abi != "stable") {
-      return Error{
-          fmt::format("{} names the ABI '{}'; per-torch or stable", kProvenanceFile, p.abi)};
+    if (p.abi != "per-torch" && p.abi != "per-torch-py3" && p.abi != "stable") {
+      return Error{fmt::format("{} names the ABI '{}'; per-torch, per-torch-py3 or stable",
+                               kProvenanceFile, p.abi)};
     }
     p.cuda = doc.at("cuda").get<std::string>();
     p.python = doc.at("python").get<std::string>();

@@ -26,9 +26,10 @@ struct Provenance {
   std::string version;
   std::string torch;  // "2.8.0": the torch built against (for the stable ABI, the oldest it
                       // loads in: its TORCH_TARGET_VERSION)
-  std::string abi = "per-torch";  // "per-torch" or "stable" (matrix.yaml's abi axis)
-  std::string cuda;               // "12.9.1" (full toolkit version)
-  std::string python;             // "3.12"
+  // "per-torch", "per-torch-py3" or "stable" (matrix.yaml's abi axis)
+  std::string abi = "per-torch";
+  std::string cuda;    // "12.9.1" (full toolkit version)
+  std::string python;  // "3.12"
   std::string platform_tag;
   std::vector<std::string> archs;  // TORCH_CUDA_ARCH_LIST items, "+PTX" where PTX is embedded
   std::vector<std::string> flags;  // compiler flags that affect the binaries

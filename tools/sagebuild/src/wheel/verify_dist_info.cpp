@@ -317,7 +317,7 @@ void Verifier::check_provenance(const Provenance& p) {
          fmt::format("built for platform {}, the file name says {}", p.platform_tag,
                      name_->tag_text));
   }
-  if ((p.abi == "stable") != for_every_python()) {
+  if ((p.abi != "per-torch") != for_every_python()) {
     fail("P002", where,
          fmt::format("built on the {} ABI, but the file name's tags say {}", p.abi,
                      for_every_python() ? "every Python" : "one CPython"));

@@ -246,12 +246,13 @@ void Verifier::check_build_tag() {
   report_.torch = torch_candidates[0];
   report_.cuda = cuda_candidates[0];
   // M003: the torch pin must be the one this build tag implies: the minor release for a
-  // wheel of one CPython, that release and every later one for a wheel of every Python (the
-  // stable ABI's).
+  // per-torch wheel (of one CPython, or of every Python: per-torch-py3), that release and every
+  // later one for a stable-ABI wheel. Without provenance, a wheel of every Python is taken for
+  // a stable-ABI one.
   const auto torch = *Version::parse(report_.torch);
-  const std::string want =
-      (for_every_python() ? torch_requirement_from(torch) : torch_requirement(torch))
-          .substr(5);  // "==2.8.*" or ">=2.10"
+  const bool stable = report_.provenance ? report_.provenance->abi == "stable" : for_every_python();
+  const std::string want = (stable ? torch_requirement_from(torch) : torch_requirement(torch))
+                               .substr(5);  // "==2.8.*" or ">=2.10"
   // Exactly one requirement on torch, unconditional, and the expected one: a second pin (or a
   // range beside it) would decide which torch installs, and a marker can make the pin vanish.
   if (torch_requirements_.size() != 1 || torch_requirements_[0] != want) {
