@@ -74,7 +74,8 @@ def fake_wheel(directory, torch, cuda, tag, project="sageattention", version="2.
     """A small consistent wheel with the name, METADATA, WHEEL and provenance (sagebuild.json) a
     sagebuild build gives the variant, and no binary: for tests of what installers and indexes do
     with names and metadata. `tag`: "cp312-cp312-manylinux_2_28_x86_64"; torch and cuda: "2.9.0",
-    "12.8.1"; `stable`: a universal (stable-ABI) wheel, torch its target; `padding`: bytes of
+    "12.8.1"; `stable`: a universal (stable-ABI) wheel, torch its target (a py3-none tag without
+    it: a per-torch-py3 wheel, pinned like a per-torch one); `padding`: bytes of
     random data in one more file (a wheel that takes a while to upload). Returns the path."""
     import base64
     import hashlib
@@ -94,8 +95,8 @@ def fake_wheel(directory, torch, cuda, tag, project="sageattention", version="2.
         f"{dist}/WHEEL": f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\nBuild: {build}\n".encode(),
         f"{dist}/sagebuild.json": json.dumps({
             "schema": 1, "sagebuild": "0.1.0", "package": project, "version": version, "torch": torch,
-            "abi": "stable" if stable else "per-torch", "cuda": cuda,
-            "python": "3.13" if stable else f"3.{python[3:]}", "platform_tag": tag.split("-", 2)[2],
+            "abi": "stable" if stable else "per-torch-py3" if python == "py3" else "per-torch", "cuda": cuda,
+            "python": "3.13" if python == "py3" else f"3.{python[3:]}", "platform_tag": tag.split("-", 2)[2],
             "archs": ["9.0a"]}).encode(),
     }
     if padding:

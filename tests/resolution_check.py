@@ -2,15 +2,16 @@
 """Does every surface sagebuild delivers to resolve, with real pip and real uv, in environments
 that already have torch? docs/build.md ("How pip and uv choose") gives the commands tested here.
 
-The wheel set is the release's layout in small: per-torch wheels for torch 2.6 (CUDA 12.6),
-2.9 (CUDA 12.8) and 2.11 (CUDA 13.0), and the universal wheels for CUDA 12.8 and 13.0, with the
-names, metadata and provenance sagebuild gives them (no binaries: what is under test is the
-resolvers' choice). The surfaces: `sagebuild index`'s per-CUDA, per-variant and combined indexes
-and its find-links page (the release's assets under the same names), served by http.server on
-127.0.0.1, and a real pypiserver after `sagebuild publish --local-labels`, with PyPI as its
-fallback and without. The environments: venvs of the given Python holding a torch distribution stand-in
-(its metadata, no files and no requirements, so that the resolver sees a complete environment)
-of torch 2.6, 2.9, 2.10, 2.11 and the newest on PyPI.
+The wheel set is the release's layout with more: one per-torch-py3 wheel (every Python) for
+torch 2.6 (CUDA 12.6) and 2.9 (CUDA 12.8), the universal wheels for CUDA 12.8 and 13.0, and the
+per-Python wheels of torch 2.11 (CUDA 13.0) that the native build makes (for the environments'
+Python and 3.9), with the names, metadata and provenance sagebuild gives them (no binaries: what
+is under test is the resolvers' choice). The surfaces: `sagebuild index`'s per-CUDA, per-variant
+and combined indexes and its find-links page (the release's assets under the same names), served
+by http.server on 127.0.0.1, and a real pypiserver after `sagebuild publish --local-labels`, with
+PyPI as its fallback and without. The environments: venvs of the given Python holding a torch
+distribution stand-in (its metadata, no files and no requirements, so that the resolver sees a
+complete environment) of torch 2.6, 2.9, 2.10, 2.11 and the newest on PyPI.
 
 For each (surface, environment, tool): the expected wheel is chosen, or the install fails with a
 message that names torch; torch is never changed; PyPI's unrelated `sageattention` is never
@@ -39,8 +40,11 @@ UNIVERSAL = [("12.8.1", "cu128"), ("13.0.1", "cu130")]
 
 def wheel_set(directory, env_tag):
     for torch, cuda, _ in PER_TORCH:
-        for python in sorted({"cp39", env_tag}):
-            fake_wheel(directory, torch, cuda, f"{python}-{python}-manylinux_2_28_x86_64")
+        if torch == "2.11.0":
+            for python in sorted({"cp39", env_tag}):
+                fake_wheel(directory, torch, cuda, f"{python}-{python}-manylinux_2_28_x86_64")
+        else:
+            fake_wheel(directory, torch, cuda, "py3-none-manylinux_2_28_x86_64")
     for cuda, _ in UNIVERSAL:
         fake_wheel(directory, "2.10.0", cuda, "py3-none-manylinux_2_28_x86_64", stable=True)
 
