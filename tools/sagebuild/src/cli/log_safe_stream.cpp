@@ -17,10 +17,21 @@ const std::string& own_command_mark() {
   return mark;
 }
 
+// The mark around a terminal control sequence of sagebuild's own: the same number between other
+// separators, so that a sequence at the start of a line is not taken for a workflow command.
+const std::string& own_control_mark() {
+  static const std::string mark = "\x1f" + own_command_mark().substr(1, 16) + "\x1f";
+  return mark;
+}
+
 }  // namespace
 
 std::string workflow_command(std::string_view command) {
   return own_command_mark() + std::string(command);
+}
+
+std::string terminal_control(std::string_view sequence) {
+  return own_control_mark() + std::string(sequence) + own_control_mark();
 }
 
 void LogSafeBuffer::flush_line(bool newline) {
@@ -37,15 +48,21 @@ void LogSafeBuffer::flush_line(bool newline) {
   if (!own && line.substr(first).starts_with("::")) {
     out += "| ";  // the runner trims spaces, not this
   }
+  const std::string& mark = own_control_mark();
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 && c != '\t') {
-      if (controls_ == Controls::keep && c != '\x1e') {
-        out += c;
-      } else {
-        out += fmt::format("\\x{:02x}", u);
+    if (c == '\x1f' && line.compare(i, mark.size(), mark) == 0) {
+      // One of sagebuild's own sequences, between two marks: to a terminal, or nowhere.
+      const std::size_t end = line.find(mark, i + mark.size());
+      if (end == std::string_view::npos) {
+        i += mark.size() - 1;
+        continue;
       }
+      if (controls_ == Controls::keep) out += line.substr(i + mark.size(), end - i - mark.size());
+      i = end + mark.size() - 1;
+    } else if (u < 0x20 && c != '\t') {
+      out += fmt::format("\\x{:02x}", u);
     } else if (!own && c == '#' && line.substr(i).starts_with("##[")) {
       out += "##\\u005b";  // JSON reads it back as "##[", the runner sees no command
       i += 2;

@@ -6,8 +6,10 @@
 //     which are marked at their source with workflow_command(), and writes "##[" as
 //     "##\u005b" (which a JSON reader reads back as "##[": --json output keeps its data);
 //   - writes C0 control characters other than tab and newline as "\x1b" (escape sequences,
-//     carriage returns that overwrite a line), except on a terminal, where the progress display
-//     and colour use them.
+//     carriage returns that overwrite a line), on a terminal too: there only sagebuild's own
+//     sequences (the progress display's cursor moves and colours), marked at their source with
+//     terminal_control(), reach the terminal. A wheel entry named "\x1b[1A\x1b[2K" erases no
+//     line and sets no window title.
 #pragma once
 
 #include <ostream>
@@ -21,6 +23,10 @@ namespace sagebuild::cli {
 // filter lets it through. The mark holds a number drawn at start-up, so text from elsewhere
 // cannot carry it.
 std::string workflow_command(std::string_view command);
+
+// A terminal control sequence of sagebuild's own ("\x1b[32m", "\x1b[1A"), marked so that the
+// filter passes it to a terminal; off a terminal it is dropped.
+std::string terminal_control(std::string_view sequence);
 
 class LogSafeBuffer final : public std::streambuf {
  public:

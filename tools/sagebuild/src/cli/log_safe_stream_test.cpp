@@ -31,7 +31,16 @@ TEST_CASE("text from elsewhere cannot run a workflow command", "[log]") {
   CHECK(through_filter("name ##[error]x\n", C::escape) == "name ##\\u005berror]x\n");
   // Escape sequences and carriage returns are shown, not obeyed, off a terminal.
   CHECK(through_filter("a\x1b[2Jb\rc\n", C::escape) == "a\\x1b[2Jb\\x0dc\n");
-  CHECK(through_filter("a\x1b[1mb\n", C::keep) == "a\x1b[1mb\n");
+  // On a terminal too: only sagebuild's own sequences reach it.
+  CHECK(through_filter("a\x1b[1A\x1b[2Kb\x07\n", C::keep) == "a\\x1b[1A\\x1b[2Kb\\x07\n");
+  CHECK(
+      through_filter("a" + terminal_control("\x1b[32m") + "ok" + terminal_control("\x1b[0m") + "\n",
+                     C::keep) == "a\x1b[32mok\x1b[0m\n");
+  CHECK(through_filter("a" + terminal_control("\x1b[32m") + "ok\n", C::escape) == "aok\n");
+  CHECK(through_filter(terminal_control("\x1b[1A") + "x\n", C::keep) == "\x1b[1Ax\n");
+  const std::string forged = "\x1f0123456789abcdef\x1f";
+  CHECK(through_filter(forged + "\x1b[2J" + forged + "\n", C::keep).find("\\x1b[2J") !=
+        std::string::npos);
   // The mark cannot be forged, and white space the runner trims (no-break space) is skipped.
   CHECK(through_filter("\x1e::add-mask::x\n", C::escape).starts_with("| "));
   CHECK(through_filter("\x1e::add-mask::x\n", C::keep).starts_with("| "));

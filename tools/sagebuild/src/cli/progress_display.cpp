@@ -110,8 +110,9 @@ class LiveProgress : public backend::Progress {
   void finished(const std::string& id, bool ok, const std::string& line) override {
     std::lock_guard lock(mutex_);
     running_.erase(id);
-    const char* mark =
-        ok ? (color_ ? "\033[32m✓\033[0m" : "✓") : (color_ ? "\033[31m✗\033[0m" : "✗");
+    const std::string mark = !color_ ? (ok ? "✓" : "✗")
+                                     : terminal_control(ok ? "\033[32m" : "\033[31m") +
+                                           (ok ? "✓" : "✗") + terminal_control("\033[0m");
     above_locked(fmt::format("{} {}: {}", mark, id, line));
   }
   void stop() override {
@@ -132,7 +133,7 @@ class LiveProgress : public backend::Progress {
   };
   void clear_locked() {
     for (std::size_t i = 0; i < drawn_; ++i)
-      out_ << "\033[1A\033[2K";  // up one line, erase it
+      out_ << terminal_control("\033[1A\033[2K");  // up one line, erase it
     drawn_ = 0;
   }
   void above_locked(const std::string& line) {
@@ -145,8 +146,9 @@ class LiveProgress : public backend::Progress {
     clear_locked();
     for (const auto& [id, row] : running_) {
       const std::string timer = fmt::format("{:>5.0f} s", since(row.start));
-      out_ << "  " << (color_ ? "\033[36m" + timer + "\033[0m" : timer) << "  " << id << "  "
-           << row.phase << "\n";
+      out_ << "  "
+           << (color_ ? terminal_control("\033[36m") + timer + terminal_control("\033[0m") : timer)
+           << "  " << id << "  " << row.phase << "\n";
       ++drawn_;
     }
     out_ << std::flush;

@@ -4,12 +4,17 @@
 
 #include <catch2/catch.hpp>
 
+#include "cli/log_safe_stream.h"
+
 namespace sagebuild::cli {
 namespace {
 
+// What reaches a terminal: the display's output through the filter every stream has
+// (cli/log_safe_stream.h), which passes the display's own marked sequences.
 std::string show(ProgressStyle style, ProgressOptions options) {
   std::ostringstream out;
   {
+    const LogSafeStream filter(out, LogSafeBuffer::Controls::keep);
     auto progress = make_progress(style, out, options);
     progress->phase("linux-a", "kernels");
     progress->note("linux-a", "kernel cache hit");
