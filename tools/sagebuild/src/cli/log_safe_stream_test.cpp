@@ -38,7 +38,7 @@ TEST_CASE("text from elsewhere cannot run a workflow command", "[log]") {
                      C::keep) == "a\x1b[32mok\x1b[0m\n");
   CHECK(through_filter("a" + terminal_control("\x1b[32m") + "ok\n", C::escape) == "aok\n");
   CHECK(through_filter(terminal_control("\x1b[1A") + "x\n", C::keep) == "\x1b[1Ax\n");
-  const std::string forged = "\x1f0123456789abcdef\x1f";
+  const std::string forged = std::string("\x1f") + "0123456789abcdef" + "\x1f";
   CHECK(through_filter(forged + "\x1b[2J" + forged + "\n", C::keep).find("\\x1b[2J") !=
         std::string::npos);
   // The mark cannot be forged, and white space the runner trims (no-break space) is skipped.
