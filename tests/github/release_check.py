@@ -269,6 +269,32 @@ def main():
         finally:
             stop()
 
+        # 11. A full disk where the labelled copies are made: an error before any upload.
+        tiny = os.path.join(tmp, "tiny")
+        os.makedirs(tiny)
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", tiny],
+                                 capture_output=True).returncode == 0
+        if not mounted:
+            print("skip a full disk under TMPDIR: this machine does not let the test mount a small tmpfs")
+        else:
+            state, stop = fake_github.start(TOKEN, REPO)
+            try:
+                env_before = os.environ.get("TMPDIR")
+                os.environ["TMPDIR"] = tiny
+                try:
+                    done = run(sb, state.api_base, "--tag", "v7.0.0", *wheels)
+                finally:
+                    if env_before is None:
+                        del os.environ["TMPDIR"]
+                    else:
+                        os.environ["TMPDIR"] = env_before
+                check("a full disk for the labelled copies: exit 6 saying so, no request made",
+                      done.returncode == 6 and "space" in done.stderr.lower() and not state.log
+                      and not os.listdir(tiny), done.stdout + done.stderr + f"{state.log} {os.listdir(tiny)}")
+            finally:
+                stop()
+                subprocess.run(["umount", tiny], capture_output=True)
+
     leaked = [i for i, text in enumerate(outputs) if TOKEN in text]
     check("the token appears in no output of any run", not leaked, f"runs {leaked}")
     return finish("release checks")

@@ -1,10 +1,12 @@
 #include "wheel/zip_writer.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <libdeflate.h>
 #include <memory>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -108,7 +110,12 @@ Expected<Ok> write_zip(const std::filesystem::path& path, const std::vector<ZipW
   out.write(central.data(), static_cast<std::streamsize>(central.size()));
   out.write(end.data(), static_cast<std::streamsize>(end.size()));
   out.flush();
-  if (!out) return Error{fmt::format("cannot write {}", path.string())};
+  if (!out) {
+    // The stream keeps no reason; the last system call's errno is it (ENOSPC on a full disk).
+    const int error = errno;
+    return Error{fmt::format("cannot write {}: {}", path.string(),
+                             error ? std::generic_category().message(error) : "write failed")};
+  }
   return Ok{};
 }
 
