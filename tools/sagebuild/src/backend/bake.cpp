@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "backend/wheel_finish.h"
+
 namespace sagebuild::backend {
 
 nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
@@ -28,7 +30,7 @@ nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
           {"SAGEBUILD_ENTRY", e.id},
       };
       target["labels"] = {
-          {"org.opencontainers.image.title", e.wheel},
+          {"org.opencontainers.image.title", identity_of(e).file_name},
       };
       target["output"] = {"type=local,dest=" + (options.output_per_target
                                                     ? options.output_dir + "/" + e.id

@@ -7,6 +7,7 @@
 #include "backend/entry_toolchain.h"
 #include "backend/kernel_cache.h"
 #include "backend/wheel_environment.h"
+#include "backend/wheel_finish.h"
 #include "util/secrets.h"
 #include "util/text.h"
 
@@ -25,7 +26,7 @@ std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
   };
   for (const matrix::Entry& e : entries) {
     out << fmt::format("{}\n", e.id);
-    out << fmt::format("  wheel        {}\n", e.wheel);
+    out << fmt::format("  wheel        {}\n", identity_of(e).file_name);
     const auto python = find_entry_python(m, e, o);
     // A stable-ABI entry builds with the newest of its torch's Pythons found here: the plan
     // names the one the build would take, as the wheel's provenance will.

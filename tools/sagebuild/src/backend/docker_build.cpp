@@ -61,7 +61,7 @@ void describe_docker(const std::vector<matrix::Entry>& entries, const BuildOptio
   out << fmt::format("bake file    {} ({} targets)\n", p.bake_file.string(), entries.size());
   out << fmt::format("command      {}\n", shown(p.argv));
   for (const auto& e : entries) {
-    out << fmt::format("{}\n  wheel        {}\n  output       {}\n", e.id, e.wheel,
+    out << fmt::format("{}\n  wheel        {}\n  output       {}\n", e.id, identity_of(e).file_name,
                        (p.out_dir / e.id).string());
   }
 }

@@ -330,14 +330,14 @@ class EntryRun {
   // The tags the wheel is published under: the entry's, unless its binaries miss the manylinux
   // policy its platform tag names; then the platform's fallback tag, and the reason is said.
   bool choose_tags() {
-    tags_ = matrix::every_python(e_.abi) ? wheel::every_python_tags(e_.platform_tag)
-                                         : wheel::cpython_tags(e_.python, e_.platform_tag);
+    const wheel::WheelIdentity identity = identity_of(e_);
+    tags_ = identity.tags;
     const wheel::LinuxPolicy* policy = wheel::policy_for_tag(e_.platform_tag);
-    if (!policy || e_.fallback_platform_tag.empty()) return true;  // verification judges it
+    if (!policy || !identity.fallback_tags) return true;  // verification judges it
     auto violations = wheel::wheel_policy_violations(produced_, *policy);
     if (!violations) return fail(EntryOutcome::build_failed, violations.error().message);
     if (violations->empty()) return true;
-    tags_.platform = e_.fallback_platform_tag;
+    tags_ = *identity.fallback_tags;
     platform_note_ = fmt::format("tagged {}, not {}: {}", e_.fallback_platform_tag, e_.platform_tag,
                                  text::join(*violations, "; "));
     note(platform_note_);
@@ -373,7 +373,7 @@ class EntryRun {
         p.flags.push_back("SKBUILD_CMAKE_DEFINE=" + setting);
     }
     WheelToFinish finish{
-        produced_, work() / "out",       dist(), e_.build_tag,      o_.package_version,
+        produced_, work() / "out",       dist(), identity_of(e_).build_tag, o_.package_version,
         tags_,     o_.source_date_epoch, p,      expected_build(e_)};
     if (o_.import_test) {
       InstallCheckOptions check{.python = env_.python, .check = m_.package.import_check};

@@ -4,6 +4,7 @@
 
 #include "backend/build_steps.h"
 #include "backend/kernel_cache.h"
+#include "backend/wheel_finish.h"
 #include "util/text.h"
 
 namespace sagebuild::backend {
@@ -14,7 +15,8 @@ Settings placeholder_values(const matrix::Entry& e) {
   return {{"archs", e.arch_list()},
           {"abi", matrix::binding_abi_name(e.abi)},
           {"torch", e.torch.str()},
-          {"torch_requirement", e.torch_requirement}};
+          {"torch_requirement", identity_of(e).torch_requirement},
+          {"glibc_floor", identity_of(e).glibc_floor}};
 }
 
 Settings package_environment(const matrix::Matrix& m, const matrix::Entry& e) {

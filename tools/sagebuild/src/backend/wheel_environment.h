@@ -18,7 +18,7 @@ namespace sagebuild::backend {
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
 // What {placeholders} in package.build_environment and the parts' cmake settings stand for:
-// {archs}, {abi}, {torch}, {torch_requirement}.
+// {archs}, {abi}, {torch}, {torch_requirement}, {glibc_floor}.
 Settings placeholder_values(const matrix::Entry& e);
 
 // package.build_environment for this entry.

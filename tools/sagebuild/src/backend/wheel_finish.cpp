@@ -11,8 +11,16 @@ namespace sagebuild::backend {
 
 namespace stdfs = std::filesystem;
 
+wheel::WheelIdentity identity_of(const matrix::Entry& e) {
+  return wheel::identify({e.package, e.package_version, e.torch, e.cuda, e.python,
+                          matrix::every_python(e.abi), e.abi == matrix::Abi::stable, e.platform_tag,
+                          e.fallback_platform_tag, e.archs});
+}
+
 wheel::ExpectedBuild expected_build(const matrix::Entry& e) {
-  return {e.id, e.wheel, e.fallback_wheel, e.torch, e.cuda, e.python, e.platform_tag, e.archs};
+  const wheel::WheelIdentity id = identity_of(e);
+  return {e.id,   id.file_name, id.fallback_file_name, e.torch,
+          e.cuda, e.python,     e.platform_tag,        id.archs};
 }
 
 FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {

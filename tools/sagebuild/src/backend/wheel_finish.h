@@ -10,6 +10,7 @@
 #include <string>
 
 #include "matrix/expand.h"
+#include "wheel/identity.h"
 #include "wheel/naming.h"
 #include "wheel/provenance.h"
 #include "wheel/verify.h"
@@ -38,6 +39,10 @@ struct FinishedWheel {
   std::size_t checks = 0;
   std::string findings;  // one line per finding, when verification failed
 };
+
+// The identity of a matrix entry's wheel (wheel/identity.h): the one place an entry's facts
+// become a name, tags, a torch pin and a glibc floor.
+wheel::WheelIdentity identity_of(const matrix::Entry& e);
 
 // What verification holds a matrix entry's wheel to.
 wheel::ExpectedBuild expected_build(const matrix::Entry& e);

@@ -159,7 +159,7 @@ void Command::print_entry_table(const std::string& profile, const std::string& p
   for (const auto& e : entries) {
     // A py3-none wheel serves every Python; the one that builds it is a detail of the build.
     rows.push_back({e.id, matrix::every_python(e.abi) ? "any" : e.python.str(), e.torch.str(),
-                    e.cuda_full, e.arch_list(), e.wheel});
+                    e.cuda_full, e.arch_list(), backend::identity_of(e).file_name});
   }
   out_ << fmt::format("profile '{}', platform {}, version {}: {} entr{}\n", profile, platform,
                       version, entries.size(), entries.size() == 1 ? "y" : "ies");

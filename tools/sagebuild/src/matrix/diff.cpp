@@ -18,6 +18,28 @@ const std::vector<Entry>* find(const Expanded& profiles, const std::string& name
   return nullptr;
 }
 
+// What differs between two entries of one id, the facts a wheel follows from: "archs 8.0;9.0a ->
+// 8.0;8.6;9.0a, platform tag linux_x86_64 -> manylinux_2_28_x86_64".
+std::string changed_facts(const Entry& a, const Entry& b) {
+  std::vector<std::string> changes;
+  auto fact = [&](const char* what, const std::string& x, const std::string& y) {
+    if (x != y) {
+      changes.push_back(
+          fmt::format("{} {} -> {}", what, x.empty() ? "none" : x, y.empty() ? "none" : y));
+    }
+  };
+  fact("package", a.package, b.package);
+  fact("torch", a.torch.str(), b.torch.str());
+  fact("CUDA", a.cuda_full, b.cuda_full);
+  // A wheel of every Python does not follow from the interpreter that builds it.
+  if (!every_python(a.abi) || !every_python(b.abi)) fact("Python", a.python.str(), b.python.str());
+  fact("abi", a.abi_name(), b.abi_name());
+  fact("platform tag", a.platform_tag, b.platform_tag);
+  fact("fallback tag", a.fallback_platform_tag, b.fallback_platform_tag);
+  fact("archs", a.arch_list(), b.arch_list());
+  return text::join(changes, ", ");
+}
+
 ProfileDiff compare(const std::string& name, const std::vector<Entry>* before,
                     const std::vector<Entry>* after) {
   ProfileDiff d;
@@ -39,11 +61,8 @@ ProfileDiff compare(const std::string& name, const std::vector<Entry>* before,
     const auto it = old_by_id.find(e.id);
     if (it == old_by_id.end()) {
       d.gained.push_back(e.id);
-    } else if (it->second->wheel != e.wheel) {
-      d.rebuilt.push_back(fmt::format("{}: {} -> {}", e.id, it->second->wheel, e.wheel));
-    } else if (it->second->archs != e.archs) {
-      d.rebuilt.push_back(
-          fmt::format("{}: archs {} -> {}", e.id, it->second->arch_list(), e.arch_list()));
+    } else if (const std::string changes = changed_facts(*it->second, e); !changes.empty()) {
+      d.rebuilt.push_back(fmt::format("{}: {}", e.id, changes));
     }
   }
   for (const Entry& e : old_entries) {

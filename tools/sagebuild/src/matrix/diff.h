@@ -1,5 +1,6 @@
 // What an edit to matrix.yaml does to each profile: the entries it gains and loses, and the
-// entries whose wheel changes (another build tag, tags or architectures under the same id).
+// entries whose wheel changes under the same id (another toolkit, platform tag, fallback tag or
+// list of architectures: the facts a wheel follows from).
 // `sagebuild matrix diff REV` shows it against matrix.yaml at a git revision, so that a rule
 // edited for one profile cannot silently grow another.
 #pragma once
@@ -19,7 +20,7 @@ struct ProfileDiff {
   std::size_t after = 0;
   std::vector<std::string> gained;   // ids
   std::vector<std::string> lost;     // ids
-  std::vector<std::string> rebuilt;  // "id: old wheel -> new wheel" or the archs that changed
+  std::vector<std::string> rebuilt;  // "id: archs 8.0;9.0a -> 8.0;8.6;9.0a, CUDA 12.9.0 -> 12.9.1"
 
   bool empty() const {
     return state == State::changed && gained.empty() && lost.empty() && rebuilt.empty();

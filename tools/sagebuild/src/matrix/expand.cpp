@@ -14,7 +14,6 @@
 #include "matrix/profile_graph.h"
 #include "util/glob.h"
 #include "util/text.h"
-#include "wheel/naming.h"
 
 namespace sagebuild::matrix {
 namespace {
@@ -484,20 +483,9 @@ Entry make_entry(const Matrix& m, const EntrySpec& spec, const std::string& pack
   e.python = spec.python;
   e.abi = spec.abi;
   e.archs = spec.archs;
-  e.build_tag = wheel::build_tag(e.torch, e.cuda);
-  const wheel::WheelTags tags = every_python(spec.abi)
-                                    ? wheel::every_python_tags(e.platform_tag)
-                                    : wheel::cpython_tags(e.python, e.platform_tag);
-  e.wheel = wheel::wheel_filename(m.package.name, package_version, e.build_tag, tags);
-  if (!spec.platform->fallback_tag.empty()) {
-    e.fallback_platform_tag = spec.platform->fallback_tag;
-    wheel::WheelTags fallback = tags;
-    fallback.platform = e.fallback_platform_tag;
-    e.fallback_wheel =
-        wheel::wheel_filename(m.package.name, package_version, e.build_tag, fallback);
-  }
-  e.torch_requirement = spec.abi == Abi::stable ? wheel::torch_requirement_from(e.torch)
-                                                : wheel::torch_requirement(e.torch);
+  e.fallback_platform_tag = spec.platform->fallback_tag;
+  e.package = m.package.name;
+  e.package_version = package_version;
   return e;
 }
 

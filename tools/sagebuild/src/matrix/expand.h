@@ -25,9 +25,12 @@
 
 namespace sagebuild::matrix {
 
-// One wheel to build: everything a backend, a CI job or a verifier needs to know about it.
+// One wheel to build: the matrix's facts about it. Its name, tags, torch pin and glibc floor follow
+// from them in one place (wheel/identity.h, through backend::identity_of).
 struct Entry {
   std::string id;  // "linux-sage2-pytorch28-cu129-python312"
+  std::string package;          // the distribution name, "sageattention"
+  std::string package_version;  // "2.2.0"
   std::string platform;
   std::string platform_tag;
   std::string os;
@@ -39,13 +42,8 @@ struct Entry {
   Version python;  // a stable-ABI entry's wheel serves every Python: this one builds it
   Abi abi = Abi::per_torch;
   std::vector<std::string> archs;
-  std::string build_tag;  // "280.129"
-  std::string wheel;      // the expected wheel file name
-  // When the platform has a fallback tag: the tag, and the name, of a wheel whose binaries miss
-  // the manylinux policy.
+  // The platform's tag for a wheel whose binaries miss the policy platform_tag names, or "".
   std::string fallback_platform_tag;
-  std::string fallback_wheel;
-  std::string torch_requirement;  // "torch==2.8.*"
 
   std::string arch_list() const;  // "8.0;8.6;9.0a": TORCH_CUDA_ARCH_LIST form
   const char* abi_name() const { return matrix::abi_name(abi); }
@@ -57,7 +55,7 @@ struct Entry {
 std::optional<std::string> check_entry_id_template(std::string_view id_template,
                                                    std::string_view key = "package.entry_id");
 
-// One entry: its id, wheel name, build tag and torch requirement follow from these. Profiles
+// One entry: its id follows from these (and its wheel's identity, in wheel/identity.h). Profiles
 // make theirs through expand_profile; `sagebuild build --env current` makes one for the
 // environment it finds.
 struct EntrySpec {

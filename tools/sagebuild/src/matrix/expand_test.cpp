@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/wheel_finish.h"
 #include "matrix/loader.h"
 #include "test_support.h"
 
@@ -45,15 +46,20 @@ TEST_CASE("sage2-all lists exactly the seeds' ten Linux entries", "[expand][seed
       "linux-sage2-pytorch28-cu129-python311", "linux-sage2-pytorch28-cu129-python312",
   };
   CHECK(ids(list) == expected_ids);
-  CHECK(list[0].build_tag == "260.126");
+  CHECK(backend::identity_of(list[0]).build_tag == "260.126");
   // The seeds' names, with the manylinux tag a wheel earns (and the tag it keeps when it does
   // not: the seeds' linux_x86_64).
-  CHECK(list[0].wheel == "sageattention-2.2.0-260.126-cp39-cp39-manylinux_2_28_x86_64.whl");
-  CHECK(list[6].wheel == "sageattention-2.2.0-270.128-cp312-cp312-manylinux_2_28_x86_64.whl");
-  CHECK(list[9].build_tag == "280.129");
-  CHECK(list[9].wheel == "sageattention-2.2.0-280.129-cp312-cp312-manylinux_2_28_x86_64.whl");
-  CHECK(list[9].fallback_wheel == "sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl");
-  CHECK(list[9].torch_requirement == "torch==2.8.*");
+  CHECK(backend::identity_of(list[0]).file_name ==
+        "sageattention-2.2.0-260.126-cp39-cp39-manylinux_2_28_x86_64.whl");
+  CHECK(backend::identity_of(list[6]).file_name ==
+        "sageattention-2.2.0-270.128-cp312-cp312-manylinux_2_28_x86_64.whl");
+  CHECK(backend::identity_of(list[9]).build_tag == "280.129");
+  CHECK(backend::identity_of(list[9]).file_name ==
+        "sageattention-2.2.0-280.129-cp312-cp312-manylinux_2_28_x86_64.whl");
+  CHECK(backend::identity_of(list[9]).fallback_file_name ==
+        "sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl");
+  CHECK(backend::identity_of(list[9]).torch_requirement == "torch==2.8.*");
+  CHECK(backend::identity_of(list[9]).glibc_floor == "2.28");  // from manylinux_2_28
   CHECK(list[9].cuda_full == "12.9.1");
   // CUDA 12.6 cannot target sm_120, so the default list loses it there and keeps it for 12.8+.
   CHECK(list[0].arch_list() == "8.0;8.6;8.9;9.0a");
@@ -77,7 +83,9 @@ TEST_CASE("the seeds' profiles keep their sizes", "[expand][seeds]") {
                                  "linux-sage2-pytorch27-cu128-python312",
                                  "linux-sage2-pytorch28-cu129-python312"});
   const auto default_entry = entries(m, "default", "windows");
-  CHECK(default_entry[0].wheel == "sageattention-2.2.0-280.129-cp312-cp312-win_amd64.whl");
+  CHECK(backend::identity_of(default_entry[0]).file_name ==
+        "sageattention-2.2.0-280.129-cp312-cp312-win_amd64.whl");
+  CHECK(backend::identity_of(default_entry[0]).glibc_floor.empty());
   CHECK(ids(entries(m, "python310", "linux"))[0] == "linux-sage2-pytorch26-cu126-python310");
 }
 
@@ -95,7 +103,7 @@ TEST_CASE("the machines' profiles", "[expand]") {
   REQUIRE(gpu.size() == 1);
   CHECK(gpu[0].python.str() == "3.12");
   CHECK(gpu[0].arch_list() == "8.0;8.6;8.9;9.0a;12.0");
-  CHECK(gpu[0].build_tag == "2110.130");
+  CHECK(backend::identity_of(gpu[0]).build_tag == "2110.130");
 }
 
 TEST_CASE("latest keeps the newest value among entries equal on the other axes", "[expand]") {
@@ -138,10 +146,12 @@ TEST_CASE("universal wheels: one per platform and CUDA, torch from the target on
   CHECK(cu130.id == "linux-sage2-universal-pytorch210-cu130");
   CHECK(cu130.abi == Abi::stable);
   CHECK(cu130.torch.str() == "2.10.0");
-  CHECK(cu130.build_tag == "2100.130");
-  CHECK(cu130.wheel == "sageattention-2.2.0-2100.130-py3-none-manylinux_2_28_x86_64.whl");
-  CHECK(cu130.torch_requirement == "torch>=2.10");
-  CHECK(universal[0].wheel == "sageattention-2.2.0-2100.128-py3-none-manylinux_2_28_x86_64.whl");
+  CHECK(backend::identity_of(cu130).build_tag == "2100.130");
+  CHECK(backend::identity_of(cu130).file_name ==
+        "sageattention-2.2.0-2100.130-py3-none-manylinux_2_28_x86_64.whl");
+  CHECK(backend::identity_of(cu130).torch_requirement == "torch>=2.10");
+  CHECK(backend::identity_of(universal[0]).file_name ==
+        "sageattention-2.2.0-2100.128-py3-none-manylinux_2_28_x86_64.whl");
   // The release ships them with the seeds' per-torch wheels and torch 2.9's.
   const auto release = entries(m, "release", "linux");
   CHECK(std::count_if(release.begin(), release.end(),
@@ -201,8 +211,9 @@ TEST_CASE("per-torch-py3: one py3-none wheel per torch and CUDA, pinned, opt-in"
   const Entry& e = list[0];
   CHECK(e.id == "linux-sage2-pytorch211-cu130-python3");
   CHECK(e.abi == Abi::per_torch_py3);
-  CHECK(e.wheel == "sageattention-2.2.0-2110.130-py3-none-manylinux_2_28_x86_64.whl");
-  CHECK(e.torch_requirement == "torch==2.11.*");
+  CHECK(backend::identity_of(e).file_name ==
+        "sageattention-2.2.0-2110.130-py3-none-manylinux_2_28_x86_64.whl");
+  CHECK(backend::identity_of(e).torch_requirement == "torch==2.11.*");
   CHECK(e.python.str() == "3.14");  // the newest of torch 2.11's Pythons is tried first
 
   // Opt-in: a profile whose rules do not name the abi never takes one.

@@ -8,6 +8,7 @@
 #include "backend/docker_build.h"
 #include "backend/entry_build.h"
 #include "backend/msvc.h"
+#include "backend/wheel_finish.h"
 #include "cli/commands/commands.h"
 #include "cli/progress_display.h"
 #include "cli/terminal.h"
@@ -145,7 +146,8 @@ class BuildCommand final : public Command {
                                                [](const auto& e) { return e.os == "windows"; })) {
         std::vector<backend::MsvcEntryPlan> plans;
         for (const auto& e : selected)
-          plans.push_back({e.id, e.wheel, e.cuda, m.matrix.package.build_command});
+          plans.push_back(
+              {e.id, backend::identity_of(e).file_name, e.cuda, m.matrix.package.build_command});
         backend::describe_msvc(plans, out_);
         return kSuccess;
       }
