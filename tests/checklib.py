@@ -77,10 +77,7 @@ def fake_wheel(directory, torch, cuda, tag, project="sageattention", version="2.
     "12.8.1"; `stable`: a universal (stable-ABI) wheel, torch its target (a py3-none tag without
     it: a per-torch-py3 wheel, pinned like a per-torch one); `padding`: bytes of
     random data in one more file (a wheel that takes a while to upload). Returns the path."""
-    import base64
-    import hashlib
     import json
-    import zipfile
     t = torch.split(".")
     c = cuda.split(".")
     build = f"{t[0]}{t[1]}{t[2]}.{c[0]}{c[1]}"
@@ -101,11 +98,19 @@ def fake_wheel(directory, torch, cuda, tag, project="sageattention", version="2.
     }
     if padding:
         files[f"{project}/_padding.bin"] = os.urandom(padding)
+    return write_wheel(os.path.join(directory, f"{project}-{version}-{build}-{tag}.whl"), dist, files)
+
+
+def write_wheel(path, dist_info, files):
+    """A wheel at `path` holding `files` ({name: bytes}) and a RECORD in `dist_info` that lists
+    them with their hashes. Returns the path."""
+    import base64
+    import hashlib
+    import zipfile
     record = "".join(f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}\n"
-                     for p, d in files.items()) + f"{dist}/RECORD,,\n"
-    path = os.path.join(directory, f"{project}-{version}-{build}-{tag}.whl")
+                     for p, d in files.items()) + f"{dist_info}/RECORD,,\n"
     with zipfile.ZipFile(path, "w") as z:
         for p, d in files.items():
             z.writestr(p, d)
-        z.writestr(f"{dist}/RECORD", record)
+        z.writestr(f"{dist_info}/RECORD", record)
     return path

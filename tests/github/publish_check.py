@@ -7,8 +7,6 @@ same name refused with both digests, an unverified wheel refused, --dry-run, wro
 
 Usage: publish_check.py SAGEBUILD PYTOOLS_BIN_DIR
 """
-import base64
-import hashlib
 import os
 import re
 import subprocess
@@ -16,11 +14,10 @@ import sys
 import tempfile
 import time
 import urllib.request
-import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from index_install_check import make_wheel  # noqa: E402  (one wheel maker for the index tests)
-from checklib import check, finish, free_port  # noqa: E402
+from checklib import check, finish, free_port, write_wheel  # noqa: E402
 
 USER = "publisher"
 PASSWORD = "pypi-FAKEpassword0123456789SECRET"
@@ -49,14 +46,7 @@ def local_version_wheel(directory):
         f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: localdemo\nVersion: {version}\n".encode(),
         f"{dist}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
-    record = "".join(f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}\n"
-                     for p, d in files.items()) + f"{dist}/RECORD,,\n"
-    path = os.path.join(directory, f"localdemo-{version}-py3-none-any.whl")
-    with zipfile.ZipFile(path, "w") as z:
-        for p, d in files.items():
-            z.writestr(p, d)
-        z.writestr(f"{dist}/RECORD", record)
-    return path
+    return write_wheel(os.path.join(directory, f"localdemo-{version}-py3-none-any.whl"), dist, files)
 
 
 def main():

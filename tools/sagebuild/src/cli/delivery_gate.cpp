@@ -82,4 +82,11 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
   return set;
 }
 
+void print_dry_run(const DeliverySet& set, std::string_view verb, std::ostream& out) {
+  for (const auto& file : set.files)
+    out << fmt::format("sagebuild: would {} {}\n", verb, file.filename().string());
+  out << fmt::format("sagebuild: dry run: {} file{} checked, nothing uploaded\n", set.files.size(),
+                     set.files.size() == 1 ? "" : "s");
+}
+
 }  // namespace sagebuild::cli

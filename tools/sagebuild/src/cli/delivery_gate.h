@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <string_view>
 #include <vector>
 
 #include "registry/delivery.h"
@@ -36,5 +37,8 @@ struct DeliverySet {
 // cannot be labelled: exit 6). `out` gets one line per failed wheel's findings.
 DeliverySet prepare_delivery(const std::vector<std::filesystem::path>& files,
                              const GateOptions& options, std::ostream& out);
+
+// --dry-run's report: "would <verb> <name>" per file, then the count; nothing was sent.
+void print_dry_run(const DeliverySet& set, std::string_view verb, std::ostream& out);
 
 }  // namespace sagebuild::cli

@@ -44,10 +44,7 @@ class PublishCommand final : public Command {
     const DeliverySet set =
         prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate_, out_);
     if (dry_run_) {
-      for (const auto& file : set.files)
-        out_ << fmt::format("sagebuild: would upload {}\n", file.filename().string());
-      out_ << fmt::format("sagebuild: dry run: {} file{} checked, nothing uploaded\n",
-                          set.files.size(), set.files.size() == 1 ? "" : "s");
+      print_dry_run(set, "upload", out_);
       return kSuccess;
     }
     return publish(request_, set.files, network_);
