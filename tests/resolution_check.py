@@ -14,7 +14,7 @@ distribution stand-in (its metadata, no files and no requirements, so that the r
 complete environment) of torch 2.6, 2.9, 2.10, 2.11 and the newest on PyPI.
 
 For each (surface, environment, tool): the expected wheel is chosen, or the install fails with a
-message that names torch; torch is never changed; PyPI's unrelated `sageattention` is never
+message that names the torch the surface's variants need ("torch>=2.10"); torch is never changed; PyPI's unrelated `sageattention` is never
 chosen. pip runs `install --dry-run --report`, uv `pip install --dry-run`: the resolution each
 would install, nothing installed.
 
@@ -209,7 +209,11 @@ def main():
             for (surface, torch, tool, want, _), (changes, text) in zip(jobs, results):
                 name = f"{tool}, torch {torch}, {surface}: "
                 if want is None:
-                    check(name + "fails, naming torch", changes is None and "torch" in text,
+                    # pip: "No matching distribution found for torch>=2.10 (from sageattention)";
+                    # uv: "sageattention==2.2.0+cu130 depends on torch>=2.10": the torch the
+                    # surface's variants need.
+                    check(name + "fails, naming the torch its variants need",
+                          changes is None and re.search(r"torch ?(==|>=)\s?\d", text) is not None,
                           f"{changes}\n{text[-600:]}")
                     continue
                 got = (changes or {}).get("sageattention", "")
