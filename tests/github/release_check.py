@@ -9,6 +9,7 @@ Usage: release_check.py SAGEBUILD
 """
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -268,6 +269,19 @@ def main():
                       done.returncode == 0 and ok, why + done.stdout + done.stderr)
         finally:
             stop()
+
+        # A killed run's labelled copies: removed by a later run once they are a day old.
+        stale = os.path.join(tempfile.gettempdir(), "sagebuild-delivery-0000dead")
+        fresh = os.path.join(tempfile.gettempdir(), "sagebuild-delivery-0000beef")
+        for folder in (stale, fresh):
+            os.makedirs(os.path.join(folder, "inside"), exist_ok=True)
+        day_ago = time.time() - 2 * 86400
+        os.utime(stale, (day_ago, day_ago))
+        done = run(sb, "http://127.0.0.1:9", "--tag", "v8.0.0", "--dry-run", *wheels)
+        check("a killed run's copies older than a day are removed, newer ones kept",
+              done.returncode == 0 and not os.path.exists(stale) and os.path.exists(fresh),
+              done.stdout + done.stderr)
+        shutil.rmtree(fresh, ignore_errors=True)
 
         # 11. A full disk where the labelled copies are made: an error before any upload.
         tiny = os.path.join(tmp, "tiny")

@@ -1,5 +1,7 @@
 #include "cli/delivery_gate.h"
 
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "cli/command.h"
@@ -19,6 +21,24 @@ registry::IndexedWheel by_name(const stdfs::path& path, const wheel::WheelFilena
   w.project = name.canonical_name;
   w.version = name.version.normalized;
   return w;
+}
+
+// The folders of labelled copies a killed run left behind (SIGKILL skips the clean-up), removed
+// once they are a day old, when no run can still be using them.
+void remove_stale_copies() {
+  std::error_code ec;
+  const stdfs::path temp = stdfs::temp_directory_path(ec);
+  if (ec) return;
+  const auto now = stdfs::file_time_type::clock::now();
+  stdfs::directory_iterator it(temp, ec), end;
+  for (std::size_t seen = 0; !ec && it != end && seen < 100000; it.increment(ec), ++seen) {
+    const stdfs::path& path = it->path();
+    if (!path.filename().string().starts_with("sagebuild-delivery-")) continue;
+    std::error_code item;
+    if (!it->is_directory(item) || it->is_symlink(item)) continue;
+    const auto written = it->last_write_time(item);
+    if (!item && now - written > std::chrono::hours(24)) stdfs::remove_all(path, item);
+  }
 }
 
 }  // namespace
@@ -46,7 +66,10 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
                       failed, failed == 1 ? "" : "s")};
     }
   }
-  if (options.label) set.labelled = std::make_unique<fs::TempDir>("sagebuild-delivery");
+  if (options.label) {
+    remove_stale_copies();
+    set.labelled = std::make_unique<fs::TempDir>("sagebuild-delivery");
+  }
   for (const stdfs::path& file : files) {
     auto name = wheel::parse_wheel_filename(file.filename().string());
     if (file.extension() != ".whl" || !name) {
