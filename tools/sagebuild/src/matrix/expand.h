@@ -28,7 +28,7 @@ namespace sagebuild::matrix {
 // One wheel to build: the matrix's facts about it. Its name, tags, torch pin and glibc floor follow
 // from them in one place (wheel/identity.h, through backend::identity_of).
 struct Entry {
-  std::string id;  // "linux-sage2-pytorch28-cu129-python312"
+  std::string id;               // "linux-sage2-pytorch28-cu129-python312"
   std::string package;          // the distribution name, "sageattention"
   std::string package_version;  // "2.2.0"
   std::string platform;
