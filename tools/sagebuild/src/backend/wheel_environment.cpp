@@ -12,11 +12,12 @@ namespace sagebuild::backend {
 namespace stdfs = std::filesystem;
 
 Settings placeholder_values(const matrix::Entry& e) {
+  const wheel::WheelIdentity identity = identity_of(e);
   return {{"archs", e.arch_list()},
           {"abi", matrix::binding_abi_name(e.abi)},
           {"torch", e.torch.str()},
-          {"torch_requirement", identity_of(e).torch_requirement},
-          {"glibc_floor", identity_of(e).glibc_floor}};
+          {"torch_requirement", identity.torch_requirement},
+          {"glibc_floor", identity.glibc_floor}};
 }
 
 Settings package_environment(const matrix::Matrix& m, const matrix::Entry& e) {
