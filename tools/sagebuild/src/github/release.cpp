@@ -55,7 +55,7 @@ class Api {
   // A message for a failed call that a user can act on; never contains the token.
   std::string failure(const std::string& what, const net::HttpResponse& r) const {
     std::string detail;
-    const json doc = json::parse(r.body, nullptr, false);
+    const json doc = parse_json_bounded(r.body);
     if (doc.is_object() && doc.contains("message") && doc["message"].is_string()) {
       detail = doc["message"].get<std::string>();
       if (doc.contains("errors") && doc["errors"].is_array()) {
@@ -88,7 +88,7 @@ class Api {
 };
 
 Expected<json> parse_object(const net::HttpResponse& r, const std::string& what) {
-  json doc = json::parse(r.body, nullptr, false);
+  json doc = parse_json_bounded(r.body);
   if (!doc.is_object())
     return Error{fmt::format("{}: the server's answer is not a JSON object", what)};
   return doc;
@@ -103,7 +103,7 @@ Expected<Ok> for_each_item(const Api& api, std::string url, const std::string& w
     auto r = api.call("GET", url);
     if (!r) return r.error();
     if (r->status != 200) return Error{api.failure(what, *r)};
-    const json doc = json::parse(r->body, nullptr, false);
+    const json doc = parse_json_bounded(r->body);
     if (!doc.is_array()) return Error{what + ": the answer is not a JSON array"};
     for (const json& item : doc) {
       if (item.is_object() && visit(item)) return Ok{};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/json_text.h"
 #include "util/secrets.h"
 #include "util/sha256.h"
 #include "util/text.h"
@@ -158,7 +159,7 @@ std::string simple_index_url(const PublishRequest& request) {
 std::string listed_sha256(const std::string& page, const std::string& content_type,
                           const std::string& file) {
   if (content_type.find("json") != std::string::npos) {
-    const auto doc = nlohmann::json::parse(page, nullptr, false);
+    const auto doc = parse_json_bounded(page);
     if (!doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) return "";
     for (const auto& f : doc["files"]) {
       if (!f.is_object() || f.value("filename", "") != file) continue;
