@@ -60,6 +60,9 @@ cuda:
 torch:
   "2.11.0": {{cuda: ["12.6", "13.0"], python: ["3.8", "3.12"]}}
 platforms: {{linux: {{tag: linux_x86_64, os: linux, docker: linux/amd64}}}}
+docker:
+  default: hub
+  images: {{hub: [{{cuda: "*", base: "nvidia/cuda:{{cuda_full}}-devel-ubuntu24.04", toolkit: image, python: uv}}]}}
 profiles:
   all: {{description: every entry}}
 {toolchains}

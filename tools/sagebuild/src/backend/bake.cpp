@@ -1,13 +1,28 @@
 #include "backend/bake.h"
 
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 
+#include "backend/docker_image.h"
 #include "backend/wheel_finish.h"
+#include "util/text.h"
 
 namespace sagebuild::backend {
 
-nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
-                                      const BakeOptions& options) {
+std::string host_ca_bundle() {
+  if (const char* file = std::getenv("SSL_CERT_FILE"); file && *file) return file;
+  const char* system_bundle = "/etc/ssl/certs/ca-certificates.crt";
+  std::error_code ec;
+  return std::filesystem::is_regular_file(system_bundle, ec) ? system_bundle : "";
+}
+
+Expected<nlohmann::ordered_json> make_bake_file(const matrix::Matrix& m,
+                                                const std::vector<BakeGroup>& groups,
+                                                const BakeOptions& options) {
+  auto set = docker_image_set(m, options.images);
+  if (!set) return set.error();
+  std::vector<std::string> problems;
   nlohmann::ordered_json file;
   nlohmann::ordered_json group_section = nlohmann::ordered_json::object();
   nlohmann::ordered_json target_section = nlohmann::ordered_json::object();
@@ -19,16 +34,29 @@ nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
       if (e.docker_platform.empty()) continue;
       names.push_back(e.id);
       if (!written.insert(e.id).second) continue;
+      auto image = docker_image_for(m, e, **set);
+      if (!image) {
+        problems.push_back(e.id + ": " + image.error().message);
+        continue;
+      }
       nlohmann::ordered_json target;
       target["context"] = options.context;
       target["dockerfile"] = options.dockerfile;
       target["target"] = options.stage;
       target["platforms"] = {e.docker_platform};
+      // Exactly the ARGs docker/Dockerfile.linux declares: the entry's torch, CUDA and
+      // architectures come from matrix.yaml inside the build (`sagebuild build --entry`).
       target["args"] = {
-          {"PYTHON_VERSION", e.python.str()}, {"TORCH_VERSION", e.torch.str()},
-          {"CUDA_VERSION", e.cuda_full},      {"TORCH_CUDA_ARCH_LIST", e.arch_list()},
+          {"BASE_IMAGE", image->base},
+          {"CUDA_SOURCE", matrix::docker_toolkit_name(image->toolkit)},
+          {"PYTHON_SOURCE", docker_python_name(image->python_source)},
+          {"PYTHON_IMAGE", image->python_image.empty() ? "scratch" : image->python_image},
+          {"PYTHON_VERSION", image->python.str()},
           {"SAGEBUILD_ENTRY", e.id},
       };
+      if (!options.ca_bundle.empty()) {
+        target["secret"] = {"id=ca-bundle,src=" + options.ca_bundle};
+      }
       target["labels"] = {
           {"org.opencontainers.image.title", identity_of(e).file_name},
       };
@@ -44,6 +72,7 @@ nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
   if (!group_section.contains("default") && !group_section.empty()) {
     group_section["default"] = group_section.begin().value();
   }
+  if (!problems.empty()) return Error{text::join(problems, "\n")};
   file["group"] = std::move(group_section);
   file["target"] = std::move(target_section);
   return file;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "matrix/expand.h"
+#include "util/expected.h"
 
 namespace sagebuild::backend {
 
@@ -19,7 +20,17 @@ struct BakeOptions {
   // Each target exports into output_dir/<entry id>, so that a wheel is known by its entry
   // (sagebuild build --backend docker); off: all into output_dir (the seeds' layout).
   bool output_per_target = false;
+  // The set of matrix.yaml's docker.images the targets start from; empty: docker_image_set's
+  // default ($SAGEBUILD_DOCKER_IMAGES, then docker.default).
+  std::string images;
+  // A CA bundle handed to every target as the BuildKit secret "ca-bundle" (never a layer), for
+  // builders behind a TLS-intercepting proxy; empty: none.
+  std::string ca_bundle;
 };
+
+// The CA bundle this machine's TLS clients use: $SSL_CERT_FILE, else the system bundle when it
+// exists, else none.
+std::string host_ca_bundle();
 
 struct BakeGroup {
   std::string name;  // a profile name
@@ -28,8 +39,11 @@ struct BakeGroup {
 
 // One target per distinct entry (entries that Docker cannot build, i.e. Windows, are left out),
 // one group per profile, and "default": the profile named "default" if present, else the first.
-nlohmann::ordered_json make_bake_file(const std::vector<BakeGroup>& groups,
-                                      const BakeOptions& options);
+// Each target's build arguments are its entry's image (backend/docker_image.h); an entry the
+// image set cannot build is an error naming every such entry.
+Expected<nlohmann::ordered_json> make_bake_file(const matrix::Matrix& m,
+                                                const std::vector<BakeGroup>& groups,
+                                                const BakeOptions& options);
 
 // The command that builds `targets` of the Bake file at `file`: what `sagebuild build
 // --backend docker` runs (and --dry-run prints). `set` adds --set overrides (target.key=value).

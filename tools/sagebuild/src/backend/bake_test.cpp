@@ -1,6 +1,8 @@
 #include "backend/bake.h"
 
+#include <map>
 #include <set>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -26,8 +28,22 @@ BakeGroup group(const std::string& profile) {
   return {profile, *entries};
 }
 
+// The image set is named: $SAGEBUILD_DOCKER_IMAGES must not change what a test expects.
+BakeOptions hub() {
+  BakeOptions o;
+  o.images = "hub";
+  return o;
+}
+
+nlohmann::ordered_json made(const std::vector<BakeGroup>& groups, const BakeOptions& options) {
+  auto file = make_bake_file(repository_matrix(), groups, options);
+  INFO((file ? "" : file.error().message));
+  REQUIRE(file);
+  return *file;
+}
+
 TEST_CASE("bake file for one profile matches its golden file", "[bake]") {
-  const auto file = make_bake_file({group("stable")}, {});
+  const auto file = made({group("stable")}, hub());
   const std::string difference = testing::compare_golden(
       testing::testdata_dir() / "golden" / "bake-stable.json", file.dump(2) + "\n");
   INFO(difference);
@@ -38,7 +54,7 @@ TEST_CASE("bake file for every profile matches its golden file", "[bake]") {
   std::vector<BakeGroup> groups;
   for (const auto& name : repository_matrix().profile_names())
     groups.push_back(group(name));
-  const auto file = make_bake_file(groups, {});
+  const auto file = made(groups, hub());
   const std::string difference = testing::compare_golden(
       testing::testdata_dir() / "golden" / "bake-all.json", file.dump(2) + "\n");
   INFO(difference);
@@ -75,7 +91,7 @@ TEST_CASE("bake targets use only attributes of the Bake file reference", "[bake]
                                            "tags",
                                            "target",
                                            "ulimits"};
-  const auto file = make_bake_file({group("sage2-all")}, {});
+  const auto file = made({group("sage2-all")}, hub());
   REQUIRE(file.contains("group"));
   REQUIRE(file.contains("target"));
   CHECK(file["target"].size() == 10);  // Windows entries are built natively, not by Bake
@@ -91,11 +107,99 @@ TEST_CASE("bake targets use only attributes of the Bake file reference", "[bake]
   CHECK(file["group"]["sage2-all"]["targets"].size() == 10);
   CHECK(file["group"]["default"] == file["group"]["sage2-all"]);
   const auto& seed = file["target"]["linux-sage2-pytorch28-cu129-python312"];
-  CHECK(seed["args"]["TORCH_VERSION"] == "2.8.0");
-  CHECK(seed["args"]["CUDA_VERSION"] == "12.9.1");
+  CHECK(seed["args"]["BASE_IMAGE"] == "nvidia/cuda:12.9.1-devel-ubuntu24.04");
+  CHECK(seed["args"]["CUDA_SOURCE"] == "image");
+  CHECK(seed["args"]["PYTHON_SOURCE"] == "uv");
   CHECK(seed["args"]["PYTHON_VERSION"] == "3.12");
-  CHECK(seed["args"]["TORCH_CUDA_ARCH_LIST"] == "8.0;8.6;8.9;9.0a;12.0");
+  CHECK(seed["args"]["PYTHON_IMAGE"] == "scratch");
   CHECK(seed["dockerfile"] == "docker/Dockerfile.linux");
+  CHECK_FALSE(seed.contains("secret"));  // no CA bundle given
+}
+
+// docker/Dockerfile.linux's ARG names, and whether each is used outside its own ARG line.
+std::map<std::string, bool> dockerfile_args() {
+  const std::string text =
+      testing::read_text(testing::source_dir() / "docker" / "Dockerfile.linux");
+  std::map<std::string, bool> args;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("ARG ", 0) != 0) continue;
+    const std::string name = line.substr(
+        4, line.find('=') == std::string::npos ? std::string::npos : line.find('=') - 4);
+    args[name] = text.find("${" + name + "}") != std::string::npos ||
+                 text.find("${" + name + ":") != std::string::npos;
+  }
+  return args;
+}
+
+TEST_CASE("every build argument a target passes is declared in the Dockerfile and used", "[bake]") {
+  const auto declared = dockerfile_args();
+  REQUIRE(declared.size() >= 6);
+  for (const auto& [name, used] : declared) {
+    INFO(name);
+    CHECK(used);
+  }
+  std::vector<BakeGroup> groups;
+  for (const auto& name : repository_matrix().profile_names())
+    groups.push_back(group(name));
+  BakeOptions local = hub();
+  local.images = "local";
+  const std::vector<BakeGroup> local_groups = {group("docker-local")};
+  for (const auto& file : {made(groups, hub()), made(local_groups, local)}) {
+    for (const auto& [id, target] : file["target"].items()) {
+      for (const auto& [arg, value] : target["args"].items()) {
+        INFO(id << ": " << arg);
+        CHECK(declared.count(arg) == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "the local image set: each toolkit's source, the base's Python when the wheel can "
+    "use it, else the Python image",
+    "[bake]") {
+  BakeOptions o;
+  o.images = "local";
+  o.ca_bundle = "/etc/ssl/certs/ca-certificates.crt";
+  const auto file = made({group("docker-local")}, o);
+  const auto& targets = file["target"];
+  REQUIRE(targets.size() == 4);
+  const auto& cu124 = targets["linux-sage2-pytorch26-cu124-python3"]["args"];
+  CHECK(cu124["BASE_IMAGE"] == "sagebuild-base:debian13");
+  CHECK(cu124["CUDA_SOURCE"] == "debian");
+  CHECK(cu124["PYTHON_SOURCE"] == "system");
+  CHECK(cu124["PYTHON_VERSION"] == "3.13");  // torch 2.6.0 has 3.13 wheels
+  const auto& universal = targets["linux-sage2-universal-pytorch210-cu130"]["args"];
+  CHECK(universal["BASE_IMAGE"] == "sagebuild-base:debian12");
+  CHECK(universal["CUDA_SOURCE"] == "pypi");
+  CHECK(universal["PYTHON_SOURCE"] == "system");
+  CHECK(universal["PYTHON_VERSION"] == "3.11");
+  const auto& cp312 = targets["linux-sage2-pytorch211-cu130-python312"]["args"];
+  CHECK(cp312["PYTHON_SOURCE"] == "image");
+  CHECK(cp312["PYTHON_IMAGE"] == "sagebuild-python:3.12");
+  CHECK(cp312["PYTHON_VERSION"] == "3.12");
+  for (const auto& [id, target] : targets.items()) {
+    INFO(id);
+    CHECK(target["secret"] ==
+          nlohmann::ordered_json::array({"id=ca-bundle,src=/etc/ssl/certs/ca-certificates.crt"}));
+  }
+}
+
+TEST_CASE("an entry the image set has no toolkit for is an error naming it and the set", "[bake]") {
+  BakeOptions o;
+  o.images = "local";
+  auto file = make_bake_file(repository_matrix(), {group("sage2-all")}, o);
+  REQUIRE_FALSE(file);
+  CHECK_THAT(file.error().message,
+             Catch::Contains("linux-sage2-pytorch28-cu129-python312: no rule of "
+                             "docker.images.local") &&
+                 Catch::Contains("serves CUDA 12.9"));
+  o.images = "lokal";
+  file = make_bake_file(repository_matrix(), {group("stable")}, o);
+  REQUIRE_FALSE(file);
+  CHECK_THAT(file.error().message, Catch::Contains("--images names no image set") &&
+                                       Catch::Contains("did you mean 'local'"));
 }
 
 }  // namespace

@@ -39,6 +39,7 @@ struct BuildOptions {
   // with the reason and how to get them, instead of failing the build.
   bool skip_unavailable = false;
   Backend backend = Backend::native;
+  std::string docker_images;  // --images: a set of matrix.yaml's docker.images ("": the default)
   toolchain::TorchSource torch;
   std::vector<std::pair<Version, std::filesystem::path>> cuda_paths;  // --cuda-path
   // The reproducibility run of --check-reproducible: its own work directory (a build path that

@@ -1,11 +1,13 @@
 #include "backend/docker_build.h"
 
 #include <chrono>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "backend/bake.h"
+#include "backend/docker_image.h"
 #include "backend/wheel_finish.h"
 #include "platform/process.h"
 #include "util/fs.h"
@@ -26,7 +28,8 @@ struct DockerPlan {
   std::vector<std::string> argv;
 };
 
-DockerPlan plan(const std::vector<matrix::Entry>& entries, const BuildOptions& o) {
+Expected<DockerPlan> plan(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                          const BuildOptions& o) {
   DockerPlan p;
   p.bake_file = o.root / "build" / "sagebuild" / "docker-bake.json";
   p.out_dir = o.root / "build" / "sagebuild" / "docker-out";
@@ -35,7 +38,11 @@ DockerPlan plan(const std::vector<matrix::Entry>& entries, const BuildOptions& o
   bake.dockerfile = "docker/Dockerfile.linux";
   bake.output_dir = p.out_dir.string();
   bake.output_per_target = true;
-  p.bake = make_bake_file({{"sagebuild", entries}}, bake);
+  bake.images = o.docker_images;
+  bake.ca_bundle = host_ca_bundle();
+  auto file = make_bake_file(m, {{"sagebuild", entries}}, bake);
+  if (!file) return file.error();
+  p.bake = std::move(*file);
   std::vector<std::string> targets, set;
   for (const auto& e : entries)
     targets.push_back(e.id);
@@ -53,32 +60,128 @@ std::string shown(const std::vector<std::string>& argv) {
   return text::join(words, " ");
 }
 
-}  // namespace
-
-void describe_docker(const std::vector<matrix::Entry>& entries, const BuildOptions& o,
-                     std::ostream& out) {
-  const DockerPlan p = plan(entries, o);
-  out << fmt::format("bake file    {} ({} targets)\n", p.bake_file.string(), entries.size());
-  out << fmt::format("command      {}\n", shown(p.argv));
-  for (const auto& e : entries) {
-    out << fmt::format("{}\n  wheel        {}\n  output       {}\n", e.id, identity_of(e).file_name,
-                       (p.out_dir / e.id).string());
-  }
+// The engine's quick answers (versions, image inspection).
+platform::ProcessOptions quick() {
+  return {.timeout = std::chrono::seconds(30), .keep_output = 1024};
 }
 
-std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
-                                              const std::vector<matrix::Entry>& entries,
-                                              const BuildOptions& o, Progress& progress,
-                                              std::ostream& out) {
+// Images scripts/docker-engine.sh makes (no registry has them): the command that makes one.
+std::optional<std::string> local_image_fix(const std::string& image) {
+  if (image.starts_with("sagebuild-base:")) return "scripts/docker-engine.sh start";
+  if (image.starts_with("sagebuild-python:")) {
+    return "scripts/docker-engine.sh python " + image.substr(image.find(':') + 1);
+  }
+  return std::nullopt;
+}
+
+// Why `docker buildx bake` cannot run here, or "".
+std::string engine_problem() {
+  auto engine =
+      platform::run_process({"docker", "version", "--format", "{{.Server.Version}}"}, quick());
+  if (!engine) {
+    return "no docker client on PATH: install Docker (a machine without systemd: "
+           "scripts/docker-engine.sh installs and starts one)";
+  }
+  if (!engine->ok()) {
+    return "no Docker engine answers: start it (scripts/docker-engine.sh on a machine without "
+           "systemd) or point DOCKER_HOST at one";
+  }
+  auto buildx = platform::run_process({"docker", "buildx", "version"}, quick());
+  if (!buildx || !buildx->ok()) {
+    return "the docker client has no buildx plugin, which `docker buildx bake` needs: install "
+           "docker-buildx-plugin (scripts/docker-engine.sh installs Debian's)";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::map<std::string, std::string> docker_entry_problems(const matrix::Matrix& m,
+                                                         const std::vector<matrix::Entry>& entries,
+                                                         const BuildOptions& o) {
+  std::map<std::string, std::string> problems;
+  if (const std::string engine = engine_problem(); !engine.empty()) {
+    for (const matrix::Entry& e : entries)
+      problems[e.id] = engine;
+    return problems;
+  }
+  auto set = docker_image_set(m, o.docker_images);
+  std::map<std::string, bool> present;  // image -> the engine has it
+  for (const matrix::Entry& e : entries) {
+    if (!set) {
+      problems[e.id] = set.error().message;
+      continue;
+    }
+    auto image = docker_image_for(m, e, **set);
+    if (!image) {
+      problems[e.id] = image.error().message;
+      continue;
+    }
+    for (const std::string& name : {image->base, image->python_image}) {
+      const auto fix = local_image_fix(name);
+      if (!fix) continue;
+      if (!present.count(name)) {
+        auto inspected = platform::run_process({"docker", "image", "inspect", name}, quick());
+        present[name] = inspected && inspected->ok();
+      }
+      if (!present[name]) {
+        problems[e.id] = fmt::format("the engine has no image {} (docker.images.{}): {}", name,
+                                     (*set)->name, *fix);
+        break;
+      }
+    }
+  }
+  return problems;
+}
+
+std::string describe_docker(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                            const BuildOptions& o, std::ostream& out) {
+  const auto p = plan(m, entries, o);
+  if (!p) return p.error().message;
+  out << fmt::format("bake file    {} ({} targets)\n", p->bake_file.string(), entries.size());
+  out << fmt::format("command      {}\n", shown(p->argv));
+  for (const auto& e : entries) {
+    const auto& args = p->bake["target"][e.id]["args"];
+    out << fmt::format(
+        "{}\n  wheel        {}\n  image        {} (CUDA: {}, Python {}: {})\n"
+        "  output       {}\n",
+        e.id, identity_of(e).file_name, args["BASE_IMAGE"].get<std::string>(),
+        args["CUDA_SOURCE"].get<std::string>(), args["PYTHON_VERSION"].get<std::string>(),
+        args["PYTHON_SOURCE"].get<std::string>() == "image"
+            ? args["PYTHON_IMAGE"].get<std::string>()
+            : args["PYTHON_SOURCE"].get<std::string>(),
+        (p->out_dir / e.id).string());
+  }
+  return {};
+}
+
+namespace {
+
+// One `docker buildx bake` of entries that can start (docker_entry_problems found nothing).
+std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
+                                      const std::vector<matrix::Entry>& entries,
+                                      const BuildOptions& o, Progress& progress,
+                                      std::ostream& out) {
   const auto start = Clock::now();
-  const DockerPlan p = plan(entries, o);
+  std::vector<EntryResult> results(entries.size());
+  auto planned = plan(m, entries, o);
+  if (!planned) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      results[i].id = entries[i].id;
+      results[i].outcome = EntryOutcome::build_failed;
+      results[i].message = planned.error().message;
+      progress.finished(results[i].id, false, "build_failed: " + planned.error().message);
+    }
+    return results;
+  }
+  const DockerPlan& p = *planned;
   const stdfs::path log = o.root / "build" / "logs" / "docker-bake.log";
   std::error_code ec;
   stdfs::create_directories(log.parent_path(), ec);
+  stdfs::create_directories(p.bake_file.parent_path(), ec);
   stdfs::remove(log, ec);
   for (const auto& e : entries)
     stdfs::remove_all(p.out_dir / e.id, ec);  // only this run's wheels are collected
-  std::vector<EntryResult> results(entries.size());
   auto written = fs::write_file_atomic(p.bake_file, json_text(p.bake, 2) + "\n");
   out << fmt::format("sagebuild: {}\n", shown(p.argv));
   for (const auto& e : entries)
@@ -148,7 +251,39 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix&,
         r.ok() ? r.message : fmt::format("{}: {}", outcome_name(r.outcome), r.message);
     progress.finished(r.id, r.ok(), line);
   }
+  return results;
+}
+
+}  // namespace
+
+std::vector<EntryResult> build_entries_docker(const matrix::Matrix& m,
+                                              const std::vector<matrix::Entry>& entries,
+                                              const BuildOptions& o, Progress& progress,
+                                              std::ostream& out) {
+  const auto problems = docker_entry_problems(m, entries, o);
+  std::vector<matrix::Entry> ready;
+  std::map<std::string, EntryResult> by_id;
+  for (const matrix::Entry& e : entries) {
+    const auto problem = problems.find(e.id);
+    if (problem == problems.end()) {
+      ready.push_back(e);
+      continue;
+    }
+    EntryResult& r = by_id[e.id];
+    r.id = e.id;
+    r.outcome = o.skip_unavailable ? EntryOutcome::skipped : EntryOutcome::build_failed;
+    r.message = problem->second;
+    progress.finished(r.id, o.skip_unavailable,
+                      fmt::format("{}: {}", outcome_name(r.outcome), r.message));
+  }
+  if (!ready.empty()) {
+    for (EntryResult& r : bake_entries(m, ready, o, progress, out))
+      by_id[r.id] = std::move(r);
+  }
   progress.stop();
+  std::vector<EntryResult> results;
+  for (const matrix::Entry& e : entries)
+    results.push_back(std::move(by_id[e.id]));
   return results;
 }
 

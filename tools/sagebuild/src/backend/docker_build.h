@@ -7,7 +7,9 @@
 // test: the host need not have the entry's Python) and moved into dist/.
 #pragma once
 
+#include <map>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "backend/build_options.h"
@@ -23,8 +25,17 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix& m,
                                               const BuildOptions& options, Progress& progress,
                                               std::ostream& out);
 
-// --dry-run: the Bake file that would be written and the exact command.
-void describe_docker(const std::vector<matrix::Entry>& entries, const BuildOptions& options,
-                     std::ostream& out);
+// Why each entry cannot start its Docker build on this engine, by id (ready entries absent): no
+// image rule for its toolkit, or an image of the local kind (made by scripts/docker-engine.sh,
+// pulled from nowhere) that the engine lacks, with the command that makes it. Images of other
+// names are pulled by the build and are not looked for.
+std::map<std::string, std::string> docker_entry_problems(const matrix::Matrix& m,
+                                                         const std::vector<matrix::Entry>& entries,
+                                                         const BuildOptions& options);
+
+// --dry-run: the Bake file that would be written, the exact command and each entry's image.
+// Returns why the plan cannot be made (an entry the image set cannot build), else "".
+std::string describe_docker(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                            const BuildOptions& options, std::ostream& out);
 
 }  // namespace sagebuild::backend

@@ -7,11 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "backend/docker_build.h"
 #include "backend/entry_build.h"
 #include "backend/entry_toolchain.h"
 #include "platform/process.h"
 #include "util/fs.h"
 #include "util/secrets.h"
+#include "util/text.h"
 
 namespace sagebuild::backend {
 namespace {
@@ -106,7 +108,9 @@ DoctorCheck docker_check() {
   if (!client || !client->ok()) {
     check.health = Health::warning;
     check.detail = "no docker client: --backend docker cannot run here (native builds can)";
-    check.fix = "install Docker with buildx to build in containers; not needed otherwise";
+    check.fix =
+        "install Docker with buildx to build in containers (scripts/docker-engine.sh on a "
+        "machine without systemd); not needed otherwise";
     return check;
   }
   // "Docker version 27.1.1, build 6312585"
@@ -124,14 +128,18 @@ DoctorCheck docker_check() {
         "client {}{}, but no engine answers: --backend docker cannot run "
         "here (native builds can)",
         version, has_buildx ? " with buildx" : "");
-    check.fix = "start the Docker engine (or point DOCKER_HOST at one) to build in containers";
+    check.fix =
+        "start the Docker engine (scripts/docker-engine.sh on a machine without systemd) or "
+        "point DOCKER_HOST at one to build in containers";
     return check;
   }
   if (!has_buildx) {
     check.health = Health::warning;
     check.detail = fmt::format("engine {}, no buildx: --backend docker needs `docker buildx bake`",
                                engine->last_line());
-    check.fix = "install the buildx plugin (docker-buildx-plugin)";
+    check.fix =
+        "install the buildx plugin (docker-buildx-plugin; scripts/docker-engine.sh installs "
+        "Debian's)";
     return check;
   }
   check.detail =
@@ -158,8 +166,36 @@ const char* health_name(Health h) {
   return "?";
 }
 
+// --backend docker: builds run in containers, so the host's Pythons and toolkits do not matter;
+// the engine, buildx and each entry's images do.
+DoctorReport examine_docker(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                            const BuildOptions& o) {
+  DoctorReport report;
+  report.checks.push_back(docker_check());
+  const auto problems = docker_entry_problems(m, entries, o);
+  DoctorCheck images{"docker", "images of the entries"};
+  if (problems.empty()) {
+    images.detail = fmt::format(
+        "every entry's rule of docker.images resolves and its local "
+        "images are present ({} entries)",
+        entries.size());
+  } else {
+    images.health = Health::problem;
+    images.detail = fmt::format("{} of {} entries cannot start", problems.size(), entries.size());
+    images.fix = "each entry below says why";
+  }
+  report.checks.push_back(images);
+  for (const matrix::Entry& e : entries) {
+    const auto problem = problems.find(e.id);
+    report.entries.push_back(
+        {e.id, problem == problems.end(), problem == problems.end() ? "" : problem->second});
+  }
+  return report;
+}
+
 DoctorReport examine_machine(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
                              const BuildOptions& o) {
+  if (o.backend == Backend::docker) return examine_docker(m, entries, o);
   DoctorReport report;
   // Per entry: its interpreter (as the build finds it) and, per distinct Python, one line.
   std::map<std::string, Expected<EntryPython>> pythons;

@@ -175,7 +175,8 @@ class CombinationSelector {
   const ProfileGraph& graph() const { return graph_; }
 
   // The stable-ABI combinations of platform p: one per CUDA that a torch release from the
-  // target on was published for; torch is the target, Python the newest it supports.
+  // target on was published for, and stable_abi.extra_cuda; torch is the target, Python the
+  // newest it supports.
   void add_stable_combinations(std::size_t p) {
     if (!m_.stable_abi) return;
     const TorchRelease* target = m_.find_torch(m_.stable_abi->target);
@@ -189,6 +190,9 @@ class CombinationSelector {
       for (const auto& cuda : torch.cuda) {
         if (m_.find_cuda(cuda.value)) cudas.insert(cuda.value);
       }
+    }
+    for (const auto& cuda : m_.stable_abi->extra_cuda) {
+      if (m_.find_cuda(cuda.value)) cudas.insert(cuda.value);
     }
     for (const Version& cuda : cudas) {
       universe_.push_back({p, &m_.platforms[p], target, m_.find_cuda(cuda), python, Abi::stable});

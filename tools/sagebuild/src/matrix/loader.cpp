@@ -19,8 +19,9 @@ namespace {
 
 using Strings = std::vector<std::string>;
 
-const Strings kTopKeys = {"schema", "package",   "architectures", "default_archs", "cuda",
-                          "torch",  "platforms", "profiles",      "toolchains",    "stable_abi"};
+const Strings kTopKeys = {"schema",     "package",    "architectures", "default_archs",
+                          "cuda",       "torch",      "platforms",     "profiles",
+                          "toolchains", "stable_abi", "docker"};
 const Strings kTopRequired = {"package", "cuda", "torch", "platforms", "profiles"};
 const Strings kPackageKeys = {"name",           "version",  "source_dir",      "build_command",
                               "build_requires", "entry_id", "entry_id_stable", "build_environment",
@@ -44,6 +45,9 @@ const Strings kLatestAxisNames = {"torch", "cuda", "python", "platform"};
 // versioned shim torch_library_impl / torch_call_dispatcher), starts with this release.
 constexpr const char* kFirstStableAbiTorch = "2.10.0";
 const Strings kOsNames = {"linux", "windows"};
+const Strings kDockerKeys = {"default", "images"};
+const Strings kDockerRuleKeys = {"cuda", "base", "toolkit", "python", "system_python"};
+const Strings kDockerToolkits = {"image", "pypi", "debian"};
 
 // Names checked character by character: std::regex recurses per character in libstdc++, so a
 // long value in a hostile file could overflow the stack.
@@ -328,6 +332,7 @@ class Loader {
     if (const Field* f = top->get("profiles")) read_profiles(f->value, m);
     if (const Field* f = top->get("toolchains")) read_toolchains(f->value, m);
     if (const Field* f = top->get("stable_abi")) read_stable_abi(f->value, m);
+    if (const Field* f = top->get("docker")) read_docker(f->value, m);
   }
 
   Reader& reader() { return r_; }
@@ -523,8 +528,17 @@ class Loader {
   }
 
   void read_stable_abi(const YAML::Node& node, Matrix& m) {
-    auto f = r_.fields(node, "stable_abi", {"target"}, {"target"});
+    auto f = r_.fields(node, "stable_abi", {"target", "extra_cuda"}, {"target"});
     if (!f) return;
+    std::vector<Located<Version>> extra_cuda;
+    if (const Field* e = f->get("extra_cuda")) {
+      for (const auto& text : r_.scalars(e->value, "stable_abi.extra_cuda")
+                                  .value_or(std::vector<Located<std::string>>{})) {
+        if (auto v = r_.version(text.value, text.location, "CUDA version")) {
+          extra_cuda.push_back({*v, text.location});
+        }
+      }
+    }
     const Field* x = f->get("target");
     if (!x) return;
     auto text = r_.scalar(x->value, "stable_abi.target");
@@ -544,7 +558,86 @@ class Loader {
                "entries of older torch releases are built per-torch");
       return;
     }
-    m.stable_abi = StableAbi{*version, r_.where(x->value)};
+    m.stable_abi = StableAbi{*version, std::move(extra_cuda), r_.where(x->value)};
+  }
+
+  void read_docker(const YAML::Node& node, Matrix& m) {
+    auto f = r_.fields(node, "docker", kDockerKeys, {"default", "images"});
+    if (!f) return;
+    DockerSettings docker;
+    docker.location = f->location;
+    if (const Field* x = f->get("images")) {
+      if (auto sets = r_.named_items(x->value, "docker.images")) {
+        for (const Field& set : sets->items) {
+          docker.sets.push_back(read_docker_set(set));
+        }
+      }
+    }
+    if (const Field* x = f->get("default")) {
+      docker.default_set = r_.scalar(x->value, "docker.default").value_or("");
+      if (!docker.default_set.empty() && !docker.find_set(docker.default_set)) {
+        std::vector<std::string> names;
+        for (const auto& set : docker.sets)
+          names.push_back(set.name);
+        r_.error(r_.where(x->value),
+                 fmt::format("docker.default names no set of docker.images: '{}'{}",
+                             docker.default_set, text::did_you_mean(docker.default_set, names)));
+      }
+    }
+    m.docker = std::move(docker);
+  }
+
+  DockerImageSet read_docker_set(const Field& set) {
+    DockerImageSet out{set.key, {}, r_.where(set.key_node)};
+    const std::string what = fmt::format("docker.images.{}", set.key);
+    if (!set.value.IsSequence()) {
+      r_.error(r_.where(set.value),
+               fmt::format("{} must be a list of rules ({{cuda: \"13.*\", base: IMAGE, toolkit: "
+                           "image|pypi|debian}}), found {}",
+                           what, kind_name(set.value)));
+      return out;
+    }
+    for (const YAML::Node& item : set.value) {
+      auto f = r_.fields(item, "a rule of " + what, kDockerRuleKeys, {"cuda", "base", "toolkit"});
+      if (!f) continue;
+      DockerImageRule rule;
+      rule.location = f->location;
+      if (const Field* x = f->get("cuda")) {
+        rule.cuda = {r_.scalar(x->value, what + " cuda").value_or(""), r_.where(x->value)};
+      }
+      if (const Field* x = f->get("base")) {
+        rule.base = r_.scalar(x->value, what + " base").value_or("");
+      }
+      if (const Field* x = f->get("toolkit")) {
+        const std::string name = r_.scalar(x->value, what + " toolkit").value_or("");
+        const auto at = std::find(kDockerToolkits.begin(), kDockerToolkits.end(), name);
+        if (at == kDockerToolkits.end()) {
+          r_.error(r_.where(x->value),
+                   fmt::format("unknown toolkit source '{}'{}", name,
+                               text::did_you_mean(name, kDockerToolkits)),
+                   "image: the base image has it; pypi: provisioned from the toolkit's pypi "
+                   "requirement; debian: Debian's nvidia-cuda-toolkit");
+        } else {
+          rule.toolkit = static_cast<DockerToolkit>(at - kDockerToolkits.begin());
+        }
+      }
+      if (const Field* x = f->get("python")) {
+        rule.python = r_.scalar(x->value, what + " python").value_or("");
+      }
+      if (const Field* x = f->get("system_python")) {
+        if (auto text = r_.scalar(x->value, what + " system_python")) {
+          rule.system_python = r_.version(*text, r_.where(x->value), "Python version");
+        }
+      }
+      if (rule.python.empty() && !rule.system_python) {
+        r_.error(rule.location,
+                 fmt::format("a rule of {} names no Python: give python (uv, or an image holding "
+                             "interpreters) or system_python (the base image's python3)",
+                             what));
+      }
+      out.rules.push_back(std::move(rule));
+    }
+    return out;
   }
 
   void read_architectures(const YAML::Node& node, Matrix& m) {
@@ -915,7 +1008,14 @@ class Validator {
   }
 
   void check_stable_abi() {
-    if (!m_.stable_abi || m_.find_torch(m_.stable_abi->target)) return;
+    if (!m_.stable_abi) return;
+    for (const auto& cuda : m_.stable_abi->extra_cuda) {
+      if (m_.find_cuda(cuda.value)) continue;
+      r_.error(cuda.location,
+               fmt::format("stable_abi.extra_cuda names CUDA {}, which is not under 'cuda:'",
+                           cuda.value.str()));
+    }
+    if (m_.find_torch(m_.stable_abi->target)) return;
     std::vector<std::string> releases;
     for (const TorchRelease& t : m_.torch)
       releases.push_back(t.version.str());

@@ -30,6 +30,25 @@ const char* abi_name(Abi abi) {
   return "?";
 }
 
+const char* docker_toolkit_name(DockerToolkit toolkit) {
+  switch (toolkit) {
+    case DockerToolkit::image:
+      return "image";
+    case DockerToolkit::pypi:
+      return "pypi";
+    case DockerToolkit::debian:
+      return "debian";
+  }
+  return "?";
+}
+
+const DockerImageSet* DockerSettings::find_set(std::string_view name) const {
+  for (const DockerImageSet& s : sets) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
 const Profile* Matrix::find_profile(std::string_view name) const {
   for (const Profile& p : profiles) {
     if (p.name == name) return &p;

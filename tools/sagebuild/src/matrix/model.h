@@ -111,9 +111,45 @@ struct TorchRelease {
 
 // stable_abi: the torch release the stable-ABI binding is built against (TORCH_TARGET_VERSION):
 // its wheels load in that torch and every later one.
+// `extra_cuda`: toolkits the stable binding is also built with, beyond those a torch release from
+// the target on was published for (an older CUDA 12 serves older drivers).
 struct StableAbi {
   Version target;
+  std::vector<Located<Version>> extra_cuda;
   SourceLocation location;
+};
+
+// docker.images: where a Docker build of an entry starts (docker/Dockerfile.linux). A set is a
+// list of rules; an entry takes the first whose `cuda` pattern matches its toolkit.
+enum class DockerToolkit {
+  image,   // the base image has it (NVIDIA's CUDA images)
+  pypi,    // sagebuild provisions it from the toolkit's `pypi` requirement, as natively
+  debian,  // Debian's nvidia-cuda-toolkit (non-free), installed into the image
+};
+const char* docker_toolkit_name(DockerToolkit toolkit);
+
+struct DockerImageRule {
+  Located<std::string> cuda;  // a glob of CUDA versions: "13.*", "12.4", "*"
+  std::string base;           // the image; {cuda_full} and {cuda} are the entry's
+  DockerToolkit toolkit = DockerToolkit::image;
+  // The entry's interpreter: "uv" (downloaded by uv), or an image holding an interpreter that is
+  // laid over the base ({python} is the entry's), or empty: only the base image's python3.
+  std::string python;
+  std::optional<Version> system_python;  // the base image's python3, taken when the entry can
+  SourceLocation location;
+};
+
+struct DockerImageSet {
+  std::string name;
+  std::vector<DockerImageRule> rules;
+  SourceLocation location;
+};
+
+struct DockerSettings {
+  std::string default_set;  // the set a build uses unless --images or SAGEBUILD_DOCKER_IMAGES
+  std::vector<DockerImageSet> sets;
+  SourceLocation location;
+  const DockerImageSet* find_set(std::string_view name) const;
 };
 
 struct Platform {
@@ -184,7 +220,8 @@ struct Matrix {
   std::vector<Platform> platforms;
   std::vector<Profile> profiles;
   Toolchains toolchains;
-  std::optional<StableAbi> stable_abi;  // none: every entry is per-torch
+  std::optional<StableAbi> stable_abi;   // none: every entry is per-torch
+  std::optional<DockerSettings> docker;  // none: the Docker backend has no images to start from
 
   const Profile* find_profile(std::string_view name) const;
   const CudaToolkit* find_cuda(const Version& version) const;

@@ -23,6 +23,13 @@ class BakeCommand final : public Command {
         ->capture_default_str();
     cmd.add_option("--output-dir", options_.output_dir, "where Bake puts the wheels")
         ->capture_default_str();
+    cmd.add_option("--images", options_.images,
+                   "image set of matrix.yaml's docker.images (default: $SAGEBUILD_DOCKER_IMAGES, "
+                   "then docker.default)");
+    ca_bundle_option_ =
+        cmd.add_option("--ca-bundle", options_.ca_bundle,
+                       "CA bundle handed to the builds as the secret 'ca-bundle' (default: "
+                       "$SSL_CERT_FILE or the system bundle; '' for none)");
   }
 
   int run() override { return bake(profile_, output_, options_); }
@@ -38,7 +45,10 @@ class BakeCommand final : public Command {
       if (!entries) throw CommandError{kUsageError, entries.error().message};
       groups.push_back({name, std::move(*entries)});
     }
-    const nlohmann::ordered_json file = backend::make_bake_file(groups, options);
+    if (ca_bundle_option_->count() == 0) options.ca_bundle = backend::host_ca_bundle();
+    auto made = backend::make_bake_file(m.matrix, groups, options);
+    if (!made) throw CommandError{kUsageError, made.error().message};
+    const nlohmann::ordered_json& file = *made;
     if (file["target"].empty()) {
       throw CommandError{kUsageError,
                          fmt::format("profile '{}' has no entries that Docker can build (only "
@@ -59,6 +69,7 @@ class BakeCommand final : public Command {
 
   std::string profile_, output_ = "-";
   backend::BakeOptions options_;
+  CLI::Option* ca_bundle_option_ = nullptr;
 };
 
 }  // namespace

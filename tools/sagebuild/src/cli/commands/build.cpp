@@ -26,13 +26,20 @@ namespace stdfs = std::filesystem;
 // then its output) also shows as that entry's progress notes. The log's name is the entry id.
 class LogEcho {
  public:
-  explicit LogEcho(backend::Progress* progress) {
+  // `direct`: lines go straight to the output (the GitHub style otherwise holds an entry's notes
+  // until it finishes, to print them in its group).
+  LogEcho(backend::Progress* progress, bool direct, std::ostream& out) {
     if (!progress) return;
-    platform::set_log_observer([progress](const stdfs::path& log, std::string_view line) {
-      std::string id = log.filename().string();
-      id = id.substr(0, id.find(".log"));
-      progress->note(id, std::string(line));
-    });
+    platform::set_log_observer(
+        [progress, direct, &out](const stdfs::path& log, std::string_view line) {
+          std::string id = log.filename().string();
+          id = id.substr(0, id.find(".log"));
+          if (direct) {
+            out << fmt::format("[{}] {}\n", id, line) << std::flush;
+          } else {
+            progress->note(id, std::string(line));
+          }
+        });
     active_ = true;
   }
   ~LogEcho() {
@@ -80,6 +87,9 @@ class BuildCommand final : public Command {
                    "native (here) or docker (docker buildx bake of docker/Dockerfile.linux)")
         ->check(CLI::IsMember({"native", "docker"}))
         ->capture_default_str();
+    cmd.add_option("--images", flags_.options.docker_images,
+                   "--backend docker: the image set of matrix.yaml's docker.images (default: "
+                   "$SAGEBUILD_DOCKER_IMAGES, then docker.default)");
     cmd.add_flag("--dry-run", flags_.options.dry_run,
                  "print each entry's toolchain, commands and environment; build nothing");
     cmd.add_flag("--force", flags_.options.force, "rebuild wheels that are up to date");
@@ -187,7 +197,8 @@ class BuildCommand final : public Command {
                           options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
     if (options.dry_run) {
       if (options.backend == backend::Backend::docker) {
-        backend::describe_docker(selected, options, out_);
+        const std::string problem = backend::describe_docker(m.matrix, selected, options, out_);
+        if (!problem.empty()) throw CommandError{kUsageError, problem};
       } else {
         const auto unavailable = backend::describe_entries(m.matrix, selected, options, out_);
         out_ << fmt::format("sagebuild: {} of {} entr{} can build here",
@@ -253,7 +264,12 @@ class BuildCommand final : public Command {
                                 : terminal_redraws()        ? ProgressStyle::live
                                                             : ProgressStyle::plain;
     auto progress = make_progress(style, out_, {.color = color_wanted(), .quiet = quiet()});
-    const LogEcho echo(verbose() ? progress.get() : nullptr);
+    // A Docker build is one long bake (an hour for a release): on GitHub its output goes to the
+    // Actions log as it comes, not only into build/logs/docker-bake.log.
+    const bool docker_on_github =
+        options.backend == backend::Backend::docker && style == ProgressStyle::github;
+    const bool stream = verbose() || (docker_on_github && !quiet());
+    const LogEcho echo(stream ? progress.get() : nullptr, docker_on_github, out_);
     const auto results =
         options.backend == backend::Backend::docker
             ? backend::build_entries_docker(m.matrix, selected, options, *progress, info())

@@ -23,6 +23,8 @@ class DoctorCommand final : public Command {
     cmd.add_option("--backend", backend_, "native or docker: which backend's needs to check")
         ->check(CLI::IsMember({"native", "docker"}))
         ->capture_default_str();
+    cmd.add_option("--images", options_.docker_images,
+                   "--backend docker: the image set of docker.images (as for build)");
     cmd.add_option("--cache-dir", options_.cache, "the build cache (as for build)");
     cmd.add_option("--cuda-path", cuda_paths_, "X.Y=DIR: the CUDA X.Y toolkit is in DIR");
     cmd.add_option("--python-env", options_.torch.existing,
