@@ -71,9 +71,9 @@ def main():
               "PROBLEM  g++ with CUDA 12.4" in out and "unsupported GNU version" in out
               and "fix: install a host compiler CUDA 12.4 supports and name it in CUDAHOSTCXX"
               in out, out)
-        check("the real CUDA 13.0 toolkit compiles a kernel with the host compiler",
+        check("the real CUDA 13.0 toolkit compiles and links a kernel with the host compiler",
               "ok       CUDA 13.0" in out and "ok       g++ with CUDA 13.0" in out
-              and "compiles a kernel with nvcc 13.0" in out, out)
+              and "compiles and links a kernel with nvcc 13.0" in out, out)
         check("a torch not in the cache is a warning: the first build installs it",
               "warning  torch 2.11.0 for Python 3.12" in out and "not in the cache yet" in out, out)
         check("disk and memory are reported",

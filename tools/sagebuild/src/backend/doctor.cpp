@@ -42,8 +42,10 @@ std::string host_compiler() {
   return "g++";
 }
 
-// A one-line kernel compiled by this toolkit's nvcc with the host compiler: what fails first
-// when the two do not go together ("unsupported GNU version! gcc versions later than 13 ...").
+// A one-line kernel compiled and linked into a program by this toolkit's nvcc with the host
+// compiler, as CMake's compiler check does: what fails first when the two do not go together
+// ("unsupported GNU version! gcc versions later than 13 ...") or the toolkit's libraries are not
+// where nvcc links from (cudart_static, cudadevrt).
 DoctorCheck try_host_compiler(const toolchain::CudaToolkitPath& toolkit) {
   DoctorCheck check{"host-compiler",
                     fmt::format("{} with CUDA {}", host_compiler(), toolkit.release.str())};
@@ -54,21 +56,22 @@ DoctorCheck try_host_compiler(const toolchain::CudaToolkitPath& toolkit) {
                                    : host_compiler();
   fs::TempDir dir("sagebuild-doctor");
   const stdfs::path source = dir.path() / "probe.cu";
-  std::ofstream(source) << "__global__ void probe(float* x) { x[threadIdx.x] = 1.0f; }\n";
-  std::vector<std::string> argv = {
-      toolkit.nvcc.string(), "-c", source.string(), "-o", (dir.path() / "probe.o").string(),
-      "-arch=sm_80"};
+  std::ofstream(source) << "__global__ void probe(float* x) { x[threadIdx.x] = 1.0f; }\n"
+                            "int main() { probe<<<1, 1>>>(nullptr); }\n";
+  std::vector<std::string> argv = {toolkit.nvcc.string(), source.string(), "-o",
+                                   (dir.path() / "probe").string(), "-arch=sm_80"};
   if (const char* c = std::getenv("CUDAHOSTCXX"); c && *c) {
     argv.insert(argv.begin() + 1, {"-ccbin", c});
   }
   auto compiled = platform::run_process(argv, {.timeout = 120s, .keep_output = 4096});
   if (compiled && compiled->ok()) {
-    check.detail = fmt::format("{} compiles a kernel with nvcc {}", compiler, toolkit.version);
+    check.detail = fmt::format("{} compiles and links a kernel with nvcc {}", compiler,
+                               toolkit.version);
     return check;
   }
   check.health = Health::problem;
-  check.detail = fmt::format("nvcc {} with {} cannot compile a kernel: {}", toolkit.version,
-                             compiler, last_line_of(compiled));
+  check.detail = fmt::format("nvcc {} with {} cannot compile and link a kernel: {}",
+                             toolkit.version, compiler, last_line_of(compiled));
   check.fix = fmt::format(
       "install a host compiler CUDA {} supports and name it in CUDAHOSTCXX (e.g. "
       "CUDAHOSTCXX=/usr/bin/g++-13)",

@@ -20,8 +20,24 @@ bool same_release(const Version& a, const Version& b) {
   return a.major() == b.major() && a.minor() == b.minor();
 }
 
-// NVIDIA's wheels lay a toolkit out as nvidia/cu13/{bin,include,lib,nvvm}; find the root that
-// has bin/nvcc, and give it what CMake's FindCUDAToolkit looks for (an unversioned libcudart.so).
+// NVIDIA's wheels lay a toolkit out flat, nvidia/cu13/{bin,include,lib,nvvm}, but the nvcc.profile
+// they ship links from $(TOP)/lib64, so nvcc finds no cudart_static or cudadevrt and every link
+// (CMake's compiler check first) fails. lib64 -> lib gives it (and CMake's FindCUDAToolkit) the
+// installed layout, and an unversioned libcudart.so what FindCUDAToolkit looks for.
+void complete_wheel_layout(const stdfs::path& root) {
+  std::error_code ec;
+  for (const auto& lib : stdfs::directory_iterator(root / "lib", ec)) {
+    const std::string name = lib.path().filename().string();
+    if (name.starts_with("libcudart.so.") && !stdfs::exists(root / "lib" / "libcudart.so")) {
+      stdfs::create_symlink(name, root / "lib" / "libcudart.so", ec);
+    }
+  }
+  if (!stdfs::exists(root / "lib64", ec))
+    stdfs::create_directory_symlink("lib", root / "lib64", ec);
+}
+
+// Finds the root that has bin/nvcc in a toolkit provisioned from NVIDIA's wheels, and completes
+// its layout.
 Expected<stdfs::path> provisioned_root(const stdfs::path& dir) {
   // Only the places NVIDIA's layout puts it (not a walk of the whole 270 MB tree).
   std::error_code ec;
@@ -30,12 +46,7 @@ Expected<stdfs::path> provisioned_root(const stdfs::path& dir) {
     roots.push_back(sub.path());
   for (const stdfs::path& root : roots) {
     if (!stdfs::is_regular_file(root / "bin" / "nvcc", ec)) continue;
-    for (const auto& lib : stdfs::directory_iterator(root / "lib", ec)) {
-      const std::string name = lib.path().filename().string();
-      if (name.starts_with("libcudart.so.") && !stdfs::exists(root / "lib" / "libcudart.so")) {
-        stdfs::create_symlink(name, root / "lib" / "libcudart.so", ec);
-      }
-    }
+    complete_wheel_layout(root);
     return root;
   }
   return Error{"no bin/nvcc"};

@@ -170,8 +170,10 @@ TEST_CASE("a toolkit provisioned earlier is found in the cache", "[toolchain]") 
   REQUIRE(found);
   CHECK(found->root == root);
   CHECK(found->origin.ends_with("(provisioned from PyPI)"));
-  // FindCUDAToolkit looks for the unversioned name.
+  // FindCUDAToolkit looks for the unversioned name; nvcc.profile links from lib64.
   CHECK(stdfs::is_symlink(root / "lib" / "libcudart.so"));
+  CHECK(stdfs::is_symlink(root / "lib64"));
+  CHECK(stdfs::exists(root / "lib64" / "libcudart.so.98"));
 }
 
 }  // namespace
