@@ -8,7 +8,8 @@
 #   scripts/docker-engine.sh stop      stop the dockerd this script started
 #   scripts/docker-engine.sh status    what is installed and running, and the base images
 #
-# The engine keeps its data under build/docker-engine/ (SAGEBUILD_DOCKER_ROOT moves it). Base
+# The engine keeps its data under build/docker-engine/ (SAGEBUILD_DOCKER_ROOT moves it);
+# SAGEBUILD_DOCKER_BASES=tiny makes only the smoke-test image (the test command's case). Base
 # images come from debootstrap against Debian's archive and `docker import`, never from a
 # registry; their root file systems are kept in ~/.cache/sagebuild/docker-bases/ so that a fresh
 # engine imports them in seconds. matrix.yaml's `docker.local` names them (docs/build.md,
@@ -132,6 +133,7 @@ import_image() {
 
 build_bases() {
   import_image sagebuild-base:tiny "$(tiny_tar)"
+  [[ ${SAGEBUILD_DOCKER_BASES:-all} == tiny ]] && return 0
   import_image sagebuild-base:debian12 "$(rootfs_tar bookworm)"
   import_image sagebuild-base:debian13 "$(rootfs_tar trixie)"
 }

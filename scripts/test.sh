@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of the repository from a fresh machine: installs the build dependencies,
-# configures the CI preset (warnings are errors), builds, checks formatting, runs ctest, then
+# Runs every test of the repository from a fresh machine: installs the build dependencies and a
+# Docker engine (busybox image only), configures the CI preset (warnings are errors), builds,
+# checks formatting, runs ctest, then
 # the sanitizer build (ASan + UBSan + LeakSanitizer: unit tests and fuzz targets), then builds
 # the Python wheel and runs its CPU tests (pytest).
 set -euo pipefail
@@ -15,6 +16,10 @@ bash scripts/python-env.sh   # torch for the wheel build and the build-command t
 setsid bash scripts/universal-envs.sh >build/universal-envs.log 2>&1 &
 universal_envs=$!
 trap 'kill -- -"$universal_envs" 2>/dev/null || true' EXIT
+# A Docker engine for e2e.docker_engine (scripts/docker-engine.sh): installed and started, with
+# only its busybox image; the Debian build images and a real wheel built in containers take the
+# best part of an hour (scripts/test-docker.sh) and are not part of this command.
+SAGEBUILD_DOCKER_BASES=tiny bash scripts/docker-engine.sh start
 cmake --preset ci >/dev/null
 cmake --build --preset ci
 

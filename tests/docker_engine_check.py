@@ -1,0 +1,198 @@
+"""`sagebuild build --backend docker` and `doctor --backend docker` against the real Docker engine
+that scripts/docker-engine.sh starts, with its busybox image (sagebuild-base:tiny) standing in for
+a build image: what fits the test command's time (a real wheel build in containers takes the best
+part of an hour: scripts/test-docker.sh). A project in a temp dir whose docker/Dockerfile.linux
+declares the generated Bake file's arguments, records them and the CA-bundle secret, and exports a
+wheel from its context; then:
+- the Bake file sagebuild generates runs on the engine: the target's arguments and the secret reach
+  the build, the exported wheel is collected from its own folder and verified on the host, and a
+  wheel that fails verification stays out of dist/;
+- doctor and the build's preflight name an image the engine lacks, with the command that makes it,
+  and bake nothing;
+- Ctrl-C during the bake: exit 130, the build's process inside the engine gone within seconds,
+  no container left, dist/ untouched; the next run completes.
+Usage: docker_engine_check.py SAGEBUILD. Exits 77 (skipped) when no engine answers."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from checklib import check, fake_wheel, finish
+
+ENTRY = "linux-pytorch211-cu130-python312"
+SLEEP_MARK = "613"  # the seconds the slow build sleeps: how its process is found in /proc
+
+MATRIX = """\
+package:
+  name: sageattention
+  version: {file: VERSION, regex: '^(.+)$'}
+  source_dir: src
+architectures: {"9.0a": ">=12.0"}
+default_archs: ["9.0a"]
+cuda: {"13.0": {version: "13.0.1"}}
+torch:
+  "2.11.0": {cuda: ["13.0"], python: ["3.12"]}
+platforms: {linux: {tag: linux_x86_64, os: linux, docker: linux/amd64}}
+docker:
+  default: smoke
+  images:
+    smoke:
+      - {cuda: "13.*", base: "sagebuild-base:tiny", toolkit: image, system_python: "3.12"}
+    missing:
+      - {cuda: "*", base: "sagebuild-base:debian99", toolkit: image, system_python: "3.12"}
+profiles: {all: {}}
+"""
+
+# The arguments of docker/Dockerfile.linux, recorded; the wheel (and a sleep) from the context.
+DOCKERFILE = """\
+ARG BASE_IMAGE=sagebuild-base:tiny
+ARG PYTHON_IMAGE=scratch
+FROM ${PYTHON_IMAGE} AS python
+FROM ${BASE_IMAGE} AS build
+ARG CUDA_SOURCE
+ARG PYTHON_SOURCE
+ARG PYTHON_VERSION
+ARG SAGEBUILD_ENTRY
+COPY input/ /in/
+RUN --mount=type=secret,id=ca-bundle mkdir /out \\
+    && echo "${CUDA_SOURCE} ${PYTHON_SOURCE} ${PYTHON_VERSION} ${SAGEBUILD_ENTRY}" > /out/args.txt \\
+    && if test -s /run/secrets/ca-bundle; then echo present > /out/ca-bundle.txt; fi \\
+    && sleep "$(cat /in/sleep)" \\
+    && cp /in/*.whl /out/
+FROM scratch AS wheel
+COPY --from=build /out/ /
+"""
+
+
+def engine_up():
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def sleeping_build():
+    """Processes of the slow build still running (the engine's containers are host processes)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[:2] == [b"sleep", SLEEP_MARK.encode()]:
+            found.append(pid)
+    return found
+
+
+def containers():
+    done = subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, timeout=30)
+    return done.stdout.split()
+
+
+def main():
+    sagebuild = os.path.abspath(sys.argv[1])
+    if not engine_up():
+        print("docker_engine_check: no Docker engine answers (scripts/docker-engine.sh starts "
+              "one): skipped")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="sagebuild-docker-")
+    try:
+        root = os.path.join(tmp, "project")
+        os.makedirs(os.path.join(root, "docker"))
+        os.makedirs(os.path.join(root, "input"))
+        with open(os.path.join(root, "matrix.yaml"), "w") as f:
+            f.write(MATRIX)
+        with open(os.path.join(root, "VERSION"), "w") as f:
+            f.write("2.2.0\n")
+        with open(os.path.join(root, "docker", "Dockerfile.linux"), "w") as f:
+            f.write(DOCKERFILE)
+        with open(os.path.join(root, "input", "sleep"), "w") as f:
+            f.write("0")
+        # A wheel of the entry's name with no binary: verification must refuse it.
+        wheel = os.path.basename(fake_wheel(os.path.join(root, "input"), "2.11.0", "13.0.1",
+                                            "cp312-cp312-linux_x86_64"))
+        dist = os.path.join(root, "dist")
+        os.makedirs(dist)
+        with open(os.path.join(dist, "kept.txt"), "w") as f:
+            f.write("the user's\n")
+        env = dict(os.environ, SSL_CERT_FILE="/etc/ssl/certs/ca-certificates.crt")
+        env.pop("SAGEBUILD_DOCKER_IMAGES", None)
+        env.pop("GITHUB_ACTIONS", None)
+        argv = [sagebuild, "--matrix", os.path.join(root, "matrix.yaml"), "build",
+                "--backend", "docker", "--entry", ENTRY]
+        out_dir = os.path.join(root, "build", "sagebuild", "docker-out", ENTRY)
+
+        start = time.monotonic()
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+        seconds = time.monotonic() - start
+        text = done.stdout + done.stderr
+        args = open(os.path.join(out_dir, "args.txt")).read().split() if os.path.exists(
+            os.path.join(out_dir, "args.txt")) else []
+        check(f"the generated Bake file builds on the engine ({seconds:.0f} s): the target's "
+              "arguments reach the build",
+              args == ["image", "system", "3.12", ENTRY], f"{args}\n{text[-3000:]}")
+        check("the CA bundle reaches the build as the secret 'ca-bundle'",
+              os.path.exists(os.path.join(out_dir, "ca-bundle.txt")), text[-2000:])
+        check("the exported wheel is collected from the target's folder and verified on the host; "
+              "failing verification, it stays out of dist/",
+              done.returncode == 5 and "verification_failed" in text and wheel in text
+              and os.listdir(dist) == ["kept.txt"], f"exit {done.returncode}\n{text[-3000:]}")
+
+        done = subprocess.run([*argv[:-2], "--entry", ENTRY, "--images", "missing"],
+                              capture_output=True, text=True, env=env, timeout=120)
+        text = done.stdout + done.stderr
+        check("an image the engine lacks stops the entry before any bake, naming the command that "
+              "makes it",
+              done.returncode != 0 and "the engine has no image sagebuild-base:debian99" in text
+              and "scripts/docker-engine.sh start" in text and "docker buildx bake" not in text,
+              text[-2000:])
+        done = subprocess.run([sagebuild, "--matrix", os.path.join(root, "matrix.yaml"), "doctor",
+                               "--backend", "docker", "--images", "missing"],
+                              capture_output=True, text=True, env=env, timeout=120)
+        text = done.stdout + done.stderr
+        check("doctor --backend docker: the engine and buildx found, the missing image named",
+              "ok       Docker (--backend docker)" in text
+              and "PROBLEM  images of the entries" in text
+              and "the engine has no image sagebuild-base:debian99" in text, text[-2000:])
+
+        # Ctrl-C while the build runs inside the engine.
+        with open(os.path.join(root, "input", "sleep"), "w") as f:
+            f.write(SLEEP_MARK)
+        before = containers()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env)
+        deadline = time.monotonic() + 120
+        while not sleeping_build() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+        running = bool(sleeping_build())
+        proc.send_signal(signal.SIGINT)
+        try:
+            text, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            text, _ = proc.communicate()
+        gone_by = time.monotonic() + 20
+        while sleeping_build() and time.monotonic() < gone_by:
+            time.sleep(0.5)
+        check("Ctrl-C during the bake: exit 130, the build inside the engine stopped, no "
+              "container left, dist/ untouched",
+              running and proc.returncode == 130 and not sleeping_build()
+              and containers() == before and os.listdir(dist) == ["kept.txt"],
+              f"running={running} exit {proc.returncode} left={sleeping_build()}\n{text[-2000:]}")
+        with open(os.path.join(root, "input", "sleep"), "w") as f:
+            f.write("0")
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+        text = done.stdout + done.stderr
+        check("the next run after Ctrl-C completes (the same outcome as the first)",
+              done.returncode == 5 and "verification_failed" in text, text[-2000:])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return finish("docker_engine_check")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
