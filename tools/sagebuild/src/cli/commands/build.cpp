@@ -2,12 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "backend/backend.h"
 #include "backend/build_options.h"
-#include "backend/build_plan.h"
 #include "backend/current_environment.h"
-#include "backend/docker_build.h"
-#include "backend/entry_build.h"
-#include "backend/msvc.h"
 #include "backend/wheel_finish.h"
 #include "cli/commands/commands.h"
 #include "cli/progress_display.h"
@@ -152,16 +149,15 @@ class BuildCommand final : public Command {
     std::vector<matrix::Entry> selected;
     if (flags.env.empty()) {
       selected = select_entries(m, flags.profile, flags.entries, flags.platform);
-      if (flags.options.dry_run && std::all_of(selected.begin(), selected.end(),
-                                               [](const auto& e) { return e.os == "windows"; })) {
-        std::vector<backend::MsvcEntryPlan> plans;
-        for (const auto& e : selected)
-          plans.push_back(
-              {e.id, backend::identity_of(e).file_name, e.cuda, m.matrix.package.build_command});
-        backend::describe_msvc(plans, out_);
+      const auto builder = backend::make_backend(flags.options, selected);
+      if (auto refused = builder->refuse(selected, flags.options)) {
+        throw CommandError{kUsageError, refused.message};
+      }
+      if (flags.options.dry_run && builder->name() == std::string_view("msvc")) {
+        // A Windows plan needs no version or toolchain of this machine.
+        builder->describe(m.matrix, selected, flags.options, out_);
         return kSuccess;
       }
-      check_buildable_here(selected, flags.options.backend);
     }
 
     BuildSource source = build_source(m, flags.require_clean);
@@ -196,28 +192,11 @@ class BuildCommand final : public Command {
                           options.package_version, options.cache.string(),
                           options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
     if (options.dry_run) {
-      if (options.backend == backend::Backend::docker) {
-        const std::string problem = backend::describe_docker(m.matrix, selected, options, out_);
-        if (!problem.empty()) throw CommandError{kUsageError, problem};
-      } else {
-        const auto unavailable = backend::describe_entries(m.matrix, selected, options, out_);
-        out_ << fmt::format("sagebuild: {} of {} entr{} can build here",
-                            selected.size() - unavailable.size(), selected.size(),
-                            selected.size() == 1 ? "y" : "ies");
-        if (unavailable.empty()) {
-          out_ << "\n";
-        } else {
-          out_ << fmt::format("; {} cannot:\n", unavailable.size());
-          for (const auto& u : unavailable)
-            out_ << fmt::format("  {}: {}\n", u.id, u.reason.substr(0, u.reason.find(':')));
-          if (!options.skip_unavailable) {
-            throw CommandError{
-                kBuildFailure,
-                fmt::format("{} entr{} cannot build on this machine (see above; "
-                            "--skip-unavailable builds the others)",
-                            unavailable.size(), unavailable.size() == 1 ? "y" : "ies")};
-          }
-        }
+      if (auto problem = backend::make_backend(options, selected)
+                             ->describe(m.matrix, selected, options, out_)) {
+        throw CommandError{
+            problem.kind == backend::PlanProblem::Kind::usage ? kUsageError : kBuildFailure,
+            problem.message};
       }
       return kSuccess;
     }
@@ -230,24 +209,6 @@ class BuildCommand final : public Command {
     if (flags.check_reproducible)
       return check_reproducibility(m, selected.front(), options, results.front());
     return kSuccess;
-  }
-
-  void check_buildable_here(const std::vector<matrix::Entry>& selected, backend::Backend how) {
-    for (const auto& e : selected) {
-      if (how == backend::Backend::docker && e.docker_platform.empty()) {
-        throw CommandError{kUsageError,
-                           fmt::format("{}: platform '{}' has no 'docker:' platform in "
-                                       "matrix.yaml, so the Docker backend cannot build it",
-                                       e.id, e.platform)};
-      }
-      if (e.os != "linux") {
-        throw CommandError{
-            kUsageError,
-            fmt::format("{} is a {} entry: it builds on a {} runner (the MSVC backend), not "
-                        "here (--dry-run shows its plan); pick --platform linux",
-                        e.id, e.os, e.os)};
-      }
-    }
   }
 
   // Where a failed entry's reason goes besides its progress line: the results table (a profile
@@ -270,10 +231,8 @@ class BuildCommand final : public Command {
         options.backend == backend::Backend::docker && style == ProgressStyle::github;
     const bool stream = verbose() || (docker_on_github && !quiet());
     const LogEcho echo(stream ? progress.get() : nullptr, docker_on_github, out_);
-    const auto results =
-        options.backend == backend::Backend::docker
-            ? backend::build_entries_docker(m.matrix, selected, options, *progress, info())
-            : backend::build_entries(m.matrix, selected, options, *progress, info());
+    const auto results = backend::make_backend(options, selected)
+                             ->build(m.matrix, selected, options, *progress, info());
     const bool all_ok = std::all_of(results.begin(), results.end(),
                                     [](const backend::EntryResult& r) { return r.ok(); });
     if (!quiet() || !all_ok) out_ << "\n" << backend::format_results(results);

@@ -1,0 +1,55 @@
+// The ways `sagebuild build` builds entries, behind one interface (docs/architecture.md):
+//   native  on this machine, each entry's phases in entry_build.h (g++ and nvcc)
+//   docker  in containers: one `docker buildx bake` of the generated file (docker_build.h),
+//           inside which sagebuild runs the native backend per entry
+//   msvc    Windows entries (MSVC and nvcc, msvc.h): planned here, built on a Windows runner
+// The command picks one and keeps what is common to all: the selection, the options, the results
+// table and files, the exit code. A new backend is one class in backend.cpp and its own file.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "backend/build_options.h"
+#include "backend/build_results.h"
+#include "backend/progress.h"
+#include "matrix/expand.h"
+#include "matrix/model.h"
+
+namespace sagebuild::backend {
+
+// Why a plan cannot be followed: the command line asked for what the backend does not do
+// (`usage`), or this machine lacks what some entries need (`unavailable`).
+struct PlanProblem {
+  enum class Kind { none, usage, unavailable };
+  Kind kind = Kind::none;
+  std::string message;
+  explicit operator bool() const { return kind != Kind::none; }
+};
+
+class BuildBackend {
+ public:
+  virtual ~BuildBackend() = default;
+  virtual const char* name() const = 0;
+  // Entries this backend does not build at all (a Windows entry for the native backend on Linux,
+  // a platform without `docker:` for the Docker backend); checked before anything else.
+  virtual PlanProblem refuse(const std::vector<matrix::Entry>& entries,
+                             const BuildOptions& options) const = 0;
+  // --dry-run: the plan, printed.
+  virtual PlanProblem describe(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                               const BuildOptions& options, std::ostream& out) const = 0;
+  // Every entry's result, in the entries' order; progress is stopped on return.
+  virtual std::vector<EntryResult> build(const matrix::Matrix& m,
+                                         const std::vector<matrix::Entry>& entries,
+                                         const BuildOptions& options, Progress& progress,
+                                         std::ostream& out) const = 0;
+};
+
+// options.backend's backend; for the native one, the MSVC backend when every entry is a Windows
+// entry (what a Linux host can do for them is the plan).
+std::unique_ptr<BuildBackend> make_backend(const BuildOptions& options,
+                                           const std::vector<matrix::Entry>& entries);
+
+}  // namespace sagebuild::backend
