@@ -183,6 +183,10 @@ import json, os, shutil, sys
 args = sys.argv[1:]
 with open(os.environ["FAKE_DOCKER_LOG"], "a") as log:
     log.write(json.dumps(args) + "\\n")
+# The preflight's questions (an engine answers, buildx is there).
+if args[:1] == ["version"] or args[:2] == ["buildx", "version"]:
+    print("27.0.0" if args[0] == "version" else "github.com/docker/buildx v0.13.1")
+    sys.exit(0)
 if args[:2] != ["buildx", "bake"]:
     sys.exit(2)
 targets, i = [], 2
@@ -221,6 +225,7 @@ def docker_backend(sagebuild, project, tmp, wheels, wheel):
     done, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--backend", "docker"), env)
     bake_file = os.path.join(project.root, "build", "sagebuild", "docker-bake.json")
     argv = [json.loads(line) for line in open(log)] if os.path.exists(log) else []
+    argv = [a for a in argv if a[:2] == ["buildx", "bake"]]
     check("--backend docker runs `docker buildx bake` on the generated file, then verifies and "
           "moves the exported wheel into dist/",
           done.returncode == 0 and project.dist_files() == [wheel]
@@ -231,7 +236,8 @@ def docker_backend(sagebuild, project, tmp, wheels, wheel):
     bake = json.load(open(bake_file))
     target = bake["target"][ENTRY]
     check("the Bake target builds the entry with sagebuild inside and exports per entry",
-          target["args"]["SAGEBUILD_ENTRY"] == ENTRY and target["args"]["CUDA_VERSION"] == "13.0.1"
+          target["args"]["SAGEBUILD_ENTRY"] == ENTRY
+          and target["args"]["BASE_IMAGE"] == "nvidia/cuda:13.0.1-devel-ubuntu24.04"
           and target["output"] == ["type=local,dest=" + os.path.join(
               project.root, "build", "sagebuild", "docker-out", ENTRY)]
           and target["dockerfile"] == "docker/Dockerfile.linux", json.dumps(target, indent=1))
@@ -242,6 +248,17 @@ def docker_backend(sagebuild, project, tmp, wheels, wheel):
           failed.returncode == 4 and "docker buildx bake failed (exit code 1); log: " in failed.stdout
           and "load build definition" in failed.stdout and not project.dist_files(),
           failed.stdout[-2000:] + failed.stderr)
+    no_client, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--backend", "docker"),
+                       dict(env, PATH="/nonexistent"))
+    no_engine, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--backend", "docker"),
+                       dict(env, PATH=os.environ["PATH"], DOCKER_HOST="unix:///nonexistent.sock"))
+    check("no docker client, or no engine: exit 4 before any bake, each with its fix",
+          no_client.returncode == 4 and "no docker client on PATH" in no_client.stdout
+          and "scripts/docker-engine.sh" in no_client.stdout
+          and (no_engine.returncode == 4 and "no Docker engine answers" in no_engine.stdout
+               or shutil.which("docker") is None)
+          and not project.dist_files(),
+          no_client.stdout[-1500:] + no_engine.stdout[-1500:])
     dry, _ = run(project.argv(sagebuild, "--entry", ENTRY, "--backend", "docker", "--dry-run",
                               "--torch-index-url", "https://user:t0ken@example.invalid/whl/cu130"),
                  env)
