@@ -2,7 +2,7 @@
 // with FP32 (QGMMA...F32)? kernels/NOTES.md, experiment sm90-f16-accumulate-rate. One CTA per SM, W
 // warpgroups each issuing a dependent chain of m64n128k32 (and m64n256k32) wgmma from shared memory
 // (the operand values do not change the issue rate; they are random all the same), timed with
-// events. Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a wgmma_rate_probe.cu
+// events. Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a wgmma_rate.cu
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
