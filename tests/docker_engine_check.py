@@ -7,8 +7,8 @@ wheel from its context; then:
 - the Bake file sagebuild generates runs on the engine: the target's arguments and the secret reach
   the build, the exported wheel is collected from its own folder and verified on the host, and a
   wheel that fails verification stays out of dist/;
-- doctor and the build's preflight name an image the engine lacks, with the command that makes it,
-  and bake nothing;
+- doctor and the build's preflight name an image the engine lacks, or a client without buildx,
+  with the command that makes it, and bake nothing;
 - Ctrl-C during the bake: exit 130, the build's process inside the engine gone within seconds,
   no container left, dist/ untouched; the next run completes.
 Usage: docker_engine_check.py SAGEBUILD. Exits 77 (skipped) when no engine answers."""
@@ -158,6 +158,16 @@ def main():
               "ok       Docker (--backend docker)" in text
               and "PROBLEM  images of the entries" in text
               and "the engine has no image sagebuild-base:debian99" in text, text[-2000:])
+
+        # The docker client finds its plugins under $HOME/.docker: without them, no buildx.
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                              env=dict(env, HOME=os.path.join(tmp, "home"),
+                                       DOCKER_CONFIG=os.path.join(tmp, "home", ".docker")))
+        text = done.stdout + done.stderr
+        check("no buildx plugin: exit 4 before any bake, naming the plugin and how to get it",
+              done.returncode == 4 and "has no buildx plugin" in text
+              and "scripts/docker-engine.sh" in text and os.listdir(dist) == ["kept.txt"],
+              text[-2000:])
 
         # Ctrl-C while the build runs inside the engine.
         with open(os.path.join(root, "input", "sleep"), "w") as f:
