@@ -8,8 +8,8 @@
 #      torch 2.6.0 wheel for every Python and the universal CUDA 12.4 wheel (Debian 13's
 #      toolkit), each verified with its import test inside its container, then on the host;
 #   3. the same four through `sagebuild bake` and a plain `docker buildx bake -f`: the same bytes;
-#   4. the universal CUDA 13.0 entry built natively: the same bytes as the container's, or each
-#      differing member listed (tests/wheels/wheel_diff.py);
+#   4. the universal CUDA 13.0 entry built natively from a clone at /src (the container's path):
+#      the same bytes as the container's, or each differing member listed (tests/wheels/wheel_diff.py);
 #   5. import tests here, in fresh environments with PyPI's torch: the torch 2.6.0 wheel with
 #      torch 2.6.0 (a CUDA 12.4 build) on Python 3.9 and 3.13, the CUDA 12.4 universal wheel with
 #      torch 2.10.0 (a CUDA 12.8 build).
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/docker-test
 mkdir -p "$out"
-timings=$out/timings.txt
+timings=$PWD/$out/timings.txt
 : >"$timings"
 timed() {
   local name=$1 start=$SECONDS
@@ -53,13 +53,25 @@ for wheel in "$dist"/*.whl; do
 done
 echo "test-docker: plain bake gave the same $(ls "$dist"/*.whl | wc -l) wheels"
 
-# 4. Native and container builds of one entry.
-native=$out/native
+# 4. Native and container builds of one entry, from the same checkout path: the container builds
+# in /src, and nvcc hashes a source's absolute path into device symbol names (docs/reproducible.md),
+# so the native build runs in a clone at /src too (made here, and only where /src is free or
+# ours), with a cache of its own so that its kernels are compiled from that path.
+native=$PWD/$out/native
 rm -rf "$native"
 entry=linux-sage2-universal-pytorch210-cu130
-timed native-build "$sb" build --entry "$entry" --dist "$native" --cache-dir "$out/native-cache"
-python3 tests/wheels/wheel_diff.py "$dist"/*-2100.130-py3-none-*.whl "$native"/*.whl |
-  tee "$out/native-vs-docker.txt" || true
+if [[ -e /src && ! -e /src/.sagebuild-test-docker ]]; then
+  echo "test-docker: /src exists and is not this script's clone; skipping the native comparison" >&2
+else
+  rm -rf /src
+  git clone -q "$PWD" /src
+  touch /src/.git/info/exclude && echo /.sagebuild-test-docker >>/src/.git/info/exclude
+  touch /src/.sagebuild-test-docker
+  (cd /src && timed native-build "$sb" build --entry "$entry" --dist "$native" \
+    --cache-dir "$native-cache")
+  python3 tests/wheels/wheel_diff.py "$dist"/*-2100.130-py3-none-*.whl "$native"/*.whl |
+    tee "$out/native-vs-docker.txt" || true
+fi
 
 # 5. Import tests on this host.
 for py in 3.9 3.13; do
