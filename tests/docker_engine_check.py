@@ -9,6 +9,7 @@ wheel from its context; then:
   wheel that fails verification stays out of dist/;
 - doctor and the build's preflight name an image the engine lacks, or a client without buildx,
   with the command that makes it, and bake nothing;
+- a full disk where the wheel is exported: the bake's error shown, nothing in dist/;
 - Ctrl-C during the bake: exit 130, the build's process inside the engine gone within seconds,
   no container left, dist/ untouched; the next run completes.
 Usage: docker_engine_check.py SAGEBUILD. Exits 77 (skipped) when no engine answers."""
@@ -158,6 +159,32 @@ def main():
               "ok       Docker (--backend docker)" in text
               and "PROBLEM  images of the entries" in text
               and "the engine has no image sagebuild-base:debian99" in text, text[-2000:])
+
+        # A full disk where the wheel is exported (a 64 KiB tmpfs, a 1 MB wheel): the bake fails,
+        # its error is shown, nothing reaches dist/, and the next run with space completes.
+        export_root = os.path.join(root, "build", "sagebuild", "docker-out")
+        os.makedirs(export_root, exist_ok=True)
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", export_root],
+                                 capture_output=True).returncode == 0
+        if mounted:
+            big = fake_wheel(os.path.join(root, "input"), "2.11.0", "13.0.1",
+                             "cp312-cp312-linux_x86_64", padding=1 << 20)
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+            finally:
+                subprocess.run(["umount", export_root], capture_output=True)
+            os.remove(big)
+            fake_wheel(os.path.join(root, "input"), "2.11.0", "13.0.1", "cp312-cp312-linux_x86_64")
+            text = done.stdout + done.stderr
+            check("a full disk at the export: exit 4 with the bake's error, dist/ untouched",
+                  done.returncode == 4 and "no space left on device" in text.lower()
+                  and os.listdir(dist) == ["kept.txt"], text[-2500:])
+            again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+            check("with space again, the next run completes (the same outcome as the first)",
+                  again.returncode == 5 and "verification_failed" in again.stdout + again.stderr,
+                  (again.stdout + again.stderr)[-2000:])
+        else:
+            print("     (no tmpfs mount here: the full-disk case is not run)")
 
         # The docker client finds its plugins under $HOME/.docker: without them, no buildx.
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120,

@@ -157,6 +157,22 @@ std::string describe_docker(const matrix::Matrix& m, const std::vector<matrix::E
 
 namespace {
 
+// When a bake fails and the folder it exports into is nearly full, the likely cause: BuildKit's
+// own error then says only "error from receiver: context canceled".
+std::string low_space_note(const stdfs::path& out_dir) {
+  std::error_code ec;
+  stdfs::path at = out_dir;
+  while (!at.empty() && !stdfs::exists(at, ec))
+    at = at.parent_path();
+  const auto space = stdfs::space(at, ec);
+  constexpr std::uintmax_t kLow = 256ull << 20;  // less than one entry's build needs
+  if (ec || space.available >= kLow) return "";
+  return fmt::format(
+      "\nno space left on device: {} KiB free where the wheels are exported ({}); free space "
+      "there and build again",
+      space.available >> 10, at.string());
+}
+
 // One `docker buildx bake` of entries that can start (docker_entry_problems found nothing).
 std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
                                       const std::vector<matrix::Entry>& entries,
@@ -199,8 +215,9 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
   if (!ran) {
     failure = ran.error().message.empty() ? "cannot run docker" : ran.error().message;
   } else if (!ran->ok()) {
-    failure = fmt::format("docker buildx bake failed ({}); log: {}\n{}", ran->describe(),
-                          log.string(), text::last_lines(ran->output, 12));
+    failure =
+        fmt::format("docker buildx bake failed ({}); log: {}\n{}{}", ran->describe(), log.string(),
+                    text::last_lines(ran->output, 12), low_space_note(p.out_dir));
   }
 
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -243,6 +260,13 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
                         ? EntryOutcome::verification_failed
                         : EntryOutcome::build_failed;
         r.message = done.message + "\n" + done.findings;
+        if (!failure.empty()) {
+          // The bake failed and left this wheel behind: a cut export (a full disk ends BuildKit's
+          // local exporter with a truncated file), not a wheel the build made wrong.
+          r.outcome = EntryOutcome::build_failed;
+          r.message = fmt::format("{}\nthe exported wheel is incomplete: {}", failure,
+                                  done.message + "\n" + done.findings);
+        }
       }
     }
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
