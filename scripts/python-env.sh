@@ -65,6 +65,15 @@ for r in $closure; do
         touch "$dir/.complete"
       fi
       echo "$PWD/$dir" >>"$site/torch-runtime.pth"
+      # torch's libraries find the CUDA runtime by their run path, site-packages/nvidia/<lib>/lib:
+      # linked there, so that a system CUDA runtime of the same soname (Debian's
+      # nvidia-cuda-toolkit's libcudart.so.12) is not loaded instead (toolchain/environment.cpp).
+      if [[ -d $dir/nvidia ]]; then
+        mkdir -p "$site/nvidia"
+        for part in "$dir"/nvidia/*; do
+          [[ -e $site/nvidia/${part##*/} ]] || ln -s "$PWD/$part" "$site/nvidia/${part##*/}"
+        done
+      fi
       ;;
     *) small+=("$r") ;;
   esac

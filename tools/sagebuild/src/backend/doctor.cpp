@@ -57,7 +57,7 @@ DoctorCheck try_host_compiler(const toolchain::CudaToolkitPath& toolkit) {
   fs::TempDir dir("sagebuild-doctor");
   const stdfs::path source = dir.path() / "probe.cu";
   std::ofstream(source) << "__global__ void probe(float* x) { x[threadIdx.x] = 1.0f; }\n"
-                            "int main() { probe<<<1, 1>>>(nullptr); }\n";
+                           "int main() { probe<<<1, 1>>>(nullptr); }\n";
   std::vector<std::string> argv = {toolkit.nvcc.string(), source.string(), "-o",
                                    (dir.path() / "probe").string(), "-arch=sm_80"};
   if (const char* c = std::getenv("CUDAHOSTCXX"); c && *c) {
@@ -65,8 +65,8 @@ DoctorCheck try_host_compiler(const toolchain::CudaToolkitPath& toolkit) {
   }
   auto compiled = platform::run_process(argv, {.timeout = 120s, .keep_output = 4096});
   if (compiled && compiled->ok()) {
-    check.detail = fmt::format("{} compiles and links a kernel with nvcc {}", compiler,
-                               toolkit.version);
+    check.detail =
+        fmt::format("{} compiles and links a kernel with nvcc {}", compiler, toolkit.version);
     return check;
   }
   check.health = Health::problem;

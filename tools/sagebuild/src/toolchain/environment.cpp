@@ -98,14 +98,32 @@ Expected<std::string> site_packages(const stdfs::path& python) {
 
 constexpr const char* kRuntimePth = "sagebuild-torch-runtime.pth";
 
-}  // namespace
+// torch's libraries find the CUDA runtime through their run path, $ORIGIN/../../nvidia/<lib>/lib:
+// beside torch in site-packages, where pip puts it. The shared runtime is elsewhere (the .pth
+// puts it on sys.path for Python only), so without this link the dynamic loader searches the
+// system's directories next, and a system CUDA runtime of the same soname but an older release
+// (Debian's nvidia-cuda-toolkit installs libcudart.so.12 of 12.4) is loaded instead: torch 2.10
+// (CUDA 12.8) then fails with "undefined symbol: cudaGetDriverEntryPointByVersion".
+void link_runtime_into(const stdfs::path& site, const stdfs::path& shared) {
+  std::error_code ec;
+  if (!stdfs::is_directory(shared / "nvidia", ec)) return;
+  if (stdfs::exists(stdfs::symlink_status(site / "nvidia", ec))) return;
+  stdfs::create_directory_symlink(shared / "nvidia", site / "nvidia", ec);
+}
 
-std::optional<stdfs::path> shared_runtime_of(const stdfs::path& venv) {
+// The site-packages folders of a venv where its runtime .pth would be.
+std::vector<stdfs::path> runtime_pth_candidates(const stdfs::path& venv) {
   std::vector<stdfs::path> candidates = {venv / "Lib" / "site-packages" / kRuntimePth};
   std::error_code ec;
   for (const auto& lib : stdfs::directory_iterator(venv / "lib", ec))
     candidates.push_back(lib.path() / "site-packages" / kRuntimePth);
-  for (const stdfs::path& pth : candidates) {
+  return candidates;
+}
+
+}  // namespace
+
+std::optional<stdfs::path> shared_runtime_of(const stdfs::path& venv) {
+  for (const stdfs::path& pth : runtime_pth_candidates(venv)) {
     auto text = fs::read_file(pth, 64 * 1024);
     if (!text) continue;
     std::string line = text->substr(0, text->find('\n'));
@@ -236,6 +254,7 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
               !w) {
             return w.error();
           }
+          link_runtime_into(*site, shared);
         }
         other.insert(other.end(), request.build_requires.begin(), request.build_requires.end());
         if (!other.empty()) {
@@ -251,8 +270,15 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
       },
       request.note);
   if (!made) return made.error();
-  // Using the venv uses its runtime: both count as used now (what cache prune goes by).
-  if (auto runtime = shared_runtime_of(venv)) platform::mark_directory_used(*runtime);
+  // Using the venv uses its runtime: both count as used now (what cache prune goes by). A venv
+  // made before the runtime was linked beside torch gets the link now.
+  if (auto runtime = shared_runtime_of(venv)) {
+    platform::mark_directory_used(*runtime);
+    for (const stdfs::path& pth : runtime_pth_candidates(venv)) {
+      std::error_code missing;
+      if (stdfs::exists(pth, missing)) link_runtime_into(pth.parent_path(), *runtime);
+    }
+  }
   // What torch reports is asked once (importing it takes a second) and kept beside the venv.
   const stdfs::path probed = venv / "sagebuild-torch.json";
   Expected<BuildEnvironment> env = Error{""};
