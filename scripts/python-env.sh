@@ -65,15 +65,22 @@ for r in $closure; do
         touch "$dir/.complete"
       fi
       echo "$PWD/$dir" >>"$site/torch-runtime.pth"
-      # torch's libraries find the CUDA runtime by their run path, site-packages/nvidia/<lib>/lib:
-      # linked there, so that a system CUDA runtime of the same soname (Debian's
-      # nvidia-cuda-toolkit's libcudart.so.12) is not loaded instead (toolchain/environment.cpp).
-      if [[ -d $dir/nvidia ]]; then
-        mkdir -p "$site/nvidia"
-        for part in "$dir"/nvidia/*; do
-          [[ -e $site/nvidia/${part##*/} ]] || ln -s "$PWD/$part" "$site/nvidia/${part##*/}"
-        done
-      fi
+      # torch's libraries find the CUDA runtime by their run path, site-packages/nvidia/<lib>/lib
+      # (and cusparselt/lib for torch 2.6): linked there, so that a system CUDA runtime of the
+      # same soname (Debian's nvidia-cuda-toolkit's libcudart.so.12) is not loaded instead
+      # (toolchain/environment.cpp).
+      for top in "$dir"/*/; do
+        top=${top%/}
+        case ${top##*/} in *.dist-info | __pycache__ | bin) continue ;; esac
+        if [[ ${top##*/} == nvidia ]]; then
+          mkdir -p "$site/nvidia"
+          for part in "$top"/*; do
+            [[ -e $site/nvidia/${part##*/} ]] || ln -s "$PWD/$part" "$site/nvidia/${part##*/}"
+          done
+        elif [[ ! -e $site/${top##*/} ]]; then
+          ln -s "$PWD/$top" "$site/${top##*/}"
+        fi
+      done
       ;;
     *) small+=("$r") ;;
   esac

@@ -98,17 +98,25 @@ Expected<std::string> site_packages(const stdfs::path& python) {
 
 constexpr const char* kRuntimePth = "sagebuild-torch-runtime.pth";
 
-// torch's libraries find the CUDA runtime through their run path, $ORIGIN/../../nvidia/<lib>/lib:
-// beside torch in site-packages, where pip puts it. The shared runtime is elsewhere (the .pth
-// puts it on sys.path for Python only), so without this link the dynamic loader searches the
-// system's directories next, and a system CUDA runtime of the same soname but an older release
-// (Debian's nvidia-cuda-toolkit installs libcudart.so.12 of 12.4) is loaded instead: torch 2.10
-// (CUDA 12.8) then fails with "undefined symbol: cudaGetDriverEntryPointByVersion".
+// torch's libraries find the CUDA runtime through their run path, $ORIGIN/../../<dir>/<lib>/lib:
+// beside torch in site-packages, where pip puts the runtime wheels (nvidia/..., and for torch 2.6
+// a top-level cusparselt/). The shared runtime is elsewhere (the .pth puts it on sys.path for
+// Python only), so each of its top-level folders is linked into site-packages; without the links
+// the dynamic loader searches the system's directories next, and a system CUDA runtime of the
+// same soname but an older release (Debian's nvidia-cuda-toolkit installs libcudart.so.12 of
+// 12.4) is loaded instead: torch 2.10 (CUDA 12.8) then fails with "undefined symbol:
+// cudaGetDriverEntryPointByVersion", and torch 2.6 finds no libcusparseLt.so.0.
 void link_runtime_into(const stdfs::path& site, const stdfs::path& shared) {
   std::error_code ec;
-  if (!stdfs::is_directory(shared / "nvidia", ec)) return;
-  if (stdfs::exists(stdfs::symlink_status(site / "nvidia", ec))) return;
-  stdfs::create_directory_symlink(shared / "nvidia", site / "nvidia", ec);
+  for (const auto& entry : stdfs::directory_iterator(shared, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory(ec) || name.ends_with(".dist-info") || name == "__pycache__" ||
+        name == "bin") {
+      continue;
+    }
+    if (stdfs::exists(stdfs::symlink_status(site / name, ec))) continue;
+    stdfs::create_directory_symlink(entry.path(), site / name, ec);
+  }
 }
 
 // The site-packages folders of a venv where its runtime .pth would be.
