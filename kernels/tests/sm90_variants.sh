@@ -11,7 +11,9 @@
 # for the mma.sync kernels), ROUNDS (default 1: with N > 1
 # every variant is built and checked first, then timed N times round-robin, and
 # variants_summary.py prints each one's median over the rounds: clocks drift over a call by more
-# than most changes gain, and round-robin spreads the drift over all variants alike).
+# than most changes gain, and round-robin spreads the drift over all variants alike), ACCURACY
+# (set: accuracy_libs.py compares the variants against float64 on long inputs; ACCURACY_ARGS
+# adds its options), NO_BENCH (set: no timing).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-build/gpu-results}
@@ -21,22 +23,47 @@ paths=${PATHS:-fp8_sm90}
 objects=sageattn_sm90  # whose registers and stack are reported
 [[ ,$paths, == *,fp16,* || ,$paths, == *,fp8,* ]] && objects="sageattn sageattn_fp8"
 [[ ,$paths, == *_sm90,* && $objects != *sageattn_sm90* ]] && objects="$objects sageattn_sm90"
-libs=()  # name=library of each variant built
+# Each variant: its name, its flags, the copy of kernels/ it builds and its build folder.
+names=() flagses=() srcs=()
 for variant in "$@"; do
   name=${variant%%:*}
-  flags=${variant#*:}
   src=kernels/tests/standalone
   [[ $name == old ]] && src=${OLD_SRC:?OLD_SRC names the old sources}/tests/standalone
   if [[ $name == *@* ]]; then  # name@dir: the sources in dir (another copy of kernels/)
     src=${name#*@}/tests/standalone
     name=${name%%@*}
   fi
-  dir=build/variants/$name
-  cmake -G Ninja -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release \
+  names+=("$name") flagses+=("${variant#*:}") srcs+=("$src")
+done
+build_variant() {  # index: configure and build; the logs say what failed
+  local name=${names[$1]} flags=${flagses[$1]} dir=build/variants/${names[$1]}
+  cmake -G Ninja -S "${srcs[$1]}" -B "$dir" -DCMAKE_BUILD_TYPE=Release \
     -DSAGEATTN_ARCH_LIST=9.0a -DSAGEATTN_BUILD_CAPI=ON -DCMAKE_CUDA_FLAGS="$flags" \
-    -DCMAKE_CXX_FLAGS="$flags" \
-    >"$out/$name-configure.log" 2>&1 || { cat "$out/$name-configure.log"; continue; }
-  cmake --build "$dir" -j 16 >"$out/$name-build.log" 2>&1 || { tail -30 "$out/$name-build.log"; continue; }
+    -DCMAKE_CXX_FLAGS="$flags" >"$out/$name-configure.log" 2>&1 || return 1
+  cmake --build "$dir" -j 16 >"$out/$name-build.log" 2>&1
+}
+# The variants build at once: most of a build is single-threaded nvcc processes, far fewer than
+# the machine's cores late in each build.
+start=$SECONDS
+pids=()
+for i in "${!names[@]}"; do
+  build_variant "$i" &
+  pids+=($!)
+done
+built=()
+for i in "${!names[@]}"; do
+  if wait "${pids[$i]}"; then
+    built+=("$i")
+  else
+    echo "${names[$i]}: build failed"
+    tail -30 "$out/${names[$i]}-configure.log" "$out/${names[$i]}-build.log" 2>/dev/null
+  fi
+done
+echo "builds: $((SECONDS - start)) s"
+libs=()  # name=library of each variant built
+for i in "${built[@]}"; do
+  name=${names[$i]}
+  dir=build/variants/$name
   for o in $(for lib in $objects; do ls "$dir"/kernels/CMakeFiles/$lib.dir/src/instantiations/*.o; done); do
     echo "$name $(basename "$o" .cu.o): $(cuobjdump --dump-resource-usage "$o" 2>/dev/null | \
       grep -oE "REG:[0-9]+|STACK:[0-9]+" | paste -sd' ')"
@@ -50,6 +77,12 @@ for variant in "$@"; do
   fi
   libs+=("$name=$dir/kernels/libsageattn_capi.so")
 done
+# ACCURACY=1: every variant against float64 on the same long inputs (accuracy_libs.py).
+if [[ -n ${ACCURACY:-} ]]; then
+  PYTHONUNBUFFERED=1 timeout 300 python3 kernels/tests/accuracy_libs.py "${libs[@]}" \
+    --path "${paths%%,*}" ${ACCURACY_ARGS:-} --json "$out/accuracy.json" 2>&1 | tee "$out/accuracy.log"
+fi
+[[ -n ${NO_BENCH:-} ]] && exit 0
 rounds=${ROUNDS:-1}
 for round in $(seq 1 "$rounds"); do
   for entry in "${libs[@]}"; do
