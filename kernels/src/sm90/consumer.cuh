@@ -199,7 +199,8 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
       }
       sm90::wgmma_commit();
     };
-    // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'.
+    // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'
+    // (kPvFlushBlocks = 1, inside the turn).
     auto merge_pv = [&] {
       sm90::wgmma_wait<0>();
       SM90_TRACE(2);  // P·V landed
@@ -208,20 +209,20 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
       for (int c = 0; c < Cfg::kPvSteps; ++c)
         sm90::fence_operands(pa[c]);
       if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
-      if constexpr (kFlush == 1) {
 #pragma unroll
-        for (int i = 0; i < Cfg::kOFloats; ++i)
-          o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
-      } else {
+      for (int i = 0; i < Cfg::kOFloats; ++i)
+        o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
+    };
+    // kPvFlushBlocks > 1, after the turn: O (shared memory) = O·rescale + O', and O' starts over.
+    auto merge_to_shared = [&] {
 #pragma unroll
-        for (int i = 0; i < Cfg::kOFloats; ++i) {
-          float& acc = o_acc[i * Cfg::kConsumerThreads];
-          acc = fmaf(acc, rescale_pending[(i >> 1) & 1], o_block[i]);
-          o_block[i] = 0.f;
-        }
+      for (int i = 0; i < Cfg::kOFloats; ++i) {
+        float& acc = o_acc[i * Cfg::kConsumerThreads];
+        acc = fmaf(acc, rescale_pending[(i >> 1) & 1], o_block[i]);
+        o_block[i] = 0.f;
       }
     };
-    // e4m3, a turn that does not merge: P·V(nb-1) retired with Q·Kᵀ(nb) (the turn's wait): its
+    // e4m3 with kPvFlushBlocks > 1: P·V(nb-1) retired with Q·Kᵀ(nb) (the turn's wait): its
     // stage is free, and O' and P's fragments are the thread's again.
     auto retire_pv8 = [&] {
       sm90::fence_operands(o_block);
@@ -251,7 +252,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
     // 16-bit: nothing to merge; P·V(nb-1) and Q·Kᵀ(nb) go out together and retire together.
     if constexpr (has_pv) {
       issue_pv();
-      if constexpr (Cfg::kPv8 && merge) merge_pv();
+      if constexpr (Cfg::kPv8 && kFlush == 1) merge_pv();
       if constexpr (Cfg::kPvRetiresInTurn) {
         sm90::wgmma_wait<0>();
         retire_pv16();
@@ -263,6 +264,11 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
     if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv && !has_qk) {
       sm90::wgmma_wait<0>();
       retire_pv16();
+    }
+    if constexpr (Cfg::kPv8 && kFlush > 1 && has_pv && !has_qk) {  // the last turn
+      sm90::wgmma_wait<0>();
+      retire_pv8();
+      merge_to_shared();
     }
     if constexpr (has_qk) {
       const int n0 = nb * kBlockN;
@@ -281,7 +287,10 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
       sm90::wgmma_wait<0>();
       SM90_TRACE(4);  // Q·Kᵀ landed
       if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv) retire_pv16();
-      if constexpr (Cfg::kPv8 && !merge && has_pv) retire_pv8();
+      if constexpr (Cfg::kPv8 && kFlush > 1 && has_pv) {
+        retire_pv8();
+        if constexpr (merge) merge_to_shared();
+      }
       // ---- softmax of S(nb) into P(nb)'s A fragments ----
       sm90::fence_operands(s);
       auto visible = [&](int j, int e) {
