@@ -63,15 +63,6 @@
 #define SAGEATTN_SM90_STAGES_D256 3
 #endif
 
-// The e4m3 path's P·V accumulator (kernels/NOTES.md, sm90-pv-flush): 1 gives each key block's
-// P·V a fresh accumulator O', waited for and merged into the FP32 O (registers) in the same
-// turn; B > 1 lets O' accumulate over B blocks (rescaled in place when a row's max moves) and
-// merges it every B blocks and after the last into O in shared memory, so that B - 1 of B turns
-// neither wait for their P·V nor merge.
-#ifndef SAGEATTN_SM90_PV_FLUSH_BLOCKS
-#define SAGEATTN_SM90_PV_FLUSH_BLOCKS 1
-#endif
-
 // Consumer warpgroups (tile_policy.h: SAGEATTN_SM90_CONSUMERS_D64, _D128 and the rule): with 3, a
 // CTA owns 192 query rows, each consumer thread gets 160 registers, and a 16-bit turn retires its
 // P·V before it issues Q·Kᵀ (as the e4m3 one does for its merge), so that P's fragments and the
@@ -118,8 +109,6 @@ struct Sm90Config {
                                  : kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64
                                                  : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr int kPvFlushBlocks = kPv8 ? SAGEATTN_SM90_PV_FLUSH_BLOCKS : 1;
-  static_assert(kPvFlushBlocks >= 1, "SAGEATTN_SM90_PV_FLUSH_BLOCKS counts key blocks");
   static constexpr int kFmaExp2Groups = D > 128 ? SAGEATTN_SM90_FMA_EXP2_D256
                                         : D >= 96
                                             ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3
@@ -182,13 +171,8 @@ struct Sm90Config {
   // warp its rows' max |q| (per_block scales take the warpgroup's).
   static constexpr int kQAuxOffset = kKScaleOffset + kKScaleBytes;
   static constexpr int kQAuxBytes = (kBlockM + 4 * kConsumers) * 4;
-  // With kPvFlushBlocks > 1, O (FP32) lives here, each consumer thread's kOFloats strided by
-  // the consumer threads (conflict-free): O' and S take the registers through the softmax.
-  static constexpr int kOAccOffset = kQAuxOffset + kQAuxBytes;
-  static constexpr int kConsumerThreads = 128 * kConsumers;
-  static constexpr int kOAccBytes = kPvFlushBlocks > 1 ? kConsumerThreads * kOFloats * 4 : 0;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
-  static constexpr int kSmemBytes = kOAccOffset + kOAccBytes + 1024;
+  static constexpr int kSmemBytes = kQAuxOffset + kQAuxBytes + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
                     kVBytes % 1024 == 0,
                 "swizzled tiles start on 1024-byte boundaries");

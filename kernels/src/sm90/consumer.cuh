@@ -83,8 +83,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
   for (int i = 0; i < Cfg::kOFloats; ++i)
     o[i] = 0.f;
   float row_max[2] = {-INFINITY, -INFINITY};
-  // e4m3: O's factor to O''s max (the max of the last block whose P is in O' or in flight)
-  float rescale_pending[2] = {1.f, 1.f};
+  float rescale_pending[2] = {1.f, 1.f};  // e4m3: O's factor for the block whose P·V is in flight
   unsigned pa[Cfg::kPvSteps][4];          // P of the previous block as A fragments
   int s[kBlockN / 2];
 
@@ -108,30 +107,15 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
   if (tracing) g_sm90_trace_blocks = n_blocks;
 #endif
 
-  // e4m3 with kPvFlushBlocks > 1: O' accumulates the P·V of kPvFlushBlocks key blocks before it
-  // is merged into O; a turn that does not merge leaves its P·V to retire with its Q·Kᵀ.
-  // O then lives in shared memory (Cfg::kOAccOffset) until the epilogue.
-  constexpr int kFlush = Cfg::kPvFlushBlocks;
-  [[maybe_unused]] float* const o_acc =
-      reinterpret_cast<float*>(smem + Cfg::kOAccOffset) + (threadIdx.x - 128);
-  if constexpr (kFlush > 1) {
-#pragma unroll
-    for (int i = 0; i < Cfg::kOFloats; ++i) {
-      o_block[i] = 0.f;
-      o_acc[i * Cfg::kConsumerThreads] = 0.f;
-    }
-  }
-
-  // Turn nb of 0 .. n_blocks. has_pv, has_qk, masked and merge are compile-time
+  // Turn nb of 0 .. n_blocks. has_pv, has_qk and masked are compile-time
   // (std::bool_constant): the first turn has no P·V, the last no Q·Kᵀ, and masked tiles (keys
   // past kv_len, the causal diagonal) are the last ones, so they are peeled off the loop and no
   // branch lies between a wgmma's issue and its wait: where ptxas cannot tell which group a
-  // wait retired, it serializes every wgmma (C7514). merge (e4m3): this turn merges O' into O
-  // (always with kPvFlushBlocks = 1).
-  auto turn = [&](int nb, auto has_pv_c, auto has_qk_c, auto masked_c, auto merge_c)
+  // wait retired, it serializes every wgmma (C7514).
+  auto turn = [&](int nb, auto has_pv_c, auto has_qk_c, auto masked_c)
       __attribute__((always_inline)) {
     constexpr bool has_pv = decltype(has_pv_c)::value, has_qk = decltype(has_qk_c)::value;
-    constexpr bool masked = decltype(masked_c)::value, merge = decltype(merge_c)::value;
+    constexpr bool masked = decltype(masked_c)::value;
     SM90_TRACE(0);  // turn requested: waits for K/V and for the other warpgroup follow
     const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
     const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
@@ -145,14 +129,8 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
       if constexpr (Cfg::kPv8) {
         const std::uint64_t v_desc =
             sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
-        if constexpr (kFlush == 1) {
-          sm90::wgmma_fence();
-          sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
-        } else {  // O' accumulates: its values (rescaled, or zeroed by a merge) come first
-          sm90::fence_operands(o_block);
-          sm90::wgmma_fence();
-          sm90::wgmma_e4m3_rs(o_block, pa[0], v_desc);
-        }
+        sm90::wgmma_fence();
+        sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
 #pragma unroll
         for (int c = 1; c < Cfg::kPvSteps; ++c)
           sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
@@ -199,8 +177,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
       }
       sm90::wgmma_commit();
     };
-    // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'
-    // (kPvFlushBlocks = 1, inside the turn).
+    // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'.
     auto merge_pv = [&] {
       sm90::wgmma_wait<0>();
       SM90_TRACE(2);  // P·V landed
@@ -212,24 +189,6 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
 #pragma unroll
       for (int i = 0; i < Cfg::kOFloats; ++i)
         o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
-    };
-    // kPvFlushBlocks > 1, after the turn: O (shared memory) = O·rescale + O', and O' starts over.
-    auto merge_to_shared = [&] {
-#pragma unroll
-      for (int i = 0; i < Cfg::kOFloats; ++i) {
-        float& acc = o_acc[i * Cfg::kConsumerThreads];
-        acc = fmaf(acc, rescale_pending[(i >> 1) & 1], o_block[i]);
-        o_block[i] = 0.f;
-      }
-    };
-    // e4m3 with kPvFlushBlocks > 1: P·V(nb-1) retired with Q·Kᵀ(nb) (the turn's wait): its
-    // stage is free, and O' and P's fragments are the thread's again.
-    auto retire_pv8 = [&] {
-      sm90::fence_operands(o_block);
-#pragma unroll
-      for (int c = 0; c < Cfg::kPvSteps; ++c)
-        sm90::fence_operands(pa[c]);
-      if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
     };
     // 16-bit: P·V(nb-1) retired (after the turn's wgmma_wait): its stage is free, and O and P's
     // fragments are the thread's again.
@@ -252,7 +211,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
     // 16-bit: nothing to merge; P·V(nb-1) and Q·Kᵀ(nb) go out together and retire together.
     if constexpr (has_pv) {
       issue_pv();
-      if constexpr (Cfg::kPv8 && kFlush == 1) merge_pv();
+      if constexpr (Cfg::kPv8) merge_pv();
       if constexpr (Cfg::kPvRetiresInTurn) {
         sm90::wgmma_wait<0>();
         retire_pv16();
@@ -264,11 +223,6 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
     if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv && !has_qk) {
       sm90::wgmma_wait<0>();
       retire_pv16();
-    }
-    if constexpr (Cfg::kPv8 && kFlush > 1 && has_pv && !has_qk) {  // the last turn
-      sm90::wgmma_wait<0>();
-      retire_pv8();
-      merge_to_shared();
     }
     if constexpr (has_qk) {
       const int n0 = nb * kBlockN;
@@ -287,10 +241,6 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
       sm90::wgmma_wait<0>();
       SM90_TRACE(4);  // Q·Kᵀ landed
       if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv) retire_pv16();
-      if constexpr (Cfg::kPv8 && kFlush > 1 && has_pv) {
-        retire_pv8();
-        if constexpr (merge) merge_to_shared();
-      }
       // ---- softmax of S(nb) into P(nb)'s A fragments ----
       sm90::fence_operands(s);
       auto visible = [&](int j, int e) {
@@ -305,18 +255,8 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
                               moved);
       if constexpr (Cfg::kPv8) {
         softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
-        if constexpr (merge) {  // O' is empty (merged, or overwritten by the next P·V)
-          rescale_pending[0] = rescale_new[0];
-          rescale_pending[1] = rescale_new[1];
-        } else {  // O' holds blocks under the old max: rescaled where a row of the warp moved
-          rescale_pending[0] *= rescale_new[0];
-          rescale_pending[1] *= rescale_new[1];
-          if (__any_sync(0xffffffffu, moved)) {
-#pragma unroll
-            for (int i = 0; i < Cfg::kOFloats; ++i)
-              o_block[i] *= rescale_new[(i >> 1) & 1];
-          }
-        }
+        rescale_pending[0] = rescale_new[0];
+        rescale_pending[1] = rescale_new[1];
       } else {
         // O (with its row sums) is idle here (P·V(nb-1) retired): rescale it now, and only
         // where a row of the warp moved its max (almost never after the first blocks).
@@ -350,35 +290,19 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
   if (n_blocks > 0) {
     constexpr std::true_type yes;
     constexpr std::false_type no;
-    // Turn nb issues P·V(nb-1): it merges after blocks kFlush - 1, 2·kFlush - 1, ... and after
-    // the last.
-    auto middle_turn = [&](int nb, auto masked_c) __attribute__((always_inline)) {
-      if constexpr (kFlush == 1) {
-        turn(nb, yes, yes, masked_c, yes);
-      } else if (nb % kFlush == 0) {
-        turn(nb, yes, yes, masked_c, yes);
-      } else {
-        turn(nb, yes, yes, masked_c, no);
-      }
-    };
     if (n_unmasked > 0) {
-      turn(0, no, yes, no, yes);
+      turn(0, no, yes, no);
     } else {
-      turn(0, no, yes, yes, yes);
+      turn(0, no, yes, yes);
     }
     SM90_CTA_STAMP(stamper && wg < 2, kCtaFirst0 + wg);
     int nb = 1;
     for (; nb < n_unmasked; ++nb)
-      middle_turn(nb, no);
+      turn(nb, yes, yes, no);
     for (; nb < n_blocks; ++nb)
-      middle_turn(nb, yes);
+      turn(nb, yes, yes, yes);
     load_col_scales();
-    turn(n_blocks, yes, no, no, yes);
-    if constexpr (kFlush > 1) {
-#pragma unroll
-      for (int i = 0; i < Cfg::kOFloats; ++i)
-        o[i] = o_acc[i * Cfg::kConsumerThreads];
-    }
+    turn(n_blocks, yes, no, no);
   } else {
     load_col_scales();
   }

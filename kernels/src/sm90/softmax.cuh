@@ -33,7 +33,7 @@ constexpr bool exp2_on_fma(int j, int groups, int total = 16) {
 // or above the causal diagonal; `visible(j, e)` says whether accumulator element 4j+e takes part.
 // m_use: the subtracted max (0 for a row with no visible key yet, to avoid inf - inf).
 // With a headroom > 0 (the 16-bit path), the subtracted max moves only when the block's exceeds
-// it by more than the headroom; `moved` says whether it moved for either of the thread's rows.
+// it by more than the headroom; `moved` says whether it did for either of the thread's rows.
 template <bool kMasked, int kS, int kGroups, typename Visible>
 __device__ __forceinline__ void softmax_row_max(const int (&s)[kS], const float (&scale)[kGroups],
                                                 float (&row_max)[2], float (&rescale)[2],
@@ -64,8 +64,10 @@ __device__ __forceinline__ void softmax_row_max(const int (&s)[kS], const float 
       m = fmaxf(m, device::max_tree(top));
     }
     m = device::quad_max(m);
-    if (headroom > 0.f && !(m > row_max[r] + headroom)) m = row_max[r];
-    moved |= m != row_max[r];
+    if (headroom > 0.f) {
+      if (!(m > row_max[r] + headroom)) m = row_max[r];
+      moved |= m != row_max[r];
+    }
     m_use[r] = m == -INFINITY ? 0.f : m;
     rescale[r] = device::fast_exp2(row_max[r] - m_use[r]);
     row_max[r] = m;
