@@ -12,9 +12,11 @@ venv=build/torch-venv
 sb=build/ci/tools/sagebuild/sagebuild
 
 rm -rf build/ci-dist
-# --check-reproducible compares two real compiles only if the second one bypasses ccache (whose
-# objects would be the first's): a recording `ccache` first on PATH (the real one behind it, if
-# any) logs every compile it launches, and each kernel source must appear there once.
+# --check-reproducible compares an ordinary build (kernels and binding from sagebuild's cache,
+# objects from ccache) with a fresh compile of everything, which must bypass ccache (whose objects
+# would be the first's): a recording `ccache` first on PATH (the real one behind it, if any) logs
+# every compile it launches; no kernel source may appear there twice, and the second build's log
+# must show each one compiled.
 launcher=$(mktemp -d)
 trap 'rm -rf "$launcher"' EXIT
 run='exec "$@"'  # the compiler itself where this machine has no ccache
@@ -25,19 +27,30 @@ printf '%s\n' "\$*" >>"$launcher/log"
 $run
 EOF
 chmod +x "$launcher/ccache"
+touch "$launcher/log"
+rm -f build/logs/*-again.log
 # The entry as matrix.yaml declares it (all its architectures), so that the wheel also passes
 # verify-wheel against matrix.yaml below.
 # --check-reproducible builds it twice and requires byte-identical wheels (docs/reproducible.md).
 PATH="$launcher:$PATH" env -u TORCH_CUDA_ARCH_LIST "$sb" build --env current --python "$venv/bin/python" \
   --dist build/ci-dist --check-reproducible
-# Each kernel source compiled through the launcher by the first build, none by the second.
-compiles=$(grep -o -E '[^ ]+/kernels/src/[^ ]+\.cu( |$)' "$launcher/log" | sed 's/ $//' | sort | uniq -c || true)
-if [[ -z $compiles ]] || grep -q -v -E '^ *1 ' <<<"$compiles"; then
-  echo "test-python: the kernels' compiles through ccache, by source (each once expected):" >&2
-  echo "${compiles:-  none}" >&2
+sources=$(git ls-files 'kernels/src/*.cu' | sed 's|^kernels/||' | sort)
+through_ccache=$(grep -o -E '[^ ]+/kernels/src/[^ ]+\.cu( |$)' "$launcher/log" | sed 's/ $//' | sort | uniq -c || true)
+if grep -q -v -E '^ *1 ' <<<"${through_ccache:-  1 none}"; then
+  echo "test-python: kernel sources compiled through ccache more than once (the second build must bypass it):" >&2
+  echo "$through_ccache" >&2
   exit 1
 fi
-echo "test-python: $(wc -l <<<"$compiles") kernel sources compiled through ccache once (the second build bypassed it)"
+again_log=$(ls build/logs/*-again.log)
+compiled=$(grep -o -E 'src/[^ ]+\.cu\.o' "$again_log" | sed 's/\.o$//' | sort -u)
+if [[ $compiled != "$sources" ]]; then
+  echo "test-python: the second build ($again_log) did not compile exactly the kernel sources:" >&2
+  diff <(echo "$sources") <(echo "$compiled") >&2 || true
+  exit 1
+fi
+first=$(grep -c . <<<"$through_ccache" || true)
+echo "test-python: the second build compiled all $(wc -l <<<"$sources") kernel sources, none through ccache" \
+  "(the first build compiled $first through it, $([[ $first == 0 ]] && echo "its kernels from sagebuild's cache" || echo "no cached kernels"))"
 wheel=$(ls build/ci-dist/sageattention-*.whl)
 "$sb" verify-wheel --import-python "$venv/bin/python" "$wheel"
 

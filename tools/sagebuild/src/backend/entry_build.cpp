@@ -269,10 +269,10 @@ class EntryRun {
     return true;
   }
 
-  // The binding once per torch release (not with --no-cache: then each wheel compiles it).
+  // The binding once per torch release (not with --no-cache: then each wheel compiles it; its
+  // key is recorded all the same).
   bool build_binding() {
-    if (!m_.package.binding || !o_.kernel_cache || prebuilt_.kernels.empty()) return true;
-    phase("binding");
+    if (!m_.package.binding || prebuilt_.kernels.empty()) return true;
     BindingInputs inputs{o_.root,
                          *m_.package.binding,
                          m_.package.kernels->handoff,
@@ -284,10 +284,14 @@ class EntryRun {
                          toolkit_.root,
                          binding_settings(m_, e_),
                          package_environment(m_, e_)};
-    auto binding = binding_library(inputs, cache_options());
+    auto key = binding_key(inputs);
+    if (!key) return fail(EntryOutcome::build_failed, key.error().message);
+    binding_key_ = key->name;
+    if (!o_.kernel_cache) return true;
+    phase("binding");
+    auto binding = binding_library(inputs, *key, cache_options());
     if (!binding) return fail(EntryOutcome::build_failed, binding.error().message);
     prebuilt_.binding = binding->library;
-    binding_key_ = binding->key;
     return true;
   }
 
@@ -472,7 +476,7 @@ class EntryRun {
   toolchain::CudaToolkitPath toolkit_;
   toolchain::BuildEnvironment env_;
   std::optional<KernelInputs> kernel_inputs_;
-  std::optional<KernelKey> kernel_key_;
+  std::optional<CacheKey> kernel_key_;
   BuildInputs inputs_;
   Prebuilt prebuilt_;
   std::string kernels_key_, binding_key_;

@@ -86,6 +86,12 @@ TEST_CASE("the kernel cache key follows the declared sources, archs and toolkit"
   KernelInputs other_cuda = in;
   other_cuda.cuda.version = "13.0.89";
   CHECK(kernel_key(other_cuda)->name != edited->name);
+  // The same sources in another checkout: nvcc's symbol names follow the path.
+  fs::TempDir other("sagebuild-kernelkey-copy");
+  stdfs::copy(root, other.path(), stdfs::copy_options::recursive);
+  KernelInputs elsewhere = in;
+  elsewhere.root = other.path();
+  CHECK(kernel_key(elsewhere)->name != edited->name);
   CHECK(edited->json.find("\"kernels/src/a.cu\"") != std::string::npos);
   CHECK(edited->json.find("\"KERNEL_ARCHS=8.0;9.0a\"") != std::string::npos);
   // Sources that match nothing are a mistake in matrix.yaml, said as such.

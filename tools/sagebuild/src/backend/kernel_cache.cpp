@@ -195,10 +195,12 @@ std::vector<std::string> part_settings(
   return out;
 }
 
-Expected<KernelKey> kernel_key(const KernelInputs& in) {
+Expected<CacheKey> kernel_key(const KernelInputs& in) {
   auto sources = file_digests(in.root, part_sources(in.root, in.part), "package.kernels");
   if (!sources) return sources.error();
   const char* cxx = std::getenv("CXX");
+  std::error_code ec;
+  const stdfs::path source_dir = stdfs::absolute(in.root, ec).lexically_normal();
   nlohmann::ordered_json inputs = {
       {"format", kCacheFormat},
       {"nvcc", in.cuda.version},
@@ -208,12 +210,16 @@ Expected<KernelKey> kernel_key(const KernelInputs& in) {
       {"cmake", first_line_of({"cmake", "--version"})},
       {"archs", in.archs},
       {"settings", kernel_settings(in)},
+      // Where the sources are: nvcc names a file's anonymous namespace and device stubs after
+      // a digest of its absolute path, so the same sources compiled in another checkout give
+      // other bytes, and a wheel must not mix them (docs/reproducible.md).
+      {"source_dir", (ec ? in.root : source_dir).generic_string()},
       {"sources", *sources}};
   const std::string json = json_text(inputs, 2);
-  return KernelKey{key_name(fmt::format("cuda{}", in.cuda.release.str()), json), json + "\n"};
+  return CacheKey{key_name(fmt::format("cuda{}", in.cuda.release.str()), json), json + "\n"};
 }
 
-Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const KernelKey& key,
+Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const CacheKey& key,
                                        const KernelBuildOptions& options) {
   if (options.cache.empty()) {  // --no-cache: compiled for this entry alone
     const stdfs::path dir = options.scratch / "kernels";
@@ -231,11 +237,10 @@ Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const KernelK
   return KernelLibrary{entry / "prefix", key.name, *hit};
 }
 
-Expected<BindingLibrary> binding_library(const BindingInputs& in,
-                                         const KernelBuildOptions& options) {
+Expected<CacheKey> binding_key(const BindingInputs& in) {
   // What the binding is compiled from: its sources and CMake, the kernels it links, the torch
   // it compiles against (one release's headers are the same for every Python) and the ABI. The
-  // compilers and CMake are in the kernel key already.
+  // compilers, CMake and the checkout's path are in the kernel key already.
   auto sources = file_digests(in.root, part_sources(in.root, in.part), "package.binding");
   if (!sources) return sources.error();
   nlohmann::ordered_json environment = nlohmann::ordered_json::object();
@@ -248,8 +253,14 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in,
       {"sources", *sources}};
   const std::string json = json_text(inputs, 2) + "\n";
   const std::string torch = in.torch_version.substr(0, in.torch_version.find('+'));
-  const std::string name =
-      key_name((in.abi == matrix::Abi::stable ? "stable-torch" : "torch") + torch, json);
+  return CacheKey{
+      key_name((in.abi == matrix::Abi::stable ? "stable-torch" : "torch") + torch, json), json};
+}
+
+Expected<BindingLibrary> binding_library(const BindingInputs& in, const CacheKey& key,
+                                         const KernelBuildOptions& options) {
+  const std::string& name = key.name;
+  const std::string& json = key.json;
   const stdfs::path entry = options.cache / "bindings" / name;
   auto hit = cached_entry(
       entry, "binding", name, json,

@@ -1,7 +1,7 @@
 // The kernel cache: the package's kernels (matrix.yaml package.kernels) compiled once per
-// (their declared sources, CUDA release and nvcc build, host compiler, arch list, CMake
-// settings) into an install tree that every wheel build sharing those inputs links (through the
-// declared handoff variable), instead of recompiling the kernels per wheel.
+// (their declared sources and the checkout's path, CUDA release and nvcc build, host compiler,
+// arch list, CMake settings) into an install tree that every wheel build sharing those inputs links
+// (through the declared handoff variable), instead of recompiling the kernels per wheel.
 //
 //   <cache>/kernels/cuda13.0-<key>/prefix/   lib/libsageattn.a, include/, lib/cmake/sageattn/
 //   <cache>/kernels/cuda13.0-<key>/key.json  the inputs the key was made from
@@ -39,11 +39,11 @@ std::vector<std::string> part_settings(
     const matrix::NativePart& part, const std::vector<std::pair<std::string, std::string>>& values);
 
 // The inputs as JSON (what key.json holds) and their digest. Fails when a source is unreadable.
-struct KernelKey {
-  std::string name;  // cuda13.0-<16 hex digits>
+struct CacheKey {
+  std::string name;  // cuda13.0-<16 hex digits> (kernels), torch2.11.0-<...> (a binding)
   std::string json;  // canonical inputs
 };
-Expected<KernelKey> kernel_key(const KernelInputs& inputs);
+Expected<CacheKey> kernel_key(const KernelInputs& inputs);
 
 struct KernelBuildOptions {
   std::filesystem::path cache;    // the cache root; empty: no cache (build into `scratch`)
@@ -63,7 +63,7 @@ struct KernelLibrary {
 };
 
 // `key` is kernel_key(inputs), which the caller has already made.
-Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const KernelKey& key,
+Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const CacheKey& key,
                                        const KernelBuildOptions& options);
 
 // The binding cache: the package's torch binding (package.binding) compiled once per (binding
@@ -92,7 +92,12 @@ struct BindingLibrary {
   bool cache_hit = false;
 };
 
-Expected<BindingLibrary> binding_library(const BindingInputs& inputs,
+// The binding's key (torch2.11.0-<16 hex digits>, stable-torch2.10.0-...) and its inputs, made
+// however the binding is built: the provenance records it either way.
+Expected<CacheKey> binding_key(const BindingInputs& inputs);
+
+// `key` is binding_key(inputs).
+Expected<BindingLibrary> binding_library(const BindingInputs& inputs, const CacheKey& key,
                                          const KernelBuildOptions& options);
 
 // The files that decide a part (its sources less its exclusions), relative to the repository

@@ -80,6 +80,16 @@ std::string record_line(const std::string& path, const std::string& hash, const 
   return csv_field(path) + "," + hash + "," + size + "\n";
 }
 
+bool executable_content(const std::vector<std::uint8_t>& data) {
+  auto starts_with = [&](std::string_view magic) {
+    return data.size() >= magic.size() && std::equal(magic.begin(), magic.end(), data.begin());
+  };
+  return starts_with(
+             "\x7f"
+             "ELF") ||
+         starts_with("MZ") || starts_with("#!");
+}
+
 Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
   auto name = parse_wheel_filename(r.input.filename().string());
   if (!name) return name.error();
@@ -113,7 +123,9 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
     }
     if (e.name == dist_info + "RECORD" || e.name == dist_info + std::string(kProvenanceFile))
       continue;
-    ZipWriteEntry out{renamed(e.name), data, (e.unix_mode() & 0111) != 0};
+    // The mode follows the content, not the backend's archive: a binding installed from the
+    // cache as a file and one compiled and installed as a target must give the same wheel.
+    ZipWriteEntry out{renamed(e.name), data, executable_content(data)};
     if (e.name == dist_info + "WHEEL") {
       out.data =
           bytes(with_wheel_lines(std::string(data.begin(), data.end()), r.build_tag, r.tags));

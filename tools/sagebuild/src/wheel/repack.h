@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "util/expected.h"
 #include "wheel/naming.h"
@@ -32,6 +33,11 @@ struct RepackRequest {
 
 // Returns the path of the new wheel. The input is never modified.
 Expected<std::filesystem::path> repack_wheel(const RepackRequest& request);
+
+// Whether a file is installed executable (0755; else 0644): an ELF or PE binary or a script
+// with a #! line. Decided by content, so that how a backend installed a file (a copied cached
+// library, a compiled target, stripped or not) never changes a wheel's bytes.
+bool executable_content(const std::vector<std::uint8_t>& data);
 
 // A RECORD line for `path`: "path,sha256=<b64>,size" with CSV quoting where needed.
 std::string record_line(const std::string& path, const std::string& hash, const std::string& size);

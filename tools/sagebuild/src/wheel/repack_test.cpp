@@ -109,6 +109,52 @@ TEST_CASE("a dev version renames the metadata directories and METADATA's header 
   CHECK(report.ok());
 }
 
+TEST_CASE("an entry's mode follows its content, not the backend's archive", "[repack]") {
+  CHECK(
+      executable_content(bytes("\x7f"
+                               "ELF\x02\x01")));
+  CHECK(executable_content(bytes("MZ\x90")));
+  CHECK(executable_content(bytes("#!/usr/bin/env python\n")));
+  CHECK_FALSE(executable_content(bytes("x = 1\n")));
+  CHECK_FALSE(executable_content(bytes("")));
+  CHECK_FALSE(
+      executable_content(bytes("\x7f"
+                               "EL")));
+  // A library the backend stored as 0644 (a compiled target) and one stored as 0755 (a copied
+  // file) give the same wheel.
+  TempDir dir;
+  std::string wheels[2];
+  for (bool mode : {false, true}) {
+    const auto out_dir = dir.path() / (mode ? "x" : "plain");
+    std::filesystem::create_directories(out_dir);
+    const auto input = out_dir / "demo-1.0-cp312-cp312-linux_x86_64.whl";
+    REQUIRE(write_zip(input,
+                      {{"demo/_lib.so",
+                        bytes("\x7f"
+                              "ELF-library"),
+                        mode},
+                       {"demo/data.txt", bytes("text"), !mode},
+                       {"demo-1.0.dist-info/METADATA",
+                        bytes("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"), false},
+                       {"demo-1.0.dist-info/WHEEL",
+                        bytes("Wheel-Version: 1.0\nRoot-Is-Purelib: false\n"
+                              "Tag: cp312-cp312-linux_x86_64\n"),
+                        false}},
+                      source_date_epoch()));
+    auto out = repack_wheel({input, out_dir, "280.129", demo_provenance("1.0")});
+    REQUIRE(out);
+    auto archive = ZipArchive::open(*out);
+    REQUIRE(archive);
+    for (const ZipEntry& e : archive->entries()) {
+      INFO(e.name);
+      if (e.name == "demo/_lib.so") CHECK((e.unix_mode() & 0777) == 0755);
+      if (e.name == "demo/data.txt") CHECK((e.unix_mode() & 0777) == 0644);
+    }
+    wheels[mode] = testing::read_text(*out);
+  }
+  CHECK(wheels[0] == wheels[1]);
+}
+
 TEST_CASE("record lines quote what CSV needs quoted", "[repack]") {
   CHECK(record_line("a/b.py", "sha256=x", "1") == "a/b.py,sha256=x,1\n");
   CHECK(record_line("a,\"b\".py", "", "") == "\"a,\"\"b\"\".py\",,\n");

@@ -176,12 +176,6 @@ class BuildCommand final : public Command {
       if (!current) throw CommandError{kBuildFailure, current.error().message};
       if (!current->warning.empty()) err_ << "sagebuild: warning: " << current->warning << "\n";
       backend::use_current_environment(*current, options);
-      if (flags.check_reproducible) {
-        // Both builds compile everything themselves: a cached part would be compared with
-        // itself.
-        options.kernel_cache = false;
-        options.force = true;
-      }
       selected = {current->entry};
     }
     info() << fmt::format("sagebuild: {} entr{} of {}, version {}, cache {}{}\n", selected.size(),
@@ -287,7 +281,10 @@ class BuildCommand final : public Command {
                             backend::BuildOptions options, const backend::EntryResult& first) {
     info() << "sagebuild: --check-reproducible: building it a second time\n";
     options.reproducibility_run = true;
-    // A fresh compile: objects from ccache would be the first build's, compared with themselves.
+    // The first build is an ordinary one (kernels and binding from sagebuild's cache, objects
+    // from ccache, or the wheel up to date); the second compiles everything afresh, with
+    // neither cache: a wheel must not depend on how its parts were built, nor on when.
+    options.kernel_cache = false;
     options.compiler_launcher = false;
     options.dist = m.root / "build" / "sagebuild" / "reproducibility";
     std::error_code ec;
