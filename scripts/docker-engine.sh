@@ -35,17 +35,8 @@ sudo=""
 
 engine_up() { docker info >/dev/null 2>&1; }
 
-install_packages() {
-  local missing=()
-  for p in docker.io debootstrap busybox-static; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  ((${#missing[@]})) || return 0
-  say "installing ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-}
+source "$repo/scripts/lib/apt.sh"
+install_packages() { apt_install_missing docker-engine docker.io debootstrap busybox-static; }
 
 install_buildx() {
   docker buildx version >/dev/null 2>&1 && return 0

@@ -13,17 +13,5 @@ packages=(
   zsh
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-
-if ((${#missing[@]})); then
-  echo "install-build-deps: installing ${missing[*]}"
-  sudo=""
-  [[ $(id -u) -eq 0 ]] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-  echo "install-build-deps: all ${#packages[@]} packages present"
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+APT_SAY_PRESENT=1 apt_install_missing install-build-deps "${packages[@]}"
