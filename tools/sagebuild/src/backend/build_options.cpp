@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "toolchain/cuda.h"
 #include "util/fs.h"
 
 namespace sagebuild::backend {
@@ -25,10 +26,12 @@ Expected<Ok> normalize_build_options(BuildOptions& o,
     const auto eq = spec.find('=');
     auto version = Version::parse(spec.substr(0, eq));
     if (eq == std::string::npos || !version || version->size() != 2) {
-      return Error{
-          fmt::format("--cuda-path '{}': expected X.Y=DIR, e.g. 12.8=/opt/cuda-12.8", spec)};
+      return Error{fmt::format(
+          "--cuda-path '{}': expected X.Y=DIR or X.Y=pypi, e.g. 12.8=/opt/cuda-12.8", spec)};
     }
-    o.cuda_paths.push_back({*version, stdfs::absolute(spec.substr(eq + 1))});
+    const std::string dir = spec.substr(eq + 1);
+    o.cuda_paths.push_back(
+        {*version, dir == toolchain::kPypiToolkit ? stdfs::path(dir) : stdfs::absolute(dir)});
   }
   return Ok{};
 }

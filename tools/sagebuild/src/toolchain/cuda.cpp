@@ -85,11 +85,17 @@ Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaS
     found->origin = root.string() + " (" + who + ")";
     return found;
   };
+  bool pypi_only = false;  // --cuda-path X.Y=pypi: the cache's toolkit, else provisioned now
   for (const auto& [v, root] : search.given) {
-    if (same_release(v, want)) return named(root, "--cuda-path");
+    if (!same_release(v, want)) continue;
+    if (root == kPypiToolkit) {
+      pypi_only = true;
+      break;
+    }
+    return named(root, "--cuda-path");
   }
   for (const auto& [v, path] : search.configured.cuda) {
-    if (same_release(v, want)) {
+    if (same_release(v, want) && !pypi_only) {
       return named(
           expand_home(path.value),
           fmt::format("{}: toolchains.cuda",
@@ -100,16 +106,18 @@ Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaS
   // 2. The usual places, taken when their nvcc is the right one.
   std::vector<std::string> looked;
   std::vector<std::pair<stdfs::path, std::string>> candidates;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* home = std::getenv(var); home && *home)
-      candidates.push_back({home, "$" + std::string(var)});
-  }
-  candidates.push_back({fmt::format("/usr/local/cuda-{}", want.str()), ""});
-  candidates.push_back({"/usr/local/cuda", ""});
-  if (auto nvcc = platform::find_in_path("nvcc")) {
-    std::error_code ec;
-    const stdfs::path real = stdfs::canonical(*nvcc, ec);
-    candidates.push_back({(ec ? *nvcc : real).parent_path().parent_path(), "nvcc on PATH"});
+  if (!pypi_only) {
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+      if (const char* home = std::getenv(var); home && *home)
+        candidates.push_back({home, "$" + std::string(var)});
+    }
+    candidates.push_back({fmt::format("/usr/local/cuda-{}", want.str()), ""});
+    candidates.push_back({"/usr/local/cuda", ""});
+    if (auto nvcc = platform::find_in_path("nvcc")) {
+      std::error_code ec;
+      const stdfs::path real = stdfs::canonical(*nvcc, ec);
+      candidates.push_back({(ec ? *nvcc : real).parent_path().parent_path(), "nvcc on PATH"});
+    }
   }
   if (!search.cache.empty()) candidates.push_back({search.cache / want.str() / "toolkit", "cache"});
   for (const auto& [root, label] : candidates) {
@@ -139,6 +147,13 @@ Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaS
   }
 
   // 3. Provision it from PyPI into the cache.
+  if (pypi_only && (cuda.pypi.empty() || search.cache.empty())) {
+    return Error{fmt::format(
+        "--cuda-path {}=pypi: {}", want.str(),
+        search.cache.empty()
+            ? "provisioning is off (--no-cache)"
+            : fmt::format("matrix.yaml gives CUDA {} no `pypi` requirement", want.str()))};
+  }
   if (cuda.pypi.empty() || search.cache.empty()) {
     return Error{fmt::format(
         "no CUDA {0} toolkit: {1}; {2}. Install it (/usr/local/cuda-{0}), pass "

@@ -22,8 +22,17 @@ struct CudaToolkitPath {
 // The nvcc of a toolkit root, and its version ("release 13.0, V13.0.88").
 Expected<CudaToolkitPath> inspect_toolkit(const std::filesystem::path& root);
 
+// `--cuda-path X.Y=pypi`: the toolkit provisioned from matrix.yaml's `pypi` requirement (the
+// one a container build installs), even where the machine has a CUDA X.Y of its own.
+inline constexpr const char* kPypiToolkit = "pypi";
+// The option's help, for every command that takes it.
+inline constexpr const char* kCudaPathHelp =
+    "X.Y=DIR: the CUDA X.Y toolkit is in DIR; X.Y=pypi: the one matrix.yaml provisions from PyPI "
+    "(as a container build does), even where this machine has its own; repeatable";
+
 struct CudaSearch {
-  // --cuda-path X.Y=DIR, then matrix.yaml's toolchains.cuda: a wrong version there is an error.
+  // --cuda-path X.Y=DIR (or X.Y=pypi), then matrix.yaml's toolchains.cuda: a wrong version there
+  // is an error.
   std::vector<std::pair<Version, std::filesystem::path>> given;
   matrix::Toolchains configured;
   // Where provisioned toolkits live (<cache>/cuda); empty: no provisioning.

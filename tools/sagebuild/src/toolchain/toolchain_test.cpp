@@ -176,5 +176,33 @@ TEST_CASE("a toolkit provisioned earlier is found in the cache", "[toolchain]") 
   CHECK(stdfs::exists(root / "lib64" / "libcudart.so.98"));
 }
 
+TEST_CASE("--cuda-path X.Y=pypi takes the provisioned toolkit over the machine's own",
+          "[toolchain]") {
+  fs::TempDir dir("sagebuild-cuda-pypi");
+  const stdfs::path own = fake_toolkit(dir.path() / "own", "98.1.2");
+  const ScopedEnv path("PATH", "/usr/bin:/bin");
+  const ScopedEnv home("CUDA_HOME", own.string());
+  CudaSearch search;
+  search.cache = dir.path() / "cuda";
+  auto machine = find_cuda(toolkit("98.1"), search);
+  REQUIRE(machine);
+  CHECK(machine->root == own);
+
+  const stdfs::path provisioned = dir.path() / "cuda" / "98.1" / "toolkit" / "nvidia" / "cu98";
+  fake_toolkit(provisioned, "98.1.7");
+  stdfs::create_directories(provisioned / "lib");
+  search.given = {{*Version::parse("98.1"), kPypiToolkit}};
+  auto pypi = find_cuda(toolkit("98.1"), search);
+  REQUIRE(pypi);
+  CHECK(pypi->root == provisioned);
+  CHECK(pypi->version == "98.1.7");
+
+  // Without a cache there is nowhere to provision to: said as such, not the machine's toolkit.
+  search.cache.clear();
+  auto off = find_cuda(toolkit("98.1"), search);
+  REQUIRE_FALSE(off);
+  CHECK(off.error().message == "--cuda-path 98.1=pypi: provisioning is off (--no-cache)");
+}
+
 }  // namespace
 }  // namespace sagebuild::toolchain

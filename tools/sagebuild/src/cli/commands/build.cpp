@@ -11,6 +11,7 @@
 #include "cli/terminal.h"
 #include "platform/interrupt.h"
 #include "platform/process.h"
+#include "toolchain/cuda.h"
 #include "util/text.h"
 #include "wheel/compare.h"
 
@@ -109,8 +110,7 @@ class BuildCommand final : public Command {
     cmd.add_option("--python-env", flags_.options.torch.existing,
                    "an interpreter whose environment has torch: entries of its Python and "
                    "torch build there; repeatable");
-    cmd.add_option("--cuda-path", flags_.cuda_paths,
-                   "X.Y=DIR: the CUDA X.Y toolkit is in DIR; repeatable");
+    cmd.add_option("--cuda-path", flags_.cuda_paths, toolchain::kCudaPathHelp);
     cmd.add_option("--python", flags_.python,
                    "--env current: interpreter whose torch to build against")
         ->capture_default_str();

@@ -5,6 +5,7 @@
 
 #include "backend/build_options.h"
 #include "cli/commands/commands.h"
+#include "toolchain/cuda.h"
 #include "util/json_text.h"
 
 namespace sagebuild::cli {
@@ -26,7 +27,7 @@ class DoctorCommand final : public Command {
     cmd.add_option("--images", options_.docker_images,
                    "--backend docker: the image set of docker.images (as for build)");
     cmd.add_option("--cache-dir", options_.cache, "the build cache (as for build)");
-    cmd.add_option("--cuda-path", cuda_paths_, "X.Y=DIR: the CUDA X.Y toolkit is in DIR");
+    cmd.add_option("--cuda-path", cuda_paths_, toolchain::kCudaPathHelp);
     cmd.add_option("--python-env", options_.torch.existing,
                    "an interpreter whose environment has torch (as for build)");
     cmd.add_option("--torch-index-url", options_.torch.index_url, "where torch would come from");
