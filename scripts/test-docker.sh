@@ -8,8 +8,9 @@
 #      torch 2.6.0 wheel for every Python and the universal CUDA 12.4 wheel (Debian 13's
 #      toolkit), each verified with its import test inside its container, then on the host;
 #   3. the same four through `sagebuild bake` and a plain `docker buildx bake -f`: the same bytes;
-#   4. the universal CUDA 13.0 entry built natively from a clone at /src (the container's path):
-#      the same bytes as the container's, or each differing member listed (tests/wheels/wheel_diff.py);
+#   4. the universal CUDA 13.0 entry built natively from a clone at /src (the container's path)
+#      with the container's toolkit (`--cuda-path 13.0=pypi`): the same bytes as the container's
+#      but for the provenance, which names the build's Python and CMake (tests/wheels/wheel_diff.py);
 #   5. every wheel is import-tested in its container with PyPI's torch (torch 2.6.0, a CUDA 12.4
 #      build, for the torch 2.6 wheel; torch 2.10.0, a CUDA 12.8 build, for the CUDA 12.4 universal
 #      wheel); the torch 2.6 wheel also here, on Python 3.9 with torch 2.6.0.
@@ -56,7 +57,8 @@ echo "test-docker: plain bake gave the same $(ls "$dist"/*.whl | wc -l) wheels"
 # 4. Native and container builds of one entry, from the same checkout path: the container builds
 # in /src, and nvcc hashes a source's absolute path into device symbol names (docs/reproducible.md),
 # so the native build runs in a clone at /src too (made here, and only where /src is free or
-# ours), with a cache of its own so that its kernels are compiled from that path.
+# ours), with a cache of its own, and with the toolkit the container provisions from PyPI (another
+# CUDA 13.0 links another static runtime).
 native=$PWD/$out/native
 rm -rf "$native"
 entry=linux-sage2-universal-pytorch210-cu130
@@ -68,9 +70,9 @@ else
   touch /src/.git/info/exclude && echo /.sagebuild-test-docker >>/src/.git/info/exclude
   touch /src/.sagebuild-test-docker
   (cd /src && timed native-build "$sb" build --entry "$entry" --dist "$native" \
-    --cache-dir "$native-cache")
-  python3 tests/wheels/wheel_diff.py "$dist"/*-2100.130-py3-none-*.whl "$native"/*.whl |
-    tee "$out/native-vs-docker.txt" || true
+    --cache-dir "$native-cache" --cuda-path 13.0=pypi)
+  python3 tests/wheels/wheel_diff.py "$dist"/*-2100.130-py3-none-*.whl "$native"/*.whl \
+    --allow '*.dist-info/sagebuild.json' | tee "$out/native-vs-docker.txt"
 fi
 
 # 5. The torch 2.6.0 wheel on another Python than the one it was built and import-tested with in
