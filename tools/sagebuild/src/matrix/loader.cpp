@@ -10,14 +10,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include "matrix/expand.h"
-#include "matrix/profile_graph.h"
+#include "matrix/validator.h"
+#include "matrix/yaml_reader.h"
 #include "util/bounded_regex.h"
 #include "util/text.h"
 
 namespace sagebuild::matrix {
 namespace {
-
-using Strings = std::vector<std::string>;
 
 const Strings kTopKeys = {"schema",     "package",    "architectures", "default_archs",
                           "cuda",       "torch",      "platforms",     "profiles",
@@ -91,19 +90,6 @@ bool valid_profile_name(std::string_view s) {
 // A user's regular expression is compiled, and so checked, only up to this length.
 constexpr std::size_t kMaxVersionRegex = 512;
 
-const char* kind_name(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      return "a value";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    default:
-      return "nothing";
-  }
-}
-
 std::optional<Axis> parse_axis(std::string_view name) {
   if (name == "torch") return Axis::torch;
   if (name == "cuda") return Axis::cuda;
@@ -112,201 +98,6 @@ std::optional<Axis> parse_axis(std::string_view name) {
   if (name == "abi") return Axis::abi;
   return std::nullopt;
 }
-
-struct Field {
-  std::string key;
-  YAML::Node key_node;
-  YAML::Node value;
-};
-
-struct Fields {
-  std::vector<Field> items;
-  SourceLocation location;  // of the mapping itself
-  // key -> position in items: a mapping of 100,000 keys is checked for duplicates in linear time.
-  std::unordered_map<std::string, std::size_t> index;
-  const Field* get(const std::string& key) const {
-    const auto it = index.find(key);
-    return it == index.end() ? nullptr : &items[it->second];
-  }
-  void add(Field f) {
-    index.emplace(f.key, items.size());
-    items.push_back(std::move(f));
-  }
-};
-
-// Reads YAML nodes into model values, recording a diagnostic for everything that does not fit.
-class Reader {
- public:
-  Reader(std::string file, Diagnostics& diagnostics)
-      : file_(std::move(file)), diagnostics_(diagnostics) {}
-
-  SourceLocation where(const YAML::Node& node) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.is_null()) return {};
-    int length = 1;
-    if (node.IsScalar()) {
-      // yaml-cpp tags quoted scalars "!": underline the quotes too.
-      const std::size_t quotes = node.Tag() == "!" ? 2 : 0;
-      length = static_cast<int>(std::max<std::size_t>(1, node.Scalar().size() + quotes));
-    }
-    return {mark.line + 1, mark.column + 1, length};
-  }
-
-  // An error that leaves a hole in the model (a missing or mistyped value): cross-reference
-  // checks would then report noise, so they are skipped.
-  void error(SourceLocation location, std::string message, std::string note = {}) {
-    model_complete_ = false;
-    diagnostics_.push_back({file_, location, std::move(message), std::move(note)});
-  }
-
-  // An error that leaves the model whole (an unknown or repeated key that was skipped), so that
-  // every other problem of the file can still be reported in the same run.
-  void error_keep_going(SourceLocation location, std::string message, std::string note = {}) {
-    diagnostics_.push_back({file_, location, std::move(message), std::move(note)});
-  }
-
-  bool model_complete() const { return model_complete_; }
-
-  // A mapping with string keys: reports unknown keys (with a suggestion), duplicate keys and
-  // missing required keys. Returns nothing when `node` is not a mapping at all.
-  std::optional<Fields> fields(const YAML::Node& node, std::string_view what,
-                               const Strings& allowed, const Strings& required = {}) {
-    if (!node.IsMap()) {
-      error(where(node), fmt::format("{} must be a mapping, found {}", what, kind_name(node)));
-      return std::nullopt;
-    }
-    Fields result;
-    result.location = where(node);
-    std::set<std::string> misspelt;  // required keys that an unknown key probably meant
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node key = it->first;
-      if (!key.IsScalar()) {
-        error(where(key), fmt::format("keys of {} must be plain names", what));
-        continue;
-      }
-      const std::string& name = key.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-        error_keep_going(
-            where(key),
-            fmt::format("unknown key '{}' in {}{}", name, what, text::did_you_mean(name, allowed)),
-            "allowed keys: " + text::join(allowed, ", "));
-        if (auto meant = text::closest_match(name, allowed)) misspelt.insert(*meant);
-        continue;
-      }
-      if (const Field* first = result.get(name)) {
-        error_keep_going(
-            where(key), fmt::format("duplicate key '{}' in {} (first given on line {})", name, what,
-                                    where(first->key_node).line));
-        continue;
-      }
-      result.add({name, key, it->second});
-    }
-    for (const std::string& name : required) {
-      if (result.get(name)) continue;
-      if (misspelt.count(name)) {
-        model_complete_ = false;  // already reported as the misspelling it probably is
-        continue;
-      }
-      error(result.location, fmt::format("{} is missing the required key '{}'", what, name));
-    }
-    return result;
-  }
-
-  // A mapping whose keys are free-form names (versions, profile names): only duplicates checked.
-  std::optional<Fields> named_items(const YAML::Node& node, std::string_view what) {
-    if (!node.IsMap()) {
-      error(where(node), fmt::format("{} must be a mapping, found {}", what, kind_name(node)));
-      return std::nullopt;
-    }
-    Fields result;
-    result.location = where(node);
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node key = it->first;
-      if (!key.IsScalar() || key.Scalar().empty()) {
-        error(where(key), fmt::format("names in {} must be non-empty values", what));
-        continue;
-      }
-      check_not_a_float(key);
-      if (const Field* first = result.get(key.Scalar())) {
-        error_keep_going(where(key), fmt::format("'{}' is given twice in {} (first on line {})",
-                                                 key.Scalar(), what, where(first->key_node).line));
-        continue;
-      }
-      result.add({key.Scalar(), key, it->second});
-    }
-    return result;
-  }
-
-  std::optional<std::string> scalar(const YAML::Node& node, std::string_view what) {
-    if (!node.IsScalar()) {
-      error(where(node), fmt::format("{} must be a single value, found {}", what, kind_name(node)));
-      return std::nullopt;
-    }
-    return node.Scalar();
-  }
-
-  // A value or a list of values; "python: 3.12" and "python: [3.11, 3.12]" both read as a list.
-  // An unquoted 3.10 is the number 3.1 to every YAML reader but this one (GitHub's, Python's):
-  // a version written so would mean another version to the tools that read matrix.yaml's
-  // outputs and to anyone who reads the file with them. Refused where it is, with the quoting.
-  void check_not_a_float(const YAML::Node& node) {
-    if (node.Tag() != "?") return;  // quoted ("!") or tagged: a string already
-    const std::string& text = node.Scalar();
-    const std::size_t dot = text.find('.');
-    const bool digits_dot_digits = dot != std::string::npos && dot > 0 && text.size() - dot >= 3 &&
-                                   text.find_first_not_of("0123456789.") == std::string::npos &&
-                                   text.find('.', dot + 1) == std::string::npos;
-    if (digits_dot_digits && text.back() == '0') {
-      error_keep_going(where(node),
-                       fmt::format("unquoted {} is the number {} to YAML readers: write \"{}\"",
-                                   text, text.substr(0, text.find_last_not_of('0') + 1), text),
-                       "versions are strings in matrix.yaml; quote every one");
-    }
-  }
-
-  std::optional<std::vector<Located<std::string>>> scalars(const YAML::Node& node,
-                                                           std::string_view what) {
-    std::vector<Located<std::string>> out;
-    if (node.IsScalar()) {
-      check_not_a_float(node);
-      out.push_back({node.Scalar(), where(node)});
-      return out;
-    }
-    if (!node.IsSequence()) {
-      error(where(node),
-            fmt::format("{} must be a value or a list of values, found {}", what, kind_name(node)));
-      return std::nullopt;
-    }
-    bool ok = true;
-    for (const YAML::Node& item : node) {
-      if (!item.IsScalar()) {
-        error(where(item),
-              fmt::format("items of {} must be single values, found {}", what, kind_name(item)));
-        ok = false;
-        continue;
-      }
-      check_not_a_float(item);
-      out.push_back({item.Scalar(), where(item)});
-    }
-    if (!ok) return std::nullopt;
-    return out;
-  }
-
-  std::optional<Version> version(const std::string& text, SourceLocation location,
-                                 std::string_view what) {
-    auto parsed = Version::parse(text);
-    if (!parsed) {
-      error(location, fmt::format("'{}' is not a valid {} (expected numbers like {})", text, what,
-                                  what == "Python version" ? "3.12" : "12.9 or 2.8.0"));
-    }
-    return parsed;
-  }
-
- private:
-  std::string file_;
-  Diagnostics& diagnostics_;
-  bool model_complete_ = true;
-};
 
 class Loader {
  public:
@@ -335,7 +126,7 @@ class Loader {
     if (const Field* f = top->get("docker")) read_docker(f->value, m);
   }
 
-  Reader& reader() { return r_; }
+  YamlReader& reader() { return r_; }
 
  private:
   void read_schema(const Field& f, Matrix& m) {
@@ -900,175 +691,7 @@ class Loader {
     }
   }
 
-  Reader r_;
-};
-
-// ---- Cross-reference checks, run once the structure has been read. ----
-
-class Validator {
- public:
-  Validator(const Matrix& m, Reader& r) : m_(m), r_(r) {}
-
-  void run() {
-    check_archs();
-    check_torch();
-    check_stable_abi();
-    check_platforms();
-    check_profiles();
-  }
-
- private:
-  Strings known_arch_names() const {
-    Strings names;
-    for (const ArchSpec& a : m_.architectures)
-      names.push_back(a.name);
-    return names;
-  }
-
-  // Reports an arch that is unknown or that `cuda` cannot target. `context` says who asked.
-  void check_arch(const Located<std::string>& arch, const Version* cuda, std::string_view context) {
-    const ArchSpec* spec = m_.find_arch(arch.value);
-    if (!spec) {
-      const std::string base = arch.value.substr(0, arch.value.find('+'));
-      r_.error(arch.location,
-               fmt::format("unknown architecture '{}'{}", arch.value,
-                           text::did_you_mean(base, known_arch_names())),
-               "architectures are declared under 'architectures:'; append '+PTX' to also embed "
-               "PTX");
-      return;
-    }
-    if (cuda && !spec->cuda.allows(*cuda)) {
-      r_.error(arch.location, fmt::format("{} cannot target architecture '{}': it needs CUDA {}",
-                                          context, arch.value, spec->cuda.str()));
-    }
-  }
-
-  void check_archs() {
-    for (const auto& arch : m_.default_archs)
-      check_arch(arch, nullptr, "");
-    for (const CudaToolkit& toolkit : m_.cuda) {
-      const std::string context = fmt::format("CUDA {}", toolkit.version.str());
-      if (toolkit.archs) {
-        for (const auto& arch : *toolkit.archs)
-          check_arch(arch, &toolkit.version, context);
-        if (toolkit.archs->empty()) {
-          r_.error(toolkit.location, fmt::format("{} has an empty arch list", context));
-        }
-      } else if (!m_.default_archs.empty() && resolve_archs(m_, toolkit, nullptr).empty()) {
-        r_.error(
-            toolkit.location,
-            fmt::format("{} can target none of default_archs; give it an 'archs' list", context));
-      }
-    }
-    if (m_.default_archs.empty()) {
-      for (const CudaToolkit& toolkit : m_.cuda) {
-        if (!toolkit.archs) {
-          r_.error(toolkit.location,
-                   fmt::format("CUDA {} has no 'archs' and there are no default_archs",
-                               toolkit.version.str()));
-        }
-      }
-    }
-  }
-
-  void check_torch() {
-    Strings cuda_names;
-    for (const CudaToolkit& t : m_.cuda)
-      cuda_names.push_back(t.version.str());
-    std::map<std::string, const TorchRelease*> by_digits;
-    for (const TorchRelease& release : m_.torch) {
-      for (const auto& cuda : release.cuda) {
-        if (!m_.find_cuda(cuda.value)) {
-          r_.error(cuda.location,
-                   fmt::format("torch {} names CUDA {}, which is not declared under 'cuda:'{}",
-                               release.version.str(), cuda.value.str(),
-                               text::did_you_mean(cuda.value.str(), cuda_names)));
-        }
-      }
-      if (release.cuda.empty()) {
-        r_.error(release.location,
-                 fmt::format("torch {} lists no CUDA versions", release.version.str()));
-      }
-      if (release.python.empty()) {
-        r_.error(release.location,
-                 fmt::format("torch {} lists no Python versions", release.version.str()));
-      }
-      // Build tags carry the digits of the torch version without separators (PRODUCT.md): two
-      // releases with the same digits would give wheels that cannot be told apart by name.
-      const std::string digits = fmt::format("{}{}{}", release.version.major(),
-                                             release.version.minor(), release.version.patch());
-      auto [it, inserted] = by_digits.emplace(digits, &release);
-      if (!inserted) {
-        r_.error(release.location,
-                 fmt::format("torch {} and {} share the build-tag digits '{}': their wheels could "
-                             "not be told apart by name",
-                             it->second->version.str(), release.version.str(), digits));
-      }
-    }
-  }
-
-  void check_stable_abi() {
-    if (!m_.stable_abi) return;
-    for (const auto& cuda : m_.stable_abi->extra_cuda) {
-      if (m_.find_cuda(cuda.value)) continue;
-      r_.error(cuda.location,
-               fmt::format("stable_abi.extra_cuda names CUDA {}, which is not under 'cuda:'",
-                           cuda.value.str()));
-    }
-    if (m_.find_torch(m_.stable_abi->target)) return;
-    std::vector<std::string> releases;
-    for (const TorchRelease& t : m_.torch)
-      releases.push_back(t.version.str());
-    r_.error(m_.stable_abi->location,
-             fmt::format("stable_abi.target {} is not a torch release under 'torch:'{}",
-                         m_.stable_abi->target.str(),
-                         text::did_you_mean(m_.stable_abi->target.str(), releases)),
-             "the stable-ABI binding is built in an environment with that torch");
-  }
-
-  void check_platforms() {
-    for (const Platform& p : m_.platforms) {
-      if (p.os == "windows" && !p.docker_platform.empty()) {
-        r_.error(p.location, fmt::format("platform '{}' is a Windows platform and cannot be "
-                                         "built with Docker Bake; remove 'docker'",
-                                         p.name));
-      }
-    }
-  }
-
-  void check_profiles() {
-    const Strings profile_names = m_.profile_names();
-    const Strings platform_names = m_.platform_names();
-    const ProfileGraph graph(m_);  // name lookups in constant time: thousands of profiles
-    for (const Profile& profile : m_.profiles) {
-      for (const auto& base : profile.from) {
-        if (graph.find(base.value) == ProfileGraph::npos) {
-          r_.error(base.location,
-                   fmt::format("profile '{}' builds on unknown profile '{}'{}", profile.name,
-                               base.value, text::did_you_mean(base.value, profile_names)));
-        }
-      }
-      for (const auto& platform : profile.platforms) {
-        if (!m_.find_platform(platform.value)) {
-          r_.error(platform.location,
-                   fmt::format("unknown platform '{}'{}", platform.value,
-                               text::did_you_mean(platform.value, platform_names)));
-        }
-      }
-      if (profile.archs) {
-        for (const auto& arch : *profile.archs)
-          check_arch(arch, nullptr, "");
-      }
-    }
-    // Selection problems (unknown versions in rules, cycles, empty profiles, duplicate ids)
-    // are found by expanding each profile, which reports them with their locations.
-    for (const auto& d : validate_profiles(m_)) {
-      r_.error(d.location, d.message, d.note);
-    }
-  }
-
-  const Matrix& m_;
-  Reader& r_;
+  YamlReader r_;
 };
 
 }  // namespace
@@ -1091,7 +714,7 @@ LoadResult load_matrix(std::string_view text, std::string_view file_name) {
     return result;
   }
   if (loader.reader().model_complete()) {
-    Validator(matrix, loader.reader()).run();
+    check_cross_references(matrix, loader.reader());
   }
   if (result.diagnostics.empty()) {
     result.matrix = std::move(matrix);
