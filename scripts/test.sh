@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the repository from a fresh machine: installs the build dependencies and a
 # Docker engine (busybox image only), configures the CI preset (warnings are errors), builds,
-# checks formatting, runs ctest, then
+# checks formatting (C++ and Python) and the Python package's types, runs ctest, then
 # the sanitizer build (ASan + UBSan + LeakSanitizer: unit tests and fuzz targets), then builds
 # the Python wheel and runs its CPU tests (pytest).
 set -euo pipefail
@@ -29,6 +29,10 @@ cmake --build --preset ci
 files=$(git ls-files 'tools/*.cpp' 'tools/*.h' 'kernels/*.cpp' 'kernels/*.h' 'kernels/*.cu' 'kernels/*.cuh' \
   ':!kernels/src/instantiations/*' ':!kernels/src/sm90/wgmma_ops.cuh')
 clang-format --dry-run --Werror $files
+# The Python package's lint, format and types (python/pyproject.toml: [tool.ruff], [tool.mypy]).
+build/pytools/bin/ruff check --no-cache python/
+build/pytools/bin/ruff format --no-cache --check python/
+(cd python && ../build/pytools/bin/mypy --no-incremental)
 build/pytools/bin/hadolint docker/Dockerfile.linux
 bash scripts/check-win32.sh   # the Win32 process layer and MSVC backend, cross-compiled
 # The workflow: GitHub's workflow schema, actionlint's checks (expressions, contexts, job needs;

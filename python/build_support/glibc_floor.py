@@ -21,6 +21,7 @@ build names it (sagebuild build, verify-wheel B003).
 Usage: glibc_floor.py --floor 2.28 --cpp OUT.cpp --flags OUT.rsp [--cc CC] [--nm NM]
                       [--readelf READELF] INPUT...
 """
+
 import argparse
 import re
 import subprocess
@@ -36,7 +37,9 @@ def version_key(version):
 
 
 def undefined_symbols(nm, paths):
-    out = subprocess.run([nm, "-u", "-P"] + paths, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [nm, "-u", "-P"] + paths, capture_output=True, text=True, check=True
+    ).stdout
     names = set()
     for line in out.splitlines():
         fields = line.split()
@@ -47,11 +50,13 @@ def undefined_symbols(nm, paths):
 
 def glibc_versions(cc, readelf, library):
     """{symbol: (type, default version, [other versions])} of one glibc library."""
-    path = subprocess.run([cc, f"-print-file-name={library}"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    out = subprocess.run([readelf, "--dyn-syms", "-W", path], capture_output=True, text=True,
-                         check=True).stdout
-    symbols = {}
+    path = subprocess.run(
+        [cc, f"-print-file-name={library}"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    out = subprocess.run(
+        [readelf, "--dyn-syms", "-W", path], capture_output=True, text=True, check=True
+    ).stdout
+    symbols: dict[str, list] = {}
     for line in out.splitlines():
         fields = line.split()
         if len(fields) < 8 or not fields[0].endswith(":") or fields[6] == "UND":
@@ -72,19 +77,33 @@ def glibc_versions(cc, readelf, library):
 # Stand-ins for symbols newer than any floor we use, as C++ definitions of __wrap_<name> (or, for
 # data, of <name> itself). {stat_ver} and {xstat_version} are filled in per machine.
 REPLACEMENTS = {
-    "fstat64": ("int __wrap_fstat64(int fd, struct stat64* buf) "
-                "{{ return __sagebuild_fxstat64({stat_ver}, fd, buf); }}"),
-    "stat64": ("int __wrap_stat64(const char* path, struct stat64* buf) "
-               "{{ return __sagebuild_xstat64({stat_ver}, path, buf); }}"),
-    "lstat64": ("int __wrap_lstat64(const char* path, struct stat64* buf) "
-                "{{ return __sagebuild_lxstat64({stat_ver}, path, buf); }}"),
-    "fstatat64": ("int __wrap_fstatat64(int dir, const char* path, struct stat64* buf, int flags) "
-                  "{{ return __sagebuild_fxstatat64({stat_ver}, dir, path, buf, flags); }}"),
-    "arc4random": ("unsigned __wrap_arc4random(void) "
-                   "{{ unsigned r = 0; while (getentropy(&r, sizeof r) != 0) {{}} return r; }}"),
+    "fstat64": (
+        "int __wrap_fstat64(int fd, struct stat64* buf) "
+        "{{ return __sagebuild_fxstat64({stat_ver}, fd, buf); }}"
+    ),
+    "stat64": (
+        "int __wrap_stat64(const char* path, struct stat64* buf) "
+        "{{ return __sagebuild_xstat64({stat_ver}, path, buf); }}"
+    ),
+    "lstat64": (
+        "int __wrap_lstat64(const char* path, struct stat64* buf) "
+        "{{ return __sagebuild_lxstat64({stat_ver}, path, buf); }}"
+    ),
+    "fstatat64": (
+        "int __wrap_fstatat64(int dir, const char* path, struct stat64* buf, int flags) "
+        "{{ return __sagebuild_fxstatat64({stat_ver}, dir, path, buf, flags); }}"
+    ),
+    "arc4random": (
+        "unsigned __wrap_arc4random(void) "
+        "{{ unsigned r = 0; while (getentropy(&r, sizeof r) != 0) {{}} return r; }}"
+    ),
 }
-XSTAT = {"fstat64": "__fxstat64", "stat64": "__xstat64", "lstat64": "__lxstat64",
-         "fstatat64": "__fxstatat64"}
+XSTAT = {
+    "fstat64": "__fxstat64",
+    "stat64": "__xstat64",
+    "lstat64": "__lxstat64",
+    "fstatat64": "__fxstatat64",
+}
 XSTAT_DECLARATIONS = {
     "__fxstat64": "int __sagebuild_fxstat64(int, int, struct stat64*);",
     "__xstat64": "int __sagebuild_xstat64(int, const char*, struct stat64*);",
@@ -106,8 +125,9 @@ def main():
     parser.add_argument("inputs", nargs="+")
     args = parser.parse_args()
     floor = tuple(int(part) for part in args.floor.split("."))
-    machine = subprocess.run([args.cc, "-dumpmachine"], capture_output=True, text=True,
-                             check=True).stdout.strip()
+    machine = subprocess.run(
+        [args.cc, "-dumpmachine"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     jump = {"x86_64": "jmp", "aarch64": "b"}.get(machine.split("-")[0])
     arch = machine.split("-")[0]
     wanted = undefined_symbols(args.nm, args.inputs)
@@ -128,12 +148,16 @@ def main():
             replaced.append(name)
         elif name == "__libc_single_threaded":
             data.append(name)
-    lines = ["// Written by python/build_support/glibc_floor.py: glibc functions pinned to their",
-             f"// newest versions at or below glibc {args.floor}, and stand-ins for newer ones",
-             "// (see that file)."]
+    lines = [
+        "// Written by python/build_support/glibc_floor.py: glibc functions pinned to their",
+        f"// newest versions at or below glibc {args.floor}, and stand-ins for newer ones",
+        "// (see that file).",
+    ]
     if (pinned or replaced) and not jump:
-        print(f"glibc_floor: no wrapper form for {machine}; symbols stay at their defaults",
-              file=sys.stderr)
+        print(
+            f"glibc_floor: no wrapper form for {machine}; symbols stay at their defaults",
+            file=sys.stderr,
+        )
         pinned, replaced = {}, []
     if replaced:
         lines += ["#include <sys/stat.h>", "#include <unistd.h>", 'extern "C" {']
@@ -141,14 +165,21 @@ def main():
             xstat = XSTAT.get(name)
             if xstat:
                 _, default_version, other_versions = glibc.get(xstat, [None, None, []])
-                old = [v for v in [default_version] + other_versions
-                       if v and version_key(v) and version_key(v) <= floor]
+                old = [
+                    v
+                    for v in [default_version] + other_versions
+                    if v and version_key(v) and version_key(v) <= floor
+                ]
                 if not old:
                     continue
                 lines.append(XSTAT_DECLARATIONS[xstat])
-                lines.append(f'asm(".symver __sagebuild_{xstat[2:]}, {xstat}@{min(old, key=version_key)}");')
-            lines.append('__attribute__((visibility("hidden"))) ' +
-                         REPLACEMENTS[name].format(stat_ver=STAT_VER[arch]))
+                lines.append(
+                    f'asm(".symver __sagebuild_{xstat[2:]}, {xstat}@{min(old, key=version_key)}");'
+                )
+            lines.append(
+                '__attribute__((visibility("hidden"))) '
+                + REPLACEMENTS[name].format(stat_ver=STAT_VER[arch])
+            )
             pinned.setdefault(name, None)
         lines.append("}")
     for name in data:
@@ -157,17 +188,19 @@ def main():
     for name, version in sorted(pinned.items()):
         if version is None:
             continue  # a stand-in above
-        old = f"__sagebuild_glibc_{name}"
-        lines.append(f'asm(".symver {old}, {name}@{version}\\n"')
+        wrapped = f"__sagebuild_glibc_{name}"
+        lines.append(f'asm(".symver {wrapped}, {name}@{version}\\n"')
         lines.append(f'    ".globl __wrap_{name}\\n.hidden __wrap_{name}\\n"')
         lines.append(f'    ".type __wrap_{name}, %function\\n__wrap_{name}:\\n"')
-        lines.append(f'    "  {jump} {old}{"@PLT" if jump == "jmp" else ""}\\n");')
+        lines.append(f'    "  {jump} {wrapped}{"@PLT" if jump == "jmp" else ""}\\n");')
     with open(args.cpp, "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(args.flags, "w") as f:
         f.write("".join(f"-Wl,--wrap={name}\n" for name in sorted(pinned)))
-    print(f"glibc_floor: {len(pinned) - len(replaced)} glibc functions pinned at or below "
-          f"{args.floor}; stand-ins for {', '.join(sorted(replaced + data)) or 'none'}")
+    print(
+        f"glibc_floor: {len(pinned) - len(replaced)} glibc functions pinned at or below "
+        f"{args.floor}; stand-ins for {', '.join(sorted(replaced + data)) or 'none'}"
+    )
 
 
 if __name__ == "__main__":

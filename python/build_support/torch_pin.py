@@ -8,6 +8,7 @@
 sagebuild states the requirement outright (SAGEATTENTION_TORCH_REQUIREMENT, from the matrix
 entry). Otherwise it follows from the torch of the build environment, so the build must see the
 intended torch (--no-build-isolation), or SAGEATTENTION_TORCH_VERSION must name it."""
+
 import os
 
 

@@ -3,10 +3,12 @@
 Importing this never fails for want of a GPU: the library links the CUDA runtime that torch
 brings, and it is only called when a CUDA tensor arrives. `LOAD_ERROR` says why it could not be
 loaded (a torch that does not match the one the wheel was built for, usually)."""
+
 import os
 import sys
 
 import torch
+
 
 def _find_library():
     """_kernels.so beside this file (a wheel install), else in a sageattention directory on
@@ -46,19 +48,47 @@ if LOAD_ERROR is None:
 if LOAD_ERROR is None:
 
     @torch.library.register_fake("sageattention::attention")
-    def _attention_fake(q, k, v, layout, causal, sm_scale, pv_path, q_granularity,
-                        k_granularity, smooth_k, sharp_threshold, return_lse):
+    def _attention_fake(
+        q,
+        k,
+        v,
+        layout,
+        causal,
+        sm_scale,
+        pv_path,
+        q_granularity,
+        k_granularity,
+        smooth_k,
+        sharp_threshold,
+        return_lse,
+    ):
         # Same shapes, strides and dtypes as the CUDA implementation: torch.compile traces this.
         hnd = layout == 0
         heads_q, qo_len = (q.shape[1], q.shape[2]) if hnd else (q.shape[2], q.shape[1])
         o = torch.empty_like(q)
-        lse = q.new_empty((q.shape[0], heads_q, qo_len) if return_lse else (0,), dtype=torch.float32)
+        lse = q.new_empty(
+            (q.shape[0], heads_q, qo_len) if return_lse else (0,), dtype=torch.float32
+        )
         return o, lse
 
     @torch.library.register_fake("sageattention::attention_varlen")
-    def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-                               sm_scale, pv_path, q_granularity, k_granularity, smooth_k, sharp_threshold,
-                               return_lse):
+    def _attention_varlen_fake(
+        q,
+        k,
+        v,
+        cu_seqlens_q,
+        cu_seqlens_k,
+        max_seqlen_q,
+        max_seqlen_k,
+        causal,
+        sm_scale,
+        pv_path,
+        q_granularity,
+        k_granularity,
+        smooth_k,
+        sharp_threshold,
+        return_lse,
+    ):
         # q [total_q, heads_q, head_dim]; the LSE [heads_q, total_q], as the CUDA implementation.
         o = torch.empty_like(q)
         lse = q.new_empty((q.shape[1], q.shape[0]) if return_lse else (0,), dtype=torch.float32)

@@ -1,6 +1,7 @@
 """sageattn and the per-path functions: validation with messages a user can act on, dispatch by
 compute capability, and the fallback to torch's scaled_dot_product_attention for what the
 kernels do not cover (one warning per cause; an error instead in strict mode)."""
+
 import math
 import os
 import warnings
@@ -28,9 +29,14 @@ HOPPER_ONLY_HEAD_DIMS = (96, 192)
 def head_dims_for(path):
     """The head dims a path's kernel takes (sageattn::path_supports_head_dim); others are
     zero-padded to the next of these."""
-    return tuple(d for d in SUPPORTED_HEAD_DIMS
-                 if (path not in ("fp8", "fp8_sm90") or d <= FP8_PV_MAX_HEAD_DIM)
-                 and (d not in HOPPER_ONLY_HEAD_DIMS or path == "fp16_sm90"))
+    return tuple(
+        d
+        for d in SUPPORTED_HEAD_DIMS
+        if (path not in ("fp8", "fp8_sm90") or d <= FP8_PV_MAX_HEAD_DIM)
+        and (d not in HOPPER_ONLY_HEAD_DIMS or path == "fp16_sm90")
+    )
+
+
 # The operator's integer encodings: PvPath and Granularity are sageattn.h's enums; the layout is
 # the binding's (attention_params.h, kLayoutHnd).
 _LAYOUTS = {"HND": 0, "NHD": 1}
@@ -38,14 +44,14 @@ _PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2, "fp16_sm90": 3}
 _GRANULARITY = {"per_block": 0, "per_warp": 1}
 # sageattn::CapabilityGap, in its order.
 CAPABILITY_GAPS = ("none", "below_sm80", "fp8_needs_sm89", "hopper_only", "no_sm90a_code")
-_warned = set()
+_warned: set[str] = set()
 
 
 class SageAttentionError(ValueError):
     """Raised for inputs sageattn cannot take, or in strict mode for what it would fall back on."""
 
 
-_capabilities = {}
+_capabilities: dict = {}
 
 
 def _capability(device):
@@ -90,20 +96,25 @@ SHARP_THRESHOLD = 100.0
 # bottom-right causal GQA mask, and its bottom-right kernel is FA2, slower than the kernel from
 # 256 queries. Off with sageattn(..., sdpa_for_short_queries=False) or
 # SAGEATTENTION_SDPA_SHORT_QUERIES=0.
-SDPA_MAX_QUERY_LEN = 1024         # no mask: up to this many queries, any number of keys
-SDPA_MAX_SHORT_LEN = 3072         # no mask: queries and keys both up to this (the kernel no
-                                  # faster than SDPA in 16 shapes of 3072 tokens, d 64/128, b 1-8)
+SDPA_MAX_QUERY_LEN = 1024  # no mask: up to this many queries, any number of keys
+SDPA_MAX_SHORT_LEN = 3072  # no mask: queries and keys both up to this (the kernel no
+# faster than SDPA in 16 shapes of 3072 tokens, d 64/128, b 1-8)
 SDPA_MAX_CAUSAL_SHORT_LEN = 4096  # causal, as many queries as keys: up to this
-SDPA_MAX_CAUSAL_QUERY_LEN = 128   # causal, fewer queries than keys, MHA: up to this many queries
+SDPA_MAX_CAUSAL_QUERY_LEN = 128  # causal, fewer queries than keys, MHA: up to this many queries
 
 
-def uses_sdpa_for_short_queries(seq_q, seq_k, is_causal, return_lse, gqa=False, sdpa_for_short_queries=None):
+def uses_sdpa_for_short_queries(
+    seq_q, seq_k, is_causal, return_lse, gqa=False, sdpa_for_short_queries=None
+):
     """Whether sageattn() gives a call of seq_q queries and seq_k keys to torch's SDPA by the rule
     above (gqa: fewer KV heads than query heads). Never with return_lse (SDPA returns no
     log-sum-exp) nor for causal calls with more queries than keys (rows with no key to see)."""
     if sdpa_for_short_queries is None:
-        sdpa_for_short_queries = os.environ.get("SAGEATTENTION_SDPA_SHORT_QUERIES", "1") not in ("0", "false",
-                                                                                               "False")
+        sdpa_for_short_queries = os.environ.get("SAGEATTENTION_SDPA_SHORT_QUERIES", "1") not in (
+            "0",
+            "false",
+            "False",
+        )
     if not sdpa_for_short_queries or return_lse:
         return False
     if not is_causal or seq_q == 1:  # one query sees every key: the mask changes nothing
@@ -144,12 +155,17 @@ def pv16_for_head_dim(caller, path, head_dim, strict):
         return path
     instead = "fp16_sm90" if path == "fp8_sm90" else "fp16"
     if _strict(strict):
-        raise SageAttentionError(f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}, not "
-                                 f"{head_dim}; the {instead} path (16-bit P·V) takes up to "
-                                 f"{max(SUPPORTED_HEAD_DIMS)}: call sageattn or set SAGEATTENTION_STRICT=0")
-    _warn_once(f"head_dim {head_dim} on {path}",
-               f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}; head_dim "
-               f"{head_dim} runs with 16-bit P·V ({instead}), which is more accurate", stacklevel=4)
+        raise SageAttentionError(
+            f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}, not "
+            f"{head_dim}; the {instead} path (16-bit P·V) takes up to "
+            f"{max(SUPPORTED_HEAD_DIMS)}: call sageattn or set SAGEATTENTION_STRICT=0"
+        )
+    _warn_once(
+        f"head_dim {head_dim} on {path}",
+        f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}; head_dim "
+        f"{head_dim} runs with 16-bit P·V ({instead}), which is more accurate",
+        stacklevel=4,
+    )
     return instead
 
 
@@ -174,35 +190,53 @@ def capability_gap(path, major, minor, has_sm90a):
 def _validate(q, k, v, tensor_layout):
     # Shapes are read once: sageattn runs on every decode step, where each microsecond shows.
     if tensor_layout not in _LAYOUTS:
-        raise SageAttentionError(f"sageattn: tensor_layout must be 'HND' or 'NHD', not {tensor_layout!r}")
+        raise SageAttentionError(
+            f"sageattn: tensor_layout must be 'HND' or 'NHD', not {tensor_layout!r}"
+        )
     shapes = []
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
-            raise SageAttentionError(f"sageattn: {name} must be a torch.Tensor, not {type(t).__name__}")
+            raise SageAttentionError(
+                f"sageattn: {name} must be a torch.Tensor, not {type(t).__name__}"
+            )
         shape = t.shape
         if len(shape) != 4:
-            dims = "[batch, heads, seq, head_dim]" if tensor_layout == "HND" else "[batch, seq, heads, head_dim]"
-            raise SageAttentionError(f"sageattn: {name} must be 4-D {dims} for tensor_layout="
-                                     f"'{tensor_layout}', got shape {tuple(shape)}")
+            dims = (
+                "[batch, heads, seq, head_dim]"
+                if tensor_layout == "HND"
+                else "[batch, seq, heads, head_dim]"
+            )
+            raise SageAttentionError(
+                f"sageattn: {name} must be 4-D {dims} for tensor_layout="
+                f"'{tensor_layout}', got shape {tuple(shape)}"
+            )
         if 0 in shape:
             raise SageAttentionError(f"sageattn: {name} is empty (shape {tuple(shape)})")
         shapes.append(shape)
     qs, ks, vs = shapes
     if not (q.device == k.device == v.device):
-        raise SageAttentionError(f"sageattn: q, k, v must be on one device, got {q.device}, {k.device}, {v.device}")
+        raise SageAttentionError(
+            f"sageattn: q, k, v must be on one device, got {q.device}, {k.device}, {v.device}"
+        )
     if not (q.dtype == k.dtype == v.dtype):
-        raise SageAttentionError(f"sageattn: q, k, v must have one dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+        raise SageAttentionError(
+            f"sageattn: q, k, v must have one dtype, got {q.dtype}, {k.dtype}, {v.dtype}"
+        )
     h, s = (1, 2) if tensor_layout == "HND" else (2, 1)
     if not (qs[0] == ks[0] == vs[0]):
         raise SageAttentionError(f"sageattn: batch sizes differ: q {qs[0]}, k {ks[0]}, v {vs[0]}")
     if ks[h] != vs[h] or ks[s] != vs[s]:
-        raise SageAttentionError(f"sageattn: k and v must have the same heads and length, got k "
-                                 f"{tuple(ks)} and v {tuple(vs)}")
+        raise SageAttentionError(
+            f"sageattn: k and v must have the same heads and length, got k "
+            f"{tuple(ks)} and v {tuple(vs)}"
+        )
     if not (qs[3] == ks[3] == vs[3]):
         raise SageAttentionError(f"sageattn: head dims differ: q {qs[3]}, k {ks[3]}, v {vs[3]}")
     if qs[h] % ks[h] != 0:
-        raise SageAttentionError(f"sageattn: query heads ({qs[h]}) must be a multiple of key/value "
-                                 f"heads ({ks[h]}) for grouped-query attention")
+        raise SageAttentionError(
+            f"sageattn: query heads ({qs[h]}) must be a multiple of key/value "
+            f"heads ({ks[h]}) for grouped-query attention"
+        )
 
 
 def _fallback_reason(q, attn_mask, dropout_p):
@@ -217,8 +251,10 @@ def _fallback_reason(q, attn_mask, dropout_p):
     if q.dtype not in (torch.float16, torch.bfloat16):
         return f"dtype {q.dtype} (the kernels take float16 and bfloat16)"
     if q.shape[-1] > max(SUPPORTED_HEAD_DIMS):
-        return (f"head_dim {q.shape[-1]} (supported: {', '.join(map(str, SUPPORTED_HEAD_DIMS))}; "
-                "others up to the largest are zero-padded to the next the kernel takes)")
+        return (
+            f"head_dim {q.shape[-1]} (supported: {', '.join(map(str, SUPPORTED_HEAD_DIMS))}; "
+            "others up to the largest are zero-padded to the next the kernel takes)"
+        )
     if attn_mask is not None:
         return "an attn_mask (the kernels support causal masking only)"
     if dropout_p:
@@ -241,10 +277,15 @@ def _fall_back(caller, reason, strict, how="", stacklevel=3):
     """What a fallback for `reason` does first: in strict mode it raises; else it warns, once per
     cause per process (stacklevel: the user's frame, counted from here)."""
     if _strict(strict):
-        raise SageAttentionError(f"{caller}: cannot run the SageAttention kernels on {reason}; "
-                                 "set SAGEATTENTION_STRICT=0 to fall back to scaled_dot_product_attention")
-    _warn_once(reason, f"{caller}: falling back to torch scaled_dot_product_attention{how} for {reason}",
-               stacklevel)
+        raise SageAttentionError(
+            f"{caller}: cannot run the SageAttention kernels on {reason}; "
+            "set SAGEATTENTION_STRICT=0 to fall back to scaled_dot_product_attention"
+        )
+    _warn_once(
+        reason,
+        f"{caller}: falling back to torch scaled_dot_product_attention{how} for {reason}",
+        stacklevel,
+    )
 
 
 def _bottom_right_mask(lq, lk, device):
@@ -283,8 +324,16 @@ def _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dr
             else:  # lets SDPA pick a kernel that applies the mask itself
                 attn_mask = causal_lower_right(lq, lk)
             is_causal = False
-        o = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p,
-                                           is_causal=is_causal, scale=sm_scale, enable_gqa=gqa)
+        o = F.scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            attn_mask=attn_mask,
+            dropout_p=dropout_p,
+            is_causal=is_causal,
+            scale=sm_scale,
+            enable_gqa=gqa,
+        )
         lse = None
     if tensor_layout == "NHD":
         o = o.transpose(1, 2)
@@ -307,15 +356,36 @@ def sharp_threshold_value(sharp_threshold):
     """The operator's number for a sharp_threshold argument: None turns the guard off (0)."""
     if sharp_threshold is None:
         return 0.0
-    if isinstance(sharp_threshold, bool) or not isinstance(sharp_threshold, (int, float)) \
-            or not sharp_threshold >= 0:
-        raise SageAttentionError(f"sageattn: sharp_threshold must be a non-negative number of logits, or None "
-                                 f"for no sharp-tile guard; got {sharp_threshold!r}")
+    if (
+        isinstance(sharp_threshold, bool)
+        or not isinstance(sharp_threshold, (int, float))
+        or not sharp_threshold >= 0
+    ):
+        raise SageAttentionError(
+            f"sageattn: sharp_threshold must be a non-negative number of logits, or None "
+            f"for no sharp-tile guard; got {sharp_threshold!r}"
+        )
     return float(sharp_threshold)
 
 
-def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, k_gran, smooth_k,
-         strict, attn_mask=None, dropout_p=0.0, short_queries=False, sharp_threshold=SHARP_THRESHOLD):
+def _run(
+    q,
+    k,
+    v,
+    tensor_layout,
+    is_causal,
+    sm_scale,
+    return_lse,
+    path,
+    q_gran,
+    k_gran,
+    smooth_k,
+    strict,
+    attn_mask=None,
+    dropout_p=0.0,
+    short_queries=False,
+    sharp_threshold=SHARP_THRESHOLD,
+):
     """short_queries: whether the short-query rule applies (sageattn's sdpa_for_short_queries:
     None for the environment's choice); False for the per-path functions."""
     _validate(q, k, v, tensor_layout)
@@ -325,39 +395,64 @@ def _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, q_gran, 
         _fall_back("sageattn", reason, strict, stacklevel=4)
         return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p)
     h, s = (1, 2) if tensor_layout == "HND" else (2, 1)  # the heads' and the sequence's dims
-    if short_queries is not False and uses_sdpa_for_short_queries(q.shape[s], k.shape[s], is_causal, return_lse,
-                                                                  q.shape[h] != k.shape[h], short_queries):
+    if short_queries is not False and uses_sdpa_for_short_queries(
+        q.shape[s], k.shape[s], is_causal, return_lse, q.shape[h] != k.shape[h], short_queries
+    ):
         return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, False, None, 0.0)
     major, minor = _capability(q.device)
     if path == "fp16" and (major, minor) == (9, 0) and _ops.HAS_SM90A:
         path = "fp16_sm90"  # the same algorithm on the Hopper kernel: 1.5-1.7x the mma.sync one
     gap = capability_gap(path, major, minor, _ops.HAS_SM90A)
     if gap == "fp8_needs_sm89":
-        raise SageAttentionError(f"sageattn: the FP8 P·V kernels need compute capability 8.9 or newer; "
-                                 f"{q.device} is {major}.{minor} (use sageattn_qk_int8_pv_fp16_cuda)")
+        raise SageAttentionError(
+            f"sageattn: the FP8 P·V kernels need compute capability 8.9 or newer; "
+            f"{q.device} is {major}.{minor} (use sageattn_qk_int8_pv_fp16_cuda)"
+        )
     if gap == "hopper_only":
-        raise SageAttentionError(f"sageattn: sageattn_qk_int8_pv_fp8_cuda_sm90 runs on Hopper (compute "
-                                 f"capability 9.0) only; {q.device} is {major}.{minor} (use sageattn)")
+        raise SageAttentionError(
+            f"sageattn: sageattn_qk_int8_pv_fp8_cuda_sm90 runs on Hopper (compute "
+            f"capability 9.0) only; {q.device} is {major}.{minor} (use sageattn)"
+        )
     if gap == "no_sm90a_code":
-        raise SageAttentionError("sageattn: this wheel has no sm_90a code for the Hopper kernel; build it "
-                                 "with 9.0a in its architectures (use sageattn_qk_int8_pv_fp16_cuda)")
+        raise SageAttentionError(
+            "sageattn: this wheel has no sm_90a code for the Hopper kernel; build it "
+            "with 9.0a in its architectures (use sageattn_qk_int8_pv_fp16_cuda)"
+        )
     head_dim = q.shape[3]
     path = pv16_for_head_dim("sageattn", path, head_dim, strict)
     padded = next(d for d in head_dims_for(path) if d >= head_dim)  # the next the kernel takes
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
     if padded != head_dim:  # other head dims are zero-padded: the dot products do not change
         q, k, v = (F.pad(t, (0, padded - head_dim)) for t in (q, k, v))
-    q, k, v = (t if _rows_aligned(t) else t.clone(memory_format=torch.contiguous_format) for t in (q, k, v))
+    q, k, v = (
+        t if _rows_aligned(t) else t.clone(memory_format=torch.contiguous_format) for t in (q, k, v)
+    )
+
     def attention(q, k, v):
-        return torch.ops.sageattention.attention(q, k, v, _LAYOUTS[tensor_layout], bool(is_causal), float(scale),
-                                                 _PATHS[path], _GRANULARITY[q_gran], _GRANULARITY[k_gran],
-                                                 bool(smooth_k), sharp, bool(return_lse))
+        return torch.ops.sageattention.attention(
+            q,
+            k,
+            v,
+            _LAYOUTS[tensor_layout],
+            bool(is_causal),
+            float(scale),
+            _PATHS[path],
+            _GRANULARITY[q_gran],
+            _GRANULARITY[k_gran],
+            bool(smooth_k),
+            sharp,
+            bool(return_lse),
+        )
 
     if q.shape[h] <= MAX_QUERY_HEADS:
         o, lse = attention(q, k, v)
     else:
-        parts = [attention(q.narrow(h, first, n), k.narrow(h, kv_first, kv_n), v.narrow(h, kv_first, kv_n))
-                 for first, n, kv_first, kv_n in _head_slices(q.shape[h], k.shape[h])]
+        parts = [
+            attention(
+                q.narrow(h, first, n), k.narrow(h, kv_first, kv_n), v.narrow(h, kv_first, kv_n)
+            )
+            for first, n, kv_first, kv_n in _head_slices(q.shape[h], k.shape[h])
+        ]
         o = torch.cat([part[0] for part in parts], dim=h)
         lse = torch.cat([part[1] for part in parts], dim=1) if return_lse else parts[0][1]
     if padded != head_dim:
@@ -381,22 +476,42 @@ def _head_slices(heads_q, heads_kv):
 
 def _check_pv_accum(pv_accum_dtype, supported):
     if pv_accum_dtype != supported:
-        raise SageAttentionError(f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; "
-                                 f"supported: {supported!r}")
+        raise SageAttentionError(
+            f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; "
+            f"supported: {supported!r}"
+        )
 
 
 def _granularity(qk_quant_gran):
     if qk_quant_gran not in ("per_warp", "per_block"):
-        why = (" ('per_thread' is not built: with logits below ~100 'per_warp' is within 0.0004 cosine"
-               " of it, and on sharper rows its finer scales take about a fifth off the loss;"
-               " docs/kernels.md, \"Sharp attention\")" if qk_quant_gran == "per_thread" else "")
-        raise SageAttentionError(f"sageattn: qk_quant_gran must be 'per_warp' or 'per_block', not {qk_quant_gran!r}{why}")
+        why = (
+            " ('per_thread' is not built: with logits below ~100 'per_warp' is within 0.0004 cosine"
+            " of it, and on sharper rows its finer scales take about a fifth off the loss;"
+            ' docs/kernels.md, "Sharp attention")'
+            if qk_quant_gran == "per_thread"
+            else ""
+        )
+        raise SageAttentionError(
+            f"sageattn: qk_quant_gran must be 'per_warp' or 'per_block', not {qk_quant_gran!r}{why}"
+        )
     return qk_quant_gran
 
 
-def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, return_lse=False, *,
-             attn_mask=None, dropout_p=0.0, strict=None, sdpa_for_short_queries=None,
-             sharp_threshold=SHARP_THRESHOLD):
+def sageattn(
+    q,
+    k,
+    v,
+    tensor_layout="HND",
+    is_causal=False,
+    sm_scale=None,
+    return_lse=False,
+    *,
+    attn_mask=None,
+    dropout_p=0.0,
+    strict=None,
+    sdpa_for_short_queries=None,
+    sharp_threshold=SHARP_THRESHOLD,
+):
     """Quantized attention: softmax(q kᵀ · sm_scale) v with INT8 Q·Kᵀ and FP8 or 16-bit P·V.
 
     q: [batch, heads_q, seq_q, head_dim] ("HND") or [batch, seq_q, heads_q, head_dim] ("NHD");
@@ -425,27 +540,79 @@ def sageattn(q, k, v, tensor_layout="HND", is_causal=False, sm_scale=None, retur
         path = path_for_capability(major, minor, seq_q, q.shape[-1]) or "fp16"
     else:
         path = "fp16"
-    return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, path, "per_warp", "per_block",
-                True, strict, attn_mask, dropout_p, short_queries=sdpa_for_short_queries,
-                sharp_threshold=sharp_threshold)
+    return _run(
+        q,
+        k,
+        v,
+        tensor_layout,
+        is_causal,
+        sm_scale,
+        return_lse,
+        path,
+        "per_warp",
+        "per_block",
+        True,
+        strict,
+        attn_mask,
+        dropout_p,
+        short_queries=sdpa_for_short_queries,
+        sharp_threshold=sharp_threshold,
+    )
 
 
-def sageattn_qk_int8_pv_fp16_cuda(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
-                                  sm_scale=None, pv_accum_dtype="fp32", smooth_k=True, return_lse=False,
-                                  strict=None, *, sharp_threshold=SHARP_THRESHOLD):
+def sageattn_qk_int8_pv_fp16_cuda(
+    q,
+    k,
+    v,
+    tensor_layout="HND",
+    is_causal=False,
+    qk_quant_gran="per_warp",
+    sm_scale=None,
+    pv_accum_dtype="fp32",
+    smooth_k=True,
+    return_lse=False,
+    strict=None,
+    *,
+    sharp_threshold=SHARP_THRESHOLD,
+):
     """INT8 Q·Kᵀ, 16-bit P·V (P and V in the inputs' type), FP32 accumulation: the most accurate
     path (relative L1 ≤ 0.03 against full precision where the FP8 P·V paths measure ~0.04 on
     Gaussian inputs; docs/kernels.md). mma.sync on sm80+; on Hopper, when the wheel has sm_90a
     code, the wgmma kernel ("fp16_sm90"). pv_accum_dtype: "fp32" (the only one here).
     sharp_threshold: as sageattn's."""
     _check_pv_accum(pv_accum_dtype, "fp32")
-    return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp16", _granularity(qk_quant_gran),
-                "per_block", smooth_k, strict, sharp_threshold=sharp_threshold)
+    return _run(
+        q,
+        k,
+        v,
+        tensor_layout,
+        is_causal,
+        sm_scale,
+        return_lse,
+        "fp16",
+        _granularity(qk_quant_gran),
+        "per_block",
+        smooth_k,
+        strict,
+        sharp_threshold=sharp_threshold,
+    )
 
 
-def sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
-                                 sm_scale=None, pv_accum_dtype="fp32+fp32", smooth_k=True, return_lse=False,
-                                 strict=None, *, sharp_threshold=SHARP_THRESHOLD):
+def sageattn_qk_int8_pv_fp8_cuda(
+    q,
+    k,
+    v,
+    tensor_layout="HND",
+    is_causal=False,
+    qk_quant_gran="per_warp",
+    sm_scale=None,
+    pv_accum_dtype="fp32+fp32",
+    smooth_k=True,
+    return_lse=False,
+    strict=None,
+    *,
+    sharp_threshold=SHARP_THRESHOLD,
+):
     """INT8 Q·Kᵀ, FP8 e4m3 P·V with a per-channel V scale (mma.sync, sm89+).
 
     pv_accum_dtype: "fp32+fp32", two-level FP32 accumulation (a fresh accumulator per key block
@@ -453,13 +620,38 @@ def sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout="HND", is_causal=False, 
     sharp_threshold: as sageattn's.
     """
     _check_pv_accum(pv_accum_dtype, "fp32+fp32")
-    return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp8", _granularity(qk_quant_gran),
-                "per_block", smooth_k, strict, sharp_threshold=sharp_threshold)
+    return _run(
+        q,
+        k,
+        v,
+        tensor_layout,
+        is_causal,
+        sm_scale,
+        return_lse,
+        "fp8",
+        _granularity(qk_quant_gran),
+        "per_block",
+        smooth_k,
+        strict,
+        sharp_threshold=sharp_threshold,
+    )
 
 
-def sageattn_qk_int8_pv_fp8_cuda_sm90(q, k, v, tensor_layout="HND", is_causal=False, qk_quant_gran="per_warp",
-                                      sm_scale=None, pv_accum_dtype="fp32+fp32", smooth_k=True,
-                                      return_lse=False, strict=None, *, sharp_threshold=SHARP_THRESHOLD):
+def sageattn_qk_int8_pv_fp8_cuda_sm90(
+    q,
+    k,
+    v,
+    tensor_layout="HND",
+    is_causal=False,
+    qk_quant_gran="per_warp",
+    sm_scale=None,
+    pv_accum_dtype="fp32+fp32",
+    smooth_k=True,
+    return_lse=False,
+    strict=None,
+    *,
+    sharp_threshold=SHARP_THRESHOLD,
+):
     """INT8 Q·Kᵀ, FP8 e4m3 P·V on Hopper's wgmma (TMA, warp specialisation; sm_90a only).
 
     pv_accum_dtype: "fp32+fp32" (two-level FP32 accumulation), the only one here. sageattn uses
@@ -467,5 +659,18 @@ def sageattn_qk_int8_pv_fp8_cuda_sm90(q, k, v, tensor_layout="HND", is_causal=Fa
     sageattn's.
     """
     _check_pv_accum(pv_accum_dtype, "fp32+fp32")
-    return _run(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, "fp8_sm90",
-                _granularity(qk_quant_gran), "per_block", smooth_k, strict, sharp_threshold=sharp_threshold)
+    return _run(
+        q,
+        k,
+        v,
+        tensor_layout,
+        is_causal,
+        sm_scale,
+        return_lse,
+        "fp8_sm90",
+        _granularity(qk_quant_gran),
+        "per_block",
+        smooth_k,
+        strict,
+        sharp_threshold=sharp_threshold,
+    )

@@ -10,6 +10,7 @@ one (docs/benchmarks.md).
 Usage: compare_wheels.py --wheel NAME=PATH --wheel NAME=PATH [--seqs 1024,4096] [--rounds 3]
                          [--json FILE]
 """
+
 import argparse
 import json
 import os
@@ -48,8 +49,22 @@ print(json.dumps({"library": ops.LIBRARY, "torch": torch.__version__, "cells": c
 
 
 def install(path, into):
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
-                    "--disable-pip-version-check", "--target", into, path], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-compile",
+            "--disable-pip-version-check",
+            "--target",
+            into,
+            path,
+        ],
+        check=True,
+    )
 
 
 def main():
@@ -68,9 +83,17 @@ def main():
         best, library = {}, {}
         for _ in range(args.rounds):
             for name, _ in wheels:
-                env = dict(os.environ, PYTHONPATH=sites[name] + os.pathsep + os.environ.get("PYTHONPATH", ""))
-                done = subprocess.run([sys.executable, "-c", WORKER, args.seqs], capture_output=True,
-                                      text=True, env=env, cwd=tmp)
+                env = dict(
+                    os.environ,
+                    PYTHONPATH=sites[name] + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                )
+                done = subprocess.run(
+                    [sys.executable, "-c", WORKER, args.seqs],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    cwd=tmp,
+                )
                 if done.returncode != 0:
                     sys.exit(f"{name}: {done.stderr.strip()[-2000:]}")
                 result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -82,23 +105,40 @@ def main():
                         best[name][key] = cell["tops"]
     names = [name for name, _ in wheels]
     import torch
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; sageattn() TOPS, best of "
-          f"{args.rounds} alternating rounds")
+
+    print(
+        f"{torch.cuda.get_device_name()}, torch {torch.__version__}; sageattn() TOPS, best of "
+        f"{args.rounds} alternating rounds"
+    )
     for name in names:
         print(f"  {name}: {os.path.basename(dict(wheels)[name])}")
-    print(f"{'d':>3} {'causal':>6} {'seq':>6} | " + " ".join(f"{n:>12}" for n in names) +
-          f" | {names[-1]}/{names[0]}")
+    print(
+        f"{'d':>3} {'causal':>6} {'seq':>6} | "
+        + " ".join(f"{n:>12}" for n in names)
+        + f" | {names[-1]}/{names[0]}"
+    )
     rows = []
     for key in sorted(best[names[0]], key=lambda k: (-k[0], k[1], k[2])):
         values = [best[n][key] for n in names]
-        print(f"{key[0]:>3} {str(key[1]):>6} {key[2]:>6} | " + " ".join(f"{v:>12.0f}" for v in values) +
-              f" | {values[-1] / values[0]:.3f}")
+        print(
+            f"{key[0]:>3} {str(key[1]):>6} {key[2]:>6} | "
+            + " ".join(f"{v:>12.0f}" for v in values)
+            + f" | {values[-1] / values[0]:.3f}"
+        )
         rows.append({"d": key[0], "causal": key[1], "seq": key[2], **dict(zip(names, values))})
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "rounds": args.rounds, "wheels": {n: os.path.basename(p) for n, p in wheels},
-                       "rows": rows}, f, indent=1)
+            json.dump(
+                {
+                    "gpu": torch.cuda.get_device_name(),
+                    "torch": torch.__version__,
+                    "rounds": args.rounds,
+                    "wheels": {n: os.path.basename(p) for n, p in wheels},
+                    "rows": rows,
+                },
+                f,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

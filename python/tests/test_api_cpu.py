@@ -1,6 +1,7 @@
 """What works without a GPU: import, the dispatch table, input validation, the fallback to
 scaled_dot_product_attention (and strict mode), and the fake implementation torch.compile uses.
 Run against the installed wheel (not the source tree) in CI."""
+
 import math
 import os
 import warnings
@@ -10,14 +11,14 @@ import torch
 import torch.nn.functional as F
 
 import sageattention
-from sageattention import SageAttentionError, path_for_capability, sageattn
-from sageattention import core
+from sageattention import SageAttentionError, core, path_for_capability, sageattn
 
 
 def qkv(b=2, hq=4, hk=2, lq=17, lk=33, d=64, layout="HND", dtype=torch.float32, device="cpu"):
-    def t(h, l):
-        shape = (b, h, l, d) if layout == "HND" else (b, l, h, d)
+    def t(h, length):
+        shape = (b, h, length, d) if layout == "HND" else (b, length, h, d)
         return torch.randn(shape, dtype=dtype, device=device)
+
     return t(hq, lq), t(hk, lk), t(hk, lk)
 
 
@@ -31,23 +32,36 @@ def test_installed_from_a_wheel_with_its_compiled_operator():
     assert hasattr(torch.ops.sageattention, "attention")
 
 
-@pytest.mark.parametrize("cc, path", [((7, 5), None), ((8, 0), "fp16"), ((8, 6), "fp16"), ((8, 9), "fp8"),
-                                      ((9, 0), "fp8_sm90"), ((10, 0), "fp8"), ((12, 0), "fp8")])
+@pytest.mark.parametrize(
+    "cc, path",
+    [
+        ((7, 5), None),
+        ((8, 0), "fp16"),
+        ((8, 6), "fp16"),
+        ((8, 9), "fp8"),
+        ((9, 0), "fp8_sm90"),
+        ((10, 0), "fp8"),
+        ((12, 0), "fp8"),
+    ],
+)
 def test_dispatch_table(cc, path):
     # The wheels under test are built with 9.0a (matrix.yaml default_archs): Hopper gets wgmma.
     assert path_for_capability(*cc) == path
 
 
-@pytest.mark.parametrize("seq_q, path", [(1, "fp16_sm90"), (8192, "fp16_sm90"), (8193, "fp8_sm90"),
-                                         (32768, "fp8_sm90")])
+@pytest.mark.parametrize(
+    "seq_q, path", [(1, "fp16_sm90"), (8192, "fp16_sm90"), (8193, "fp8_sm90"), (32768, "fp8_sm90")]
+)
 def test_hopper_takes_the_16bit_kernel_for_short_queries(seq_q, path):
-    # Faster end to end there (no V quantization) and more accurate (core.HOPPER_PV16_MAX_QUERY_LEN).
+    # Faster end to end there (no V quantization) and more accurate
+    # (core.HOPPER_PV16_MAX_QUERY_LEN).
     assert path_for_capability(9, 0, seq_q) == path
     assert path_for_capability(8, 9, seq_q) == "fp8"  # only Hopper has the 16-bit wgmma kernel
 
 
-@pytest.mark.parametrize("cc, path", [((8, 0), "fp16"), ((8, 9), "fp16"), ((9, 0), "fp16_sm90"),
-                                      ((12, 0), "fp16")])
+@pytest.mark.parametrize(
+    "cc, path", [((8, 0), "fp16"), ((8, 9), "fp16"), ((9, 0), "fp16_sm90"), ((12, 0), "fp16")]
+)
 def test_head_dims_above_128_take_16bit_pv(cc, path):
     # FP8 P·V stops at core.FP8_PV_MAX_HEAD_DIM (the kernels' kFp8PvMaxHeadDim); at 129-256 (padded
     # to 256) every GPU runs the 16-bit P·V kernel, at any query length.
@@ -67,8 +81,11 @@ def test_head_dims_per_path():
 
 def test_fp8_paths_above_128_run_16bit_pv_with_one_warning():
     core._warned.clear()
-    with pytest.warns(UserWarning, match=r"FP8 P·V \(fp8_sm90\) takes head dims up to 128; head_dim 256 runs "
-                                         r"with 16-bit P·V \(fp16_sm90\)"):
+    with pytest.warns(
+        UserWarning,
+        match=r"FP8 P·V \(fp8_sm90\) takes head dims up to 128; head_dim 256 runs "
+        r"with 16-bit P·V \(fp16_sm90\)",
+    ):
         assert core.pv16_for_head_dim("sageattn", "fp8_sm90", 256, None) == "fp16_sm90"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # once per cause
@@ -84,8 +101,15 @@ def test_python_and_the_library_pick_the_same_path(cc):
     # core.path_for_capability is Python (torch.compile traces it; no op call inside sageattn),
     # the library has its own rule (sageattn::default_pv_path): they must not drift apart.
     names = {number: name for name, number in core._PATHS.items()}
-    for seq_q in (None, 1, 4096, core.HOPPER_PV16_MAX_QUERY_LEN, core.HOPPER_PV16_MAX_QUERY_LEN + 1,
-                  1 << 20, 1 << 40):
+    for seq_q in (
+        None,
+        1,
+        4096,
+        core.HOPPER_PV16_MAX_QUERY_LEN,
+        core.HOPPER_PV16_MAX_QUERY_LEN + 1,
+        1 << 20,
+        1 << 40,
+    ):
         python = path_for_capability(*cc, seq_q)
         library = torch.ops.sageattention.default_pv_path(*cc, 0 if seq_q is None else seq_q)
         if python is not None:  # below sm80 the library has no kernel; Python says so
@@ -96,18 +120,30 @@ def test_the_library_reports_its_hopper_kernel():
     assert torch.ops.sageattention.has_sm90a() is True
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda q, k, v: (q[0], k, v), "q must be 4-D [batch, heads, seq, head_dim]"),
-    (lambda q, k, v: (q, k[:, :1], v), "k and v must have the same heads and length"),
-    (lambda q, k, v: (q, k.double(), v), "q, k, v must have one dtype"),
-    (lambda q, k, v: (q[:1], k, v), "batch sizes differ"),
-    (lambda q, k, v: (q[..., :32], k, v), "head dims differ"),
-    (lambda q, k, v: (q[:, :3], k, v), "query heads (3) must be a multiple of key/value heads (2)"),
-    (lambda q, k, v: (q[:, :, :0], k, v), "q is empty"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda q, k, v: (q[0], k, v), "q must be 4-D [batch, heads, seq, head_dim]"),
+        (lambda q, k, v: (q, k[:, :1], v), "k and v must have the same heads and length"),
+        (lambda q, k, v: (q, k.double(), v), "q, k, v must have one dtype"),
+        (lambda q, k, v: (q[:1], k, v), "batch sizes differ"),
+        (lambda q, k, v: (q[..., :32], k, v), "head dims differ"),
+        (
+            lambda q, k, v: (q[:, :3], k, v),
+            "query heads (3) must be a multiple of key/value heads (2)",
+        ),
+        (lambda q, k, v: (q[:, :, :0], k, v), "q is empty"),
+    ],
+)
 def test_validation_says_what_is_wrong(change, message):
     q, k, v = change(*qkv())
-    with pytest.raises(SageAttentionError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(
+        SageAttentionError,
+        match=message.replace("(", r"\(")
+        .replace(")", r"\)")
+        .replace("[", r"\[")
+        .replace("]", r"\]"),
+    ):
         sageattn(q, k, v)
 
 
@@ -117,7 +153,9 @@ def test_unknown_layout_and_options():
         sageattn(q, k, v, tensor_layout="BHSD")
     with pytest.raises(SageAttentionError, match="pv_accum_dtype 'fp16' not supported here"):
         sageattention.sageattn_qk_int8_pv_fp16_cuda(q, k, v, pv_accum_dtype="fp16")
-    with pytest.raises(SageAttentionError, match="qk_quant_gran must be.*'per_thread' is not built"):
+    with pytest.raises(
+        SageAttentionError, match="qk_quant_gran must be.*'per_thread' is not built"
+    ):
         sageattention.sageattn_qk_int8_pv_fp8_cuda(q, k, v, qk_quant_gran="per_thread")
     with pytest.raises(SageAttentionError, match="not 'per_row'$"):
         sageattention.sageattn_qk_int8_pv_fp8_cuda(q, k, v, qk_quant_gran="per_row")
@@ -140,7 +178,9 @@ def test_cpu_tensors_fall_back_to_sdpa_with_one_warning(layout, causal):
         out1 = sageattn(q, k, v, tensor_layout=layout, is_causal=causal)
         sageattn(q, k, v, tensor_layout=layout, is_causal=causal)
     messages = [str(w.message) for w in caught]
-    assert len(messages) == 1 and "falling back to torch scaled_dot_product_attention" in messages[0]
+    assert (
+        len(messages) == 1 and "falling back to torch scaled_dot_product_attention" in messages[0]
+    )
     torch.testing.assert_close(out1, reference(q, k, v, layout, causal))
 
 
@@ -155,8 +195,10 @@ def test_fallback_lse_is_the_logsumexp():
 def test_strict_mode_raises_instead_of_falling_back(monkeypatch):
     q, k, v = qkv()
     # (On a machine with a GPU the reason names the tensors' device instead.)
-    with pytest.raises(SageAttentionError,
-                       match="cannot run the SageAttention kernels on the tensors are on (the CPU|cpu)"):
+    with pytest.raises(
+        SageAttentionError,
+        match="cannot run the SageAttention kernels on the tensors are on (the CPU|cpu)",
+    ):
         sageattn(q, k, v, strict=True)
     monkeypatch.setenv("SAGEATTENTION_STRICT", "1")
     with pytest.raises(SageAttentionError, match="SAGEATTENTION_STRICT=0"):
@@ -170,24 +212,39 @@ def test_sharp_threshold_is_checked_before_anything_runs():
     assert core.sharp_threshold_value(float("inf")) == float("inf")
     q, k, v = qkv()
     for bad in (-1.0, float("nan"), "100", True):
-        with pytest.raises(SageAttentionError, match="sharp_threshold must be a non-negative number"):
+        with pytest.raises(
+            SageAttentionError, match="sharp_threshold must be a non-negative number"
+        ):
             sageattn(q, k, v, sharp_threshold=bad)
         with pytest.raises(SageAttentionError, match="sharp_threshold"):
-            sageattention.sageattn_varlen(q[0].transpose(0, 1), k[0].transpose(0, 1), v[0].transpose(0, 1),
-                                          torch.tensor([0, 17]), torch.tensor([0, 33]), 17, 33, sharp_threshold=bad)
+            sageattention.sageattn_varlen(
+                q[0].transpose(0, 1),
+                k[0].transpose(0, 1),
+                v[0].transpose(0, 1),
+                torch.tensor([0, 17]),
+                torch.tensor([0, 33]),
+                17,
+                33,
+                sharp_threshold=bad,
+            )
 
 
 def test_fake_implementation_gives_shapes_for_torch_compile():
     from torch._subclasses.fake_tensor import FakeTensorMode
+
     with FakeTensorMode():
         q = torch.empty(2, 8, 17, 128, dtype=torch.float16, device="cuda")
         k = torch.empty(2, 2, 40, 128, dtype=torch.float16, device="cuda")
-        o, lse = torch.ops.sageattention.attention(q, k, k, 0, True, 0.1, 0, 1, 0, True, 100.0, True)
+        o, lse = torch.ops.sageattention.attention(
+            q, k, k, 0, True, 0.1, 0, 1, 0, True, 100.0, True
+        )
         assert o.shape == q.shape and o.dtype == torch.float16
         assert lse.shape == (2, 8, 17) and lse.dtype == torch.float32
         q_nhd = torch.empty(2, 17, 8, 64, dtype=torch.bfloat16, device="cuda")
         k_nhd = torch.empty(2, 40, 2, 64, dtype=torch.bfloat16, device="cuda")
-        o, lse = torch.ops.sageattention.attention(q_nhd, k_nhd, k_nhd, 1, False, 0.1, 1, 1, 0, True, 100.0, False)
+        o, lse = torch.ops.sageattention.attention(
+            q_nhd, k_nhd, k_nhd, 1, False, 0.1, 1, 1, 0, True, 100.0, False
+        )
         assert o.shape == q_nhd.shape and lse.numel() == 0
 
 
@@ -197,6 +254,7 @@ def test_torch_compile_fullgraph_traces_the_operator():
     def f(q, k, v):
         o, _ = torch.ops.sageattention.attention(q, k, v, 0, True, 0.1, 0, 1, 0, True, 100.0, False)
         return o * 2
+
     compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
     q = torch.empty(2, 8, 17, 128, dtype=torch.float16, device="meta")
     k = torch.empty(2, 2, 40, 128, dtype=torch.float16, device="meta")
@@ -211,6 +269,7 @@ def test_a_library_that_cannot_load_falls_back_with_one_warning(tmp_path):
     import shutil
     import subprocess
     import sys
+
     package = tmp_path / "sageattention"
     shutil.copytree(os.path.dirname(sageattention.__file__), package)
     (package / "_kernels.so").write_bytes(b"not an ELF file")
@@ -225,17 +284,25 @@ def test_a_library_that_cannot_load_falls_back_with_one_warning(tmp_path):
         "try:\n"
         "    sageattn(q, q, q, strict=True)\n"
         "except SageAttentionError as e:\n"
-        "    print('strict:', e)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+        "    print('strict:', e)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("1 sageattn: falling back") and "could not be loaded" in lines[0]
     assert lines[1].startswith("strict:") and "could not be loaded" in lines[1]
 
 
-@pytest.mark.parametrize("heads_q, heads_kv", [(65544, 8), (65544, 65544), (70000, 1), (140000, 2),
-                                               (3 * 65535, 3), (65536, 2)])
+@pytest.mark.parametrize(
+    "heads_q, heads_kv",
+    [(65544, 8), (65544, 65544), (70000, 1), (140000, 2), (3 * 65535, 3), (65536, 2)],
+)
 def test_head_slices_cover_every_head_with_its_kv_head(heads_q, heads_kv):
     # More query heads than the kernels' grid takes go in slices: each at most MAX_QUERY_HEADS,
     # and inside each the library's own GQA rule (query head i reads KV head i // (n // kv_n))
@@ -252,8 +319,8 @@ def test_head_slices_cover_every_head_with_its_kv_head(heads_q, heads_kv):
 
 def test_rows_aligned_says_when_the_kernels_need_a_copy():
     base = torch.randn(2, 4, 10, 136)
-    assert core._rows_aligned(base[..., :128])               # row stride 136: a multiple of 8
-    assert not core._rows_aligned(base[..., 4:132])          # rows start 8 bytes in
+    assert core._rows_aligned(base[..., :128])  # row stride 136: a multiple of 8
+    assert not core._rows_aligned(base[..., 4:132])  # rows start 8 bytes in
     assert not core._rows_aligned(torch.randn(2, 4, 10, 129)[..., :128])  # row stride 129
     assert not core._rows_aligned(torch.randn(2, 4, 128, 10).transpose(-1, -2))  # last dim strided
     assert core._rows_aligned(torch.randn(2 * 4 * 10 * 64 + 8)[8:].view(2, 4, 10, 64))
@@ -279,7 +346,7 @@ def test_fallback_causal_mask_is_bottom_right_as_the_kernels_apply_it(lq, lk):
         out = sageattn(q, k, v, is_causal=True)
     torch.testing.assert_close(out, bottom_right_reference(q, k, v), atol=1e-5, rtol=1e-5)
     if lq > lk:
-        assert (out[:, :, :lq - lk] == 0).all()
+        assert (out[:, :, : lq - lk] == 0).all()
 
 
 def test_short_query_rule(monkeypatch):
@@ -292,7 +359,9 @@ def test_short_query_rule(monkeypatch):
     assert not rule(core.SDPA_MAX_SHORT_LEN, core.SDPA_MAX_SHORT_LEN + 1, False, False)
     # Causal: square calls up to their limit; fewer queries than keys only few and MHA.
     assert rule(core.SDPA_MAX_CAUSAL_SHORT_LEN, core.SDPA_MAX_CAUSAL_SHORT_LEN, True, False)
-    assert not rule(2 * core.SDPA_MAX_CAUSAL_SHORT_LEN, 2 * core.SDPA_MAX_CAUSAL_SHORT_LEN, True, False)
+    assert not rule(
+        2 * core.SDPA_MAX_CAUSAL_SHORT_LEN, 2 * core.SDPA_MAX_CAUSAL_SHORT_LEN, True, False
+    )
     limit = core.SDPA_MAX_CAUSAL_QUERY_LEN
     assert rule(limit, 8192, True, False) and not rule(limit + 1, 8192, True, False)
     assert not rule(16, 8192, True, False, gqa=True), "torch repeats K and V for causal GQA"

@@ -3,6 +3,7 @@ every path forced, GQA, both layouts, LSE, torch.compile(fullgraph=True), CUDA g
 non-default stream, fp16 and bf16. Run on the GPU machine:
     python -m pytest -m gpu python/tests
 """
+
 import math
 
 import pytest
@@ -13,6 +14,8 @@ import sageattention
 from sageattention import sageattn
 
 pytestmark = pytest.mark.gpu
+
+
 def sageattn_kernel(*args, **kwargs):
     """sageattn() with its kernels also for calls it would hand to SDPA (too short to pay): the
     tests below are about the kernels; the hand-over has its own tests."""
@@ -26,20 +29,26 @@ PATHS = {
     "fp8_sm90": sageattention.sageattn_qk_int8_pv_fp8_cuda_sm90,
 }
 if torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0):
-    del PATHS["fp8_sm90"]  # the Hopper kernel refuses other GPUs (tested by the CPU suite's messages)
+    del PATHS[
+        "fp8_sm90"
+    ]  # the Hopper kernel refuses other GPUs (tested by the CPU suite's messages)
 # The fp8 paths' documented gap (docs/kernels.md): e4m3 rounding of P and V on Gaussian inputs.
 # ("fp16" is the Hopper kernel's 16-bit P·V path on a Hopper GPU and a wheel with sm_90a code.)
 REL_L1 = {"fp16": 0.03, "fp8": 0.045, "fp8_sm90": 0.045}
 # "auto" (sageattn) may take the 16-bit Hopper kernel for short queries: the looser bar covers both.
-REL_L1["auto"] = REL_L1[sageattention.path_for_capability(*torch.cuda.get_device_capability())
-                        if torch.cuda.is_available() else "fp16"]
+REL_L1["auto"] = REL_L1[
+    sageattention.path_for_capability(*torch.cuda.get_device_capability())
+    if torch.cuda.is_available()
+    else "fp16"
+]
 
 
 def make(b, hq, hk, lq, lk, d, dtype, layout, outlier=False):
-    def t(h, l, offset=0.0):
-        x = torch.randn(b, h, l, d, device="cuda") + offset
+    def t(h, length, offset=0.0):
+        x = torch.randn(b, h, length, d, device="cuda") + offset
         x = x.to(dtype)
         return x if layout == "HND" else x.transpose(1, 2).contiguous()
+
     offset = 10 * torch.randn(1, 1, 1, d, device="cuda") if outlier else 0.0
     return t(hq, lq), t(hk, lk, offset), t(hk, lk)
 
@@ -96,9 +105,15 @@ def test_head_dims_of_their_own_kernels(d, path, dtype, causal, outlier):
     visible = ref.abs().sum(-1) > 0  # causal rows before the first key are zeros
     assert out.shape == q.shape and (out[~visible] == 0).all()
     check(out[visible], ref[visible], "fp16")
-    s = q.float().transpose(1, 2) @ k.float().transpose(1, 2).repeat_interleave(4, 1).transpose(-1, -2) / math.sqrt(d)
+    s = (
+        q.float().transpose(1, 2)
+        @ k.float().transpose(1, 2).repeat_interleave(4, 1).transpose(-1, -2)
+        / math.sqrt(d)
+    )
     if causal:
-        s = s.masked_fill(~torch.ones(1000, 777, dtype=torch.bool, device="cuda").tril(-223), float("-inf"))
+        s = s.masked_fill(
+            ~torch.ones(1000, 777, dtype=torch.bool, device="cuda").tril(-223), float("-inf")
+        )
     ref_lse = torch.logsumexp(s, -1)
     finite = torch.isfinite(ref_lse)
     assert (lse[finite] - ref_lse[finite]).abs().max().item() < 0.08
@@ -114,7 +129,9 @@ def test_fp8_paths_run_16bit_pv_above_128_with_a_warning(path):
     with pytest.warns(UserWarning, match=f"FP8 P·V \\({path}\\) takes head dims up to 128"):
         out = PATHS[path](q, k, v)
     check(out, reference(q, k, v, "HND", False), "fp16")
-    with pytest.raises(sageattention.SageAttentionError, match="takes head dims up to 128, not 256"):
+    with pytest.raises(
+        sageattention.SageAttentionError, match="takes head dims up to 128, not 256"
+    ):
         PATHS[path](q, k, v, strict=True)
 
 
@@ -122,7 +139,9 @@ def test_lse_matches():
     q, k, v = make(1, 4, 1, 100, 400, 64, torch.float16, "HND", outlier=True)
     out, lse = sageattn(q, k, v, is_causal=True, return_lse=True)
     s = q.float() @ k.float().repeat_interleave(4, 1).transpose(-1, -2) / math.sqrt(64)
-    s = s.masked_fill(~torch.ones(100, 400, dtype=torch.bool, device="cuda").tril(300), float("-inf"))
+    s = s.masked_fill(
+        ~torch.ones(100, 400, dtype=torch.bool, device="cuda").tril(300), float("-inf")
+    )
     assert lse.shape == (1, 4, 100) and lse.dtype == torch.float32
     assert (lse - torch.logsumexp(s, -1)).abs().max().item() < 0.08
 
@@ -131,16 +150,28 @@ def test_views_whose_rows_are_not_16_byte_aligned_are_copied():
     # Views starting 4 elements (8 bytes) into their storage: the kernels' 16-byte row loads
     # cannot take them as they are, so sageattn reads copies.
     q = torch.randn(2, 4, 100, 136, device="cuda", dtype=torch.float16)[..., 4:132]
-    k, v = (torch.randn(2 * 4 * 100 * 128 + 4, device="cuda", dtype=torch.float16)[4:].view(2, 4, 100, 128)
-            for _ in range(2))
+    k, v = (
+        torch.randn(2 * 4 * 100 * 128 + 4, device="cuda", dtype=torch.float16)[4:].view(
+            2, 4, 100, 128
+        )
+        for _ in range(2)
+    )
     assert all(t.data_ptr() % 16 for t in (q, k, v))
     out = sageattn(q, k, v, is_causal=True, sdpa_for_short_queries=False)
     check(out, reference(q, k, v, "HND", True), "auto")
 
 
-@pytest.mark.parametrize("lq,causal,hk", [(1, False, 2), (16, False, 2), (sageattention.core.SDPA_MAX_QUERY_LEN, False, 8),
-                                          (1, True, 2), (16, True, 8),
-                                          (sageattention.core.SDPA_MAX_CAUSAL_QUERY_LEN, True, 8)])
+@pytest.mark.parametrize(
+    "lq,causal,hk",
+    [
+        (1, False, 2),
+        (16, False, 2),
+        (sageattention.core.SDPA_MAX_QUERY_LEN, False, 8),
+        (1, True, 2),
+        (16, True, 8),
+        (sageattention.core.SDPA_MAX_CAUSAL_QUERY_LEN, True, 8),
+    ],
+)
 def test_short_queries_run_sdpa_unless_told_not_to(lq, causal, hk):
     # Decode-shaped calls: torch's SDPA by default (bottom-right causal mask, GQA), exact to fp16;
     # with sdpa_for_short_queries=False the kernel, within its bars.
@@ -179,6 +210,7 @@ def test_short_causal_gqa_queries_keep_the_kernel():
 def test_short_queries_compile_fullgraph():
     def step(q, k, v):
         return sageattn(q, k, v, is_causal=True)
+
     q, k, v = make(1, 8, 8, 16, 700, 128, torch.float16, "HND")
     out = torch.compile(step, fullgraph=True)(q, k, v)
     torch.testing.assert_close(out, step(q, k, v), atol=1e-3, rtol=1e-3)
@@ -195,6 +227,7 @@ def test_torch_compile_fullgraph():
     class Block(torch.nn.Module):
         def forward(self, q, k, v):
             return sageattn_kernel(q, k, v, is_causal=True) * 2
+
     q, k, v = make(1, 4, 4, 256, 256, 64, torch.float16, "HND")
     compiled = torch.compile(Block(), fullgraph=True)
     out = compiled(q, k, v)
@@ -234,7 +267,7 @@ def test_second_device():
 def sharp_inputs(b, h, lq, lk, d, dtype, sharp_heads):
     """q, k of N(0,1)·300 on the first `sharp_heads` heads (logits ~10^5: one-hot rows), N(0,1)
     elsewhere; v N(0,1)."""
-    q, k, v = (torch.randn(b, h, l, d, device="cuda") for l in (lq, lk, lk))
+    q, k, v = (torch.randn(b, h, n, d, device="cuda") for n in (lq, lk, lk))
     q[:, :sharp_heads] *= 300
     k[:, :sharp_heads] *= 300
     return q.to(dtype), k.to(dtype), v.to(dtype)
@@ -278,7 +311,9 @@ def test_sharp_guard_in_cuda_graphs_and_compiled_graphs():
         graph.replay()
         torch.cuda.synchronize()
         assert cosine64(out, q, k, v) >= (0.9999 if sharp_heads == 4 else 0.999), sharp_heads
-    compiled = torch.compile(lambda q, k, v: sageattn_kernel(q, k, v, sharp_threshold=50.0), fullgraph=True)
+    compiled = torch.compile(
+        lambda q, k, v: sageattn_kernel(q, k, v, sharp_threshold=50.0), fullgraph=True
+    )
     assert cosine64(compiled(q, k, v), q, k, v) >= 0.9999
 
 

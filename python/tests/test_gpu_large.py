@@ -5,16 +5,16 @@ dominant key per query row, half of them past element 2^31, so that a wrapped ad
 a wrong row rather than as noise. Needs ~20 GB of GPU memory. Run on the GPU machine:
     python -m pytest -m gpu python/tests/test_gpu_large.py
 """
+
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
+from test_gpu import PATHS, check
 
 import sageattention
 from sageattention import sageattn
-
-from test_gpu import PATHS, check
 
 pytestmark = pytest.mark.gpu
 ELEMENTS_32 = 2**31  # offsets from here on need 64-bit arithmetic
@@ -23,21 +23,24 @@ D = 128
 
 def needs_memory(gigabytes):
     free = torch.cuda.mem_get_info()[0] if torch.cuda.is_available() else 0
-    return pytest.mark.skipif(free < gigabytes * 2**30, reason=f"needs {gigabytes} GB of free GPU memory")
+    return pytest.mark.skipif(
+        free < gigabytes * 2**30, reason=f"needs {gigabytes} GB of free GPU memory"
+    )
 
 
 def chunked_reference(q, k, v, scale, chunk=2**20):
-    """Attention of q [lq, d] over k, v [lk, d] in float32, chunk by chunk of keys (online softmax)."""
+    """Attention of q [lq, d] over k, v [lk, d] in float32, chunk by chunk of keys (online
+    softmax)."""
     qf = q.float() * scale
     m = torch.full((q.shape[0], 1), -math.inf, device=q.device)
     acc = torch.zeros(q.shape[0], v.shape[1], device=q.device)
     total = torch.zeros(q.shape[0], 1, device=q.device)
     for start in range(0, k.shape[0], chunk):
-        s = qf @ k[start:start + chunk].float().T
+        s = qf @ k[start : start + chunk].float().T
         m_new = torch.maximum(m, s.amax(dim=1, keepdim=True))
         p = torch.exp(s - m_new)
         factor = torch.exp(m - m_new)
-        acc = acc * factor + p @ v[start:start + chunk].float()
+        acc = acc * factor + p @ v[start : start + chunk].float()
         total = total * factor + p.sum(dim=1, keepdim=True)
         m = m_new
     return acc / total
@@ -55,8 +58,8 @@ def test_keys_past_2_31_elements(path):
     q = torch.randn(1, 1, lq, D, device="cuda", dtype=torch.float16)
     k = torch.randn(1, 1, lk, D, device="cuda", dtype=torch.float16)
     v = torch.randn(1, 1, lk, D, device="cuda", dtype=torch.float16)
-    far = ELEMENTS_32 // D + torch.randperm(lk - ELEMENTS_32 // D, device="cuda")[:lq // 2]
-    near = torch.randperm(ELEMENTS_32 // D, device="cuda")[:lq // 2]
+    far = ELEMENTS_32 // D + torch.randperm(lk - ELEMENTS_32 // D, device="cuda")[: lq // 2]
+    near = torch.randperm(ELEMENTS_32 // D, device="cuda")[: lq // 2]
     needles = torch.cat([far, near])
     k[0, 0, needles] = (5 * q[0, 0].float()).half()
     out = PATHS[path](q, k, v)

@@ -3,6 +3,7 @@ float32 SDPA of each sequence alone, causal (bottom-right per sequence), GQA, fp
 LSE, every P·V path this GPU runs, padded head dims, equal-length batches against the dense call,
 torch.compile(fullgraph=True), CUDA graph capture, and offsets given on the CPU. Run on the GPU
 machine: python -m pytest -m gpu python/tests"""
+
 import itertools
 
 import pytest
@@ -44,13 +45,20 @@ def reference(q, k, v, lens_q, lens_k, causal):
     """float32 SDPA per sequence ([total, heads, d] in and out), bottom-right causal; rows that
     see no key are zeros."""
     out = torch.zeros(q.shape, dtype=torch.float32, device=q.device)
-    for (q0, q1), (k0, k1) in zip(itertools.pairwise(offsets(lens_q).tolist()),
-                                  itertools.pairwise(offsets(lens_k).tolist())):
+    for (q0, q1), (k0, k1) in zip(
+        itertools.pairwise(offsets(lens_q).tolist()), itertools.pairwise(offsets(lens_k).tolist())
+    ):
         if q1 == q0 or k1 == k0:
             continue
-        qs, ks, vs = (t.transpose(0, 1).unsqueeze(0).float() for t in (q[q0:q1], k[k0:k1], v[k0:k1]))
-        mask = torch.ones(q1 - q0, k1 - k0, dtype=torch.bool, device=q.device).tril(k1 - k0 - (q1 - q0))
-        s = (qs @ ks.repeat_interleave(qs.shape[1] // ks.shape[1], 1).transpose(-1, -2)) / qs.shape[-1] ** 0.5
+        qs, ks, vs = (
+            t.transpose(0, 1).unsqueeze(0).float() for t in (q[q0:q1], k[k0:k1], v[k0:k1])
+        )
+        mask = torch.ones(q1 - q0, k1 - k0, dtype=torch.bool, device=q.device).tril(
+            k1 - k0 - (q1 - q0)
+        )
+        s = (qs @ ks.repeat_interleave(qs.shape[1] // ks.shape[1], 1).transpose(-1, -2)) / qs.shape[
+            -1
+        ] ** 0.5
         if causal:
             s = s.masked_fill(~mask, float("-inf"))
         p = torch.softmax(s, -1).nan_to_num(0.0)
@@ -66,7 +74,10 @@ def check(out, ref, bar):
     assert cos >= 0.999 and rel <= bar, (cos, rel)
 
 
-LENGTHS = [([17, 0, 1000, 1, 4097], [17, 0, 1000, 1, 4097]), ([1, 1000, 0, 17, 300], [4097, 17, 5, 0, 300])]
+LENGTHS = [
+    ([17, 0, 1000, 1, 4097], [17, 0, 1000, 1, 4097]),
+    ([1, 1000, 0, 17, 300], [4097, 17, 5, 0, 300]),
+]
 
 
 @pytest.mark.parametrize("lens_q, lens_k", LENGTHS)
@@ -77,12 +88,14 @@ def test_varlen_against_each_sequence_alone(lens_q, lens_k, causal, dtype, heads
     q = packed(lens_q, heads[0], 128, dtype)
     k = packed(lens_k, heads[1], 128, dtype, outlier_seq=lens_k.index(max(lens_k)))
     v = packed(lens_k, heads[1], 128, dtype)
-    out = sageattn_varlen(q, k, v, offsets(lens_q), offsets(lens_k), max(lens_q), max(lens_k), is_causal=causal)
+    out = sageattn_varlen(
+        q, k, v, offsets(lens_q), offsets(lens_k), max(lens_q), max(lens_k), is_causal=causal
+    )
     assert out.shape == q.shape and out.dtype == dtype
     ref = reference(q, k, v, lens_q, lens_k, causal)
     check(out, ref, REL_L1[None])
     # Every sequence on its own too: a short one lost inside the long one's error would pass above.
-    for (q0, q1) in itertools.pairwise(offsets(lens_q).tolist()):
+    for q0, q1 in itertools.pairwise(offsets(lens_q).tolist()):
         if q1 > q0 and ref[q0:q1].abs().sum() > 0:
             check(out[q0:q1], ref[q0:q1], REL_L1[None])
 
@@ -90,20 +103,40 @@ def test_varlen_against_each_sequence_alone(lens_q, lens_k, causal, dtype, heads
 @pytest.mark.parametrize("path", available_paths())
 def test_every_path(path):
     lens_q, lens_k = [300, 0, 17, 1000], [700, 3, 17, 1000]
-    q, k, v = packed(lens_q, 8, 64, torch.float16), packed(lens_k, 4, 64, torch.float16, 3), packed(lens_k, 4, 64, torch.float16)
+    q, k, v = (
+        packed(lens_q, 8, 64, torch.float16),
+        packed(lens_k, 4, 64, torch.float16, 3),
+        packed(lens_k, 4, 64, torch.float16),
+    )
     for causal in (False, True):
-        out = sageattn_varlen(q, k, v, offsets(lens_q), offsets(lens_k), 1000, 1000, is_causal=causal, pv_path=path)
+        out = sageattn_varlen(
+            q, k, v, offsets(lens_q), offsets(lens_k), 1000, 1000, is_causal=causal, pv_path=path
+        )
         check(out, reference(q, k, v, lens_q, lens_k, causal), REL_L1[path])
 
 
 def test_lse_is_per_sequence():
     lens_q, lens_k = [5, 100, 1], [300, 100, 2000]
-    q, k, v = packed(lens_q, 4, 64, torch.float16), packed(lens_k, 2, 64, torch.float16, 0), packed(lens_k, 2, 64, torch.float16)
-    out, lse = sageattn_varlen(q, k, v, offsets(lens_q), offsets(lens_k), 100, 2000, is_causal=True, return_lse=True)
+    q, k, v = (
+        packed(lens_q, 4, 64, torch.float16),
+        packed(lens_k, 2, 64, torch.float16, 0),
+        packed(lens_k, 2, 64, torch.float16),
+    )
+    out, lse = sageattn_varlen(
+        q, k, v, offsets(lens_q), offsets(lens_k), 100, 2000, is_causal=True, return_lse=True
+    )
     assert lse.shape == (4, 106) and lse.dtype == torch.float32
-    for (q0, q1), (k0, k1) in zip(itertools.pairwise([0, 5, 105, 106]), itertools.pairwise([0, 300, 400, 2400])):
-        s = q[q0:q1].float().transpose(0, 1) @ k[k0:k1].float().repeat_interleave(2, 1).permute(1, 2, 0) / 8
-        mask = torch.ones(q1 - q0, k1 - k0, dtype=torch.bool, device="cuda").tril(k1 - k0 - (q1 - q0))
+    for (q0, q1), (k0, k1) in zip(
+        itertools.pairwise([0, 5, 105, 106]), itertools.pairwise([0, 300, 400, 2400])
+    ):
+        s = (
+            q[q0:q1].float().transpose(0, 1)
+            @ k[k0:k1].float().repeat_interleave(2, 1).permute(1, 2, 0)
+            / 8
+        )
+        mask = torch.ones(q1 - q0, k1 - k0, dtype=torch.bool, device="cuda").tril(
+            k1 - k0 - (q1 - q0)
+        )
         ref = torch.logsumexp(s.masked_fill(~mask, float("-inf")), -1)
         assert (lse[:, q0:q1] - ref).abs().max().item() < 0.08
 
@@ -112,8 +145,16 @@ def test_equal_lengths_match_the_dense_call():
     # Three sequences of 300: the varlen kernels and the dense ones compute the same thing.
     q, k, v = (torch.randn(3, 300, 8, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     dense = sageattn(q, k, v, tensor_layout="NHD", is_causal=True, sdpa_for_short_queries=False)
-    packed_out = sageattn_varlen(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), offsets([300] * 3),
-                                 offsets([300] * 3), 300, 300, is_causal=True)
+    packed_out = sageattn_varlen(
+        q.flatten(0, 1),
+        k.flatten(0, 1),
+        v.flatten(0, 1),
+        offsets([300] * 3),
+        offsets([300] * 3),
+        300,
+        300,
+        is_causal=True,
+    )
     torch.testing.assert_close(packed_out.view_as(dense), dense, atol=2e-3, rtol=2e-3)
 
 
@@ -133,9 +174,14 @@ def test_head_dims_of_their_own_kernels(d, path, causal):
     # d=256 natively (16-bit P·V), d=96 and 192 on Hopper: GQA, empty and one-token sequences, K
     # outliers in one sequence.
     lens_q, lens_k = [300, 0, 1, 1000, 17], [700, 3, 1, 1000, 0]
-    q, k, v = packed(lens_q, 8, d, torch.bfloat16), packed(lens_k, 2, d, torch.bfloat16, 3), \
-        packed(lens_k, 2, d, torch.bfloat16)
-    out = sageattn_varlen(q, k, v, offsets(lens_q), offsets(lens_k), 1000, 1000, is_causal=causal, pv_path=path)
+    q, k, v = (
+        packed(lens_q, 8, d, torch.bfloat16),
+        packed(lens_k, 2, d, torch.bfloat16, 3),
+        packed(lens_k, 2, d, torch.bfloat16),
+    )
+    out = sageattn_varlen(
+        q, k, v, offsets(lens_q), offsets(lens_k), 1000, 1000, is_causal=causal, pv_path=path
+    )
     check(out, reference(q, k, v, lens_q, lens_k, causal), REL_L1["fp16"])
 
 
@@ -150,7 +196,8 @@ def test_offsets_on_the_cpu_are_checked_and_used():
 
 
 def test_large_head_dim_falls_back_per_sequence():
-    sageattention.core._warned.clear()  # one warning per cause per process: sageattn's tests warn too
+    # One warning per cause per process: sageattn's tests warn too.
+    sageattention.core._warned.clear()
     lens = [30, 70]
     q, k, v = (packed(lens, 2, 320, torch.float16) for _ in range(3))
     with pytest.warns(UserWarning, match="head_dim 320"):
@@ -165,6 +212,7 @@ def test_torch_compile_fullgraph():
 
     def f(q, k, v, cu):
         return sageattn_varlen(q, k, v, cu, cu, 256, 256, is_causal=True) * 2
+
     out = torch.compile(f, fullgraph=True)(q, k, v, cu)
     torch.testing.assert_close(out, f(q, k, v, cu), rtol=0, atol=0)
 
@@ -177,7 +225,10 @@ def test_cuda_graph_capture_and_replay():
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         out = sageattn_varlen(q, k, v, cu, cu, 1000, 1000)
-    for new_lens in ([300, 5, 1000], [1000, 300, 5]):  # new data, and new offsets in the same buffers
+    for new_lens in (
+        [300, 5, 1000],
+        [1000, 300, 5],
+    ):  # new data, and new offsets in the same buffers
         cu.copy_(offsets(new_lens))
         q.copy_(torch.randn_like(q))
         graph.replay()
@@ -196,11 +247,15 @@ def test_a_sharp_sequence_is_recomputed_alone(causal):
     q, k, v = q.half(), k.half(), v.half()
     cu = offsets(lens)
     guarded = sageattn_varlen(q, k, v, cu, cu, max(lens), max(lens), is_causal=causal)
-    unguarded = sageattn_varlen(q, k, v, cu, cu, max(lens), max(lens), is_causal=causal, sharp_threshold=None)
+    unguarded = sageattn_varlen(
+        q, k, v, cu, cu, max(lens), max(lens), is_causal=causal, sharp_threshold=None
+    )
     qs, ks, vs = (t[17:317].transpose(0, 1).unsqueeze(0).double() for t in (q, k, v))
     ref = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)[0].transpose(0, 1)
     a, r = guarded[17:317].double().flatten(), ref.flatten()
     assert (a @ r / (a.norm() * r.norm())).item() >= 0.9999
     for rows in (slice(0, 17), slice(317, 447)):
-        diff = (guarded[rows].float() - unguarded[rows].float()).abs().sum() / unguarded[rows].float().abs().sum()
+        diff = (guarded[rows].float() - unguarded[rows].float()).abs().sum() / unguarded[
+            rows
+        ].float().abs().sum()
         assert diff.item() <= 1e-3

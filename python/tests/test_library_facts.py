@@ -4,6 +4,7 @@ supported head dims and query heads, the Hopper length rule, the capability rule
 errors, and the C API's struct that kernels/tests/sageattn_ctypes.py mirrors field by field.
 Read from the sources of this checkout; the rules are compared through the installed wheel's
 operator, so a rebuilt library and an edited core.py are caught alike."""
+
 import ctypes
 import re
 import sys
@@ -27,7 +28,9 @@ def enum(name, text=HEADER):
     found = re.search(r"enum class " + name + r"\s*\{([^}]*)\};", text)
     assert found, f"enum class {name} not found"
     names = [n.strip() for n in found.group(1).split(",") if n.strip()]
-    assert all(re.fullmatch(r"\w+", n) for n in names), f"{name}: explicit values are not parsed: {names}"
+    assert all(re.fullmatch(r"\w+", n) for n in names), (
+        f"{name}: explicit values are not parsed: {names}"
+    )
     return {n: i for i, n in enumerate(names)}
 
 
@@ -60,7 +63,10 @@ def test_dtype_numbers():
     # sageattn_ctypes writes 0 for float16; the C API reads 0 as DType::f16.
     assert enum("DType") == {"f16": 0, "bf16": 1}
     assert "c.dtype == 0 ? sageattn::DType::f16 : sageattn::DType::bf16" in CAPI
-    assert "p.dtype = 0 if q.dtype == torch.float16 else 1" in (ROOT / "kernels/tests/sageattn_ctypes.py").read_text()
+    assert (
+        "p.dtype = 0 if q.dtype == torch.float16 else 1"
+        in (ROOT / "kernels/tests/sageattn_ctypes.py").read_text()
+    )
 
 
 def test_head_dims_query_heads_and_the_hopper_length_rule():
@@ -87,16 +93,38 @@ def test_capability_rule_matches_the_library(has_sm90a):
     # core.capability_gap, for every path on every kind of GPU.
     op = torch.ops.sageattention.capability_gap
     for path, number in core._PATHS.items():
-        for major, minor in [(7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9), (9, 0), (10, 0), (10, 3),
-                             (11, 0), (12, 0), (12, 1)]:
+        for major, minor in [
+            (7, 0),
+            (7, 5),
+            (8, 0),
+            (8, 6),
+            (8, 7),
+            (8, 9),
+            (9, 0),
+            (10, 0),
+            (10, 3),
+            (11, 0),
+            (12, 0),
+            (12, 1),
+        ]:
             library = core.CAPABILITY_GAPS[op(number, major, minor, has_sm90a)]
-            assert core.capability_gap(path, major, minor, has_sm90a) == library, (path, major, minor)
+            assert core.capability_gap(path, major, minor, has_sm90a) == library, (
+                path,
+                major,
+                minor,
+            )
     assert op(len(core._PATHS), 9, 0, True) == -1  # a number that is no path
 
 
-C_TYPES = {"int": ctypes.c_int, "float": ctypes.c_float, "const void*": ctypes.c_void_p,
-           "void*": ctypes.c_void_p, "float*": ctypes.c_void_p, "long long": ctypes.c_longlong,
-           "const int*": ctypes.c_void_p}
+C_TYPES = {
+    "int": ctypes.c_int,
+    "float": ctypes.c_float,
+    "const void*": ctypes.c_void_p,
+    "void*": ctypes.c_void_p,
+    "float*": ctypes.c_void_p,
+    "long long": ctypes.c_longlong,
+    "const int*": ctypes.c_void_p,
+}
 
 
 def capi_struct_fields():
@@ -107,7 +135,9 @@ def capi_struct_fields():
         declaration = declaration.strip()
         if not declaration:
             continue
-        kind, names = re.fullmatch(r"((?:const )?(?:long long|\w+)\*?)\s+(.+)", declaration).groups()
+        kind, names = re.fullmatch(
+            r"((?:const )?(?:long long|\w+)\*?)\s+(.+)", declaration
+        ).groups()
         for name in names.split(","):
             name, count = re.fullmatch(r"\s*(\w+)(?:\[(\d+)\])?\s*", name).groups()
             fields.append((name, C_TYPES[kind] * int(count) if count else C_TYPES[kind]))
@@ -119,4 +149,6 @@ def test_the_ctypes_mirror_of_the_c_api_struct():
     struct = capi_struct_fields()
     assert [name for name, _ in mirror] == [name for name, _ in struct]
     for (name, mine), (_, theirs) in zip(mirror, struct):
-        assert ctypes.sizeof(mine) == ctypes.sizeof(theirs) and ctypes.alignment(mine) == ctypes.alignment(theirs), name
+        assert ctypes.sizeof(mine) == ctypes.sizeof(theirs) and ctypes.alignment(
+            mine
+        ) == ctypes.alignment(theirs), name
