@@ -30,8 +30,8 @@ files=$(git ls-files 'tools/*.cpp' 'tools/*.h' 'kernels/*.cpp' 'kernels/*.h' 'ke
   ':!kernels/src/instantiations/*' ':!kernels/src/sm90/wgmma_ops.cuh')
 clang-format --dry-run --Werror $files
 # The Python package's lint, format and types (python/pyproject.toml: [tool.ruff], [tool.mypy]).
-build/pytools/bin/ruff check --no-cache python/
-build/pytools/bin/ruff format --no-cache --check python/
+build/pytools/bin/ruff check --no-cache --config python/pyproject.toml python/ bench/*.py
+build/pytools/bin/ruff format --no-cache --config python/pyproject.toml --check python/ bench/*.py
 (cd python && ../build/pytools/bin/mypy --no-incremental)
 build/pytools/bin/hadolint docker/Dockerfile.linux
 bash scripts/check-win32.sh   # the Win32 process layer and MSVC backend, cross-compiled

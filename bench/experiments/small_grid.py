@@ -1,7 +1,8 @@
 """Non-causal square calls with few CTAs: sageattn's kernel (hand-over off) against torch's SDPA."""
 import json, sys, torch
 from sageattention import sageattn
-from sageattention.bench import _median_ms, _sdpa, _best_of_rounds
+sys.path.insert(0, "bench")  # run from the repository root
+from sageattn_bench import _median_ms, _sdpa, _best_of_rounds
 rows = []
 for d, heads in ((128, 24), (128, 32), (64, 32), (64, 64)):
     for b in (1, 2, 4, 8):

@@ -4,7 +4,7 @@
 random values (the tensor cores run faster on the padding's zeros, which flatters the padded
 call's TOPS): the quantization and the attention kernel timed apart, per
 library (--libs name=path,...: builds compared in one run), P·V path and causal or not. The
-sequences are python -m sageattention.bench's varlen suite's: 64, lengths drawn uniformly from
+sequences are bench/sageattn_bench.py's varlen suite's: 64, lengths drawn uniformly from
 128-8192 with seed 0, 32 heads at d=128, fp16, NHD. TOPS count the sequences' work for the
 packed call and the padded batch's for the padded and dense ones.
 

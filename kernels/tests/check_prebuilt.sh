@@ -5,7 +5,7 @@
 #   OLD    libsageattn_capi.so of a reference tree: then its dense outputs must match NEW's
 #          (compare_libs.py) and both are timed in alternation (bench_kernels, bench_quant)
 #   WHEEL  a sageattention wheel for this machine's torch: the GPU pytest suite against it, and
-#          `python -m sageattention.bench --suite $SUITES $BENCH_ARGS` (default: varlen)
+#          `bench/sageattn_bench.py --suite $SUITES $BENCH_ARGS` (default: varlen)
 # Steps (STEPS, comma-separated; default all): compare, test, sanitize, pytest, speed, bench.
 # Everything lands in $OUT (or build/gpu-results); the last lines printed are the summary.
 set -uo pipefail
@@ -57,7 +57,7 @@ if has speed && [[ -n ${OLD:-} ]]; then
 fi
 if has bench && [[ -n ${WHEEL:-} ]]; then
   [[ -d /tmp/sage-site ]] || python3 -m pip install -q --no-deps --target /tmp/sage-site "$WHEEL"
-  (cd /tmp && PYTHONPATH=/tmp/sage-site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 timeout 900 python3 -m sageattention.bench \
+  (cd /tmp && PYTHONPATH=/tmp/sage-site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 timeout 900 python3 "$OLDPWD/bench/sageattn_bench.py" \
      --suite "${SUITES:-varlen}" --rounds "${ROUNDS:-2}" ${BENCH_ARGS:-} --json "$out/bench.json" \
      --png "$out/bench.png") >"$out/bench.log" 2>&1
   note "bench: bench.log, bench.json, bench.png"

@@ -41,7 +41,7 @@ MODEL_SCHEMES = {
     "int8 x2 Q and K": ("warp2", "block2"),
     "16-bit Q·Kᵀ": ("fp16", "fp16"),
 }
-# The kernels' run this model is checked against: an H100, `python -m sageattention.bench
+# The kernels' run this model is checked against: an H100, `bench/sageattn_bench.py
 # --suite sharpness` (its README has the whole command); its two columns of the quantized kernels
 # without the sharp-tile guard, per_warp and per_block Q, are KERNEL_SCHEMES' two, in order.
 MEASURED_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "results",

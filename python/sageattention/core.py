@@ -91,7 +91,7 @@ SHARP_THRESHOLD = 100.0
 # these to torch's SDPA, which is then faster and exact; the per-path functions always run their
 # kernel. The limits below are where an H100 measures the kernel slower, d=64 and 128, MHA and
 # GQA, batch 1-32 (docs/benchmarks.md, "Where sageattn() hands over to SDPA" and "Decode", with
-# the figures; python -m sageattention.bench --suite decode,short). Causal calls of more than one
+# the figures; bench/sageattn_bench.py --suite decode,short). Causal calls of more than one
 # query against more keys go to SDPA only when few and MHA: torch repeats K and V for a
 # bottom-right causal GQA mask, and its bottom-right kernel is FA2, slower than the kernel from
 # 256 queries. Off with sageattn(..., sdpa_for_short_queries=False) or

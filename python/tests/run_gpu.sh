@@ -31,6 +31,6 @@ rm -rf /tmp/sage-site && python3 -m pip install -q --no-deps --target /tmp/sage-
    "$OLDPWD/python/tests" -p no:cacheprovider 2>&1 | tail -25) | tee "$out/pytest-gpu${LOG_SUFFIX:-}.log"
 
 if [[ -n ${BENCH:-} ]]; then
-  (cd /tmp && PYTHONPATH=/tmp/sage-site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 -m sageattention.bench \
+  (cd /tmp && PYTHONPATH=/tmp/sage-site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 "$OLDPWD/bench/sageattn_bench.py" \
      --json "$out/bench-sageattn.json" --png "$out/bench-sageattn.png") | tee "$out/bench-sageattn.log"
 fi

@@ -11,10 +11,10 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from test_gpu import PATHS, check
 
 import sageattention
 from sageattention import sageattn
+from test_gpu import PATHS, check
 
 pytestmark = pytest.mark.gpu
 ELEMENTS_32 = 2**31  # offsets from here on need 64-bit arithmetic

@@ -1,4 +1,7 @@
-"""python -m sageattention.bench: sageattn() against its peers, in one process, on the same tensors.
+"""bench/sageattn_bench.py: sageattn() against its peers, in one process, on the same tensors.
+
+Run from the repository with the package installed (the wheel, or PYTHONPATH to it):
+  python3 bench/sageattn_bench.py [--suite ...] [--rounds N] [--json F] [--png F]
 
 Suites (--suite, default all):
   prefill   TOPS at sequence lengths 1k-32k: fp16, HND, b·s = 32k tokens, 4096/d heads (32 at
@@ -44,8 +47,8 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
 
-from . import (
-    _cudnn_fp8,
+import cudnn_fp8 as _cudnn_fp8  # beside this file
+from sageattention import (
     core,
     sageattn,
     sageattn_qk_int8_pv_fp8_cuda,
@@ -632,7 +635,7 @@ def plot(result, path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m sageattention.bench", description=__doc__.split("\n")[0]
+        prog="bench/sageattn_bench.py", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "--suite", default=",".join(SUITES), help=f"comma-separated, of {', '.join(SUITES)}"
@@ -663,7 +666,7 @@ def main(argv=None):
         parser.error(f"unknown suite {unknown[0]!r} (suites: {', '.join(SUITES)})")
     if not torch.cuda.is_available():
         raise SystemExit(
-            "python -m sageattention.bench needs a CUDA GPU (torch.cuda.is_available() is False)"
+            "bench/sageattn_bench.py needs a CUDA GPU (torch.cuda.is_available() is False)"
         )
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")

@@ -1,5 +1,5 @@
 """cuDNN's FP8 attention (the cuDNN graph API's sdpa_fp8, through the nvidia-cudnn-frontend
-package, which uses the cuDNN library torch loaded) as a peer for `python -m sageattention.bench`.
+package, which uses the cuDNN library torch loaded) as a peer for bench/sageattn_bench.py.
 
 Per-tensor scaling, the way cuDNN defines its FP8 attention: Q, K and V in e4m3 with one float32
 descale each, P rounded to e4m3 under a fixed scale, O written in e4m3 (cuDNN on Hopper writes
