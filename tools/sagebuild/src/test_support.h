@@ -1,7 +1,9 @@
 // Helpers shared by the unit tests: paths to the repository and test data, and golden files.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace sagebuild::testing {
@@ -19,5 +21,31 @@ std::string read_text(const std::filesystem::path& path);
 // rewrites the file instead (review the diff before committing). Returns "" when they agree,
 // else a description of the first difference.
 std::string compare_golden(const std::filesystem::path& golden, const std::string& actual);
+
+// Sets (or, given std::nullopt, removes) an environment variable for the scope of the object,
+// then restores what was there, also when a check fails and throws.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 }  // namespace sagebuild::testing

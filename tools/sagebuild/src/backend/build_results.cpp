@@ -67,6 +67,11 @@ void write_result(const stdfs::path& root, const matrix::Entry& e, const EntryRe
     record["kernels"] = r.kernels;
     record["kernel_cache_hit"] = r.kernel_cache_hit;
   }
+  if (const CompileCacheStats& c = r.compile_cache; !c.empty()) {
+    record["compile_cache"] = {{"compiles", c.compiles},       {"local_hits", c.local_hits},
+                               {"remote_hits", c.remote_hits}, {"compiled", c.compiled},
+                               {"uncached", c.uncached},       {"remote_errors", c.remote_errors}};
+  }
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& ph : r.phases)
     phases[ph.phase] = ph.seconds;

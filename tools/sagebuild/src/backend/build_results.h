@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/compile_cache.h"
 #include "matrix/expand.h"
 
 namespace sagebuild::backend {
@@ -52,6 +53,7 @@ struct EntryResult {
   std::filesystem::path log;
   std::string kernels;  // kernel cache key
   bool kernel_cache_hit = false;
+  CompileCacheStats compile_cache;  // what ccache did for this entry's compiles
   double seconds = 0;
   bool ok() const { return outcome == EntryOutcome::built || outcome == EntryOutcome::up_to_date; }
 };

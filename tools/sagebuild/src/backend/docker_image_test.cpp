@@ -90,18 +90,21 @@ TEST_CASE("a rule that cannot serve the entry says why", "[docker]") {
 
 TEST_CASE("the image set: --images, else $SAGEBUILD_DOCKER_IMAGES, else docker.default",
           "[docker]") {
-  unsetenv("SAGEBUILD_DOCKER_IMAGES");
-  CHECK((*docker_image_set(small(), ""))->name == "local");
-  CHECK((*docker_image_set(small(), "other"))->name == "other");
-  setenv("SAGEBUILD_DOCKER_IMAGES", "other", 1);
-  CHECK((*docker_image_set(small(), ""))->name == "other");
-  setenv("SAGEBUILD_DOCKER_IMAGES", "nope", 1);
+  {
+    const testing::ScopedEnv unset("SAGEBUILD_DOCKER_IMAGES", std::nullopt);
+    CHECK((*docker_image_set(small(), ""))->name == "local");
+    CHECK((*docker_image_set(small(), "other"))->name == "other");
+  }
+  {
+    const testing::ScopedEnv other("SAGEBUILD_DOCKER_IMAGES", "other");
+    CHECK((*docker_image_set(small(), ""))->name == "other");
+  }
+  const testing::ScopedEnv nope("SAGEBUILD_DOCKER_IMAGES", "nope");
   auto missing = docker_image_set(small(), "");
   REQUIRE_FALSE(missing);
   CHECK_THAT(missing.error().message,
              Catch::Contains("SAGEBUILD_DOCKER_IMAGES names no image set") &&
                  Catch::Contains("there are: local, other, pypi"));
-  unsetenv("SAGEBUILD_DOCKER_IMAGES");
 }
 
 }  // namespace

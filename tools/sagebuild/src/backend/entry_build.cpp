@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/build_steps.h"
+#include "backend/compile_cache.h"
 #include "backend/entry_toolchain.h"
 #include "backend/install_check.h"
 #include "backend/kernel_cache.h"
@@ -254,7 +255,8 @@ class EntryRun {
             budget_.nvcc_threads,
             log_,
             [this](const std::string& l) { note(l); },
-            compiler_launcher(o_)};
+            compiler_launcher(o_),
+            compile_cache_environment(compiler_launcher(o_), stats_log())};
   }
 
   bool build_kernels() {
@@ -307,13 +309,15 @@ class EntryRun {
     const std::vector<std::string> argv = build_command_argv(m_, o_.root, env_.python, backend_out);
     if (argv.empty())
       return fail(EntryOutcome::build_failed, "matrix.yaml has no package.build_command");
-    auto built =
-        platform::run_process(argv, {.working_directory = o_.root,
-                                     .environment = wheel_build_environment(
-                                         m_, e_, o_, toolkit_, prebuilt_, work(), budget_.parallel),
-                                     .timeout = std::chrono::hours(2),
-                                     .keep_output = 4096,
-                                     .log_file = log_});
+    Settings environment =
+        wheel_build_environment(m_, e_, o_, toolkit_, prebuilt_, work(), budget_.parallel);
+    for (auto& setting : compile_cache_environment(compiler_launcher(o_), stats_log()))
+      environment.push_back(std::move(setting));
+    auto built = platform::run_process(argv, {.working_directory = o_.root,
+                                              .environment = environment,
+                                              .timeout = std::chrono::hours(2),
+                                              .keep_output = 4096,
+                                              .log_file = log_});
     if (!built) return fail(EntryOutcome::build_failed, built.error().message);
     if (!built->ok()) {
       return fail(
@@ -414,8 +418,30 @@ class EntryRun {
     // torch are downloaded for nothing.
     if (!find_toolchain() || !prepare_environment() || !record_inputs()) return;
     if (up_to_date()) return;
-    if (!build_kernels() || !build_binding() || !build_wheel()) return;
-    verify_and_deliver();
+    std::error_code ec;
+    stdfs::remove(stats_log(), ec);  // this build's compiles only
+    const bool built = build_kernels() && build_binding() && build_wheel();
+    report_compile_cache();
+    if (built) verify_and_deliver();
+  }
+
+  // What ccache did for this entry's compiles (kernels, when this entry compiled them; binding;
+  // wheel), in the progress and the results; remote storage errors as a warning: the build went
+  // on, compiling locally.
+  void report_compile_cache() {
+    auto text = fs::read_file(stats_log());
+    if (!text) return;  // no launcher, sccache, or nothing compiled
+    result_.compile_cache = parse_ccache_stats_log(*text);
+    const CompileCacheStats& c = result_.compile_cache;
+    if (c.empty()) return;
+    note("compile cache: " + describe(c));
+    if (c.remote_errors) {
+      const std::string remote = remote_storage_for_display();
+      note(
+          fmt::format("warning: the remote compile cache{} failed for {} of {} compiles "
+                      "(down, unreachable or slow?): they were compiled here",
+                      remote.empty() ? "" : " (" + remote + ")", c.remote_errors, c.compiles));
+    }
   }
 
   // ---- bookkeeping ----
@@ -456,6 +482,7 @@ class EntryRun {
   }
 
   std::string suffix() const { return o_.reproducibility_run ? "-again" : ""; }
+  stdfs::path stats_log() const { return work() / "ccache-stats.log"; }
   stdfs::path work() const { return o_.root / "build" / "sagebuild" / (e_.id + suffix()); }
   stdfs::path dist() const { return o_.dist.is_absolute() ? o_.dist : o_.root / o_.dist; }
 

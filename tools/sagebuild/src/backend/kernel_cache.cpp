@@ -117,7 +117,7 @@ Expected<Ok> build_into(const KernelInputs& in, const KernelBuildOptions& option
   }
   const std::vector<std::string> own = kernel_settings(in);
   settings.insert(settings.end(), own.begin(), own.end());
-  return cmake_install_into(in.root, dir, settings, options, "the kernels");
+  return cmake_install_into(in.root, dir, settings, options, "the kernels", options.environment);
 }
 
 // {relative path: sha256} of each file, in the given order; an empty list is an error, since a
@@ -272,8 +272,10 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in, const CacheKey
         if (!options.launcher.empty()) {
           settings.push_back("CMAKE_CXX_COMPILER_LAUNCHER=" + options.launcher);  // a faster miss
         }
-        return cmake_install_into(in.root, staging, settings, options, "the binding",
-                                  in.environment);
+        std::vector<std::pair<std::string, std::string>> environment = in.environment;
+        environment.insert(environment.end(), options.environment.begin(),
+                           options.environment.end());
+        return cmake_install_into(in.root, staging, settings, options, "the binding", environment);
       },
       options);
   if (!hit) return hit.error();

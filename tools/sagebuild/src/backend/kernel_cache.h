@@ -54,6 +54,9 @@ struct KernelBuildOptions {
   std::function<void(const std::string&)> note;
   // ccache or sccache for the compilers (build_steps.h: compiler_launcher), or "" for none.
   std::string launcher;
+  // Set for every compile on top of sagebuild's own environment (the launcher's statistics log:
+  // compile_cache.h).
+  std::vector<std::pair<std::string, std::string>> environment = {};
 };
 
 struct KernelLibrary {

@@ -51,9 +51,10 @@ TEST_CASE("matrix --format json lists the seeds' entries (golden)", "[cli]") {
 TEST_CASE("matrix --format github appends to GITHUB_OUTPUT", "[cli]") {
   const auto path = std::filesystem::temp_directory_path() /
                     ("sagebuild-gh-" + std::to_string(std::random_device{}()));
-  ::setenv("GITHUB_OUTPUT", path.c_str(), 1);
-  const Run r = sagebuild({"matrix", "--profile", "stable", "--format", "github"});
-  ::unsetenv("GITHUB_OUTPUT");
+  const Run r = [&] {
+    const testing::ScopedEnv output("GITHUB_OUTPUT", path.string());
+    return sagebuild({"matrix", "--profile", "stable", "--format", "github"});
+  }();
   REQUIRE(r.code == kSuccess);
   auto outputs = github::parse_output_file(testing::read_text(path));
   std::filesystem::remove(path);
@@ -64,7 +65,7 @@ TEST_CASE("matrix --format github appends to GITHUB_OUTPUT", "[cli]") {
 }
 
 TEST_CASE("the github format outside Actions says what to do", "[cli]") {
-  ::unsetenv("GITHUB_OUTPUT");
+  const testing::ScopedEnv output("GITHUB_OUTPUT", std::nullopt);
   const Run r = sagebuild({"matrix", "--profile", "stable", "--format", "github"});
   CHECK(r.code == kUsageError);
   CHECK(r.err.find("GITHUB_OUTPUT is not set") != std::string::npos);
@@ -89,9 +90,10 @@ TEST_CASE("exit codes distinguish usage from configuration errors", "[cli]") {
 }
 
 TEST_CASE("matrix errors become annotations under GitHub Actions", "[cli]") {
-  ::setenv("GITHUB_ACTIONS", "true", 1);
-  const Run r = sagebuild({"validate"}, testing::testdata_dir() / "bad" / "unknown_key.yaml");
-  ::unsetenv("GITHUB_ACTIONS");
+  const Run r = [] {
+    const testing::ScopedEnv actions("GITHUB_ACTIONS", "true");
+    return sagebuild({"validate"}, testing::testdata_dir() / "bad" / "unknown_key.yaml");
+  }();
   CHECK(r.code == kConfigError);
   CHECK(r.out.find("::error file=") != std::string::npos);
   CHECK(r.out.find(",line=8,col=5::unknown key 'pyton'") != std::string::npos);

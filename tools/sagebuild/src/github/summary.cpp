@@ -55,6 +55,40 @@ std::string fenced(const std::string& text, std::string_view indent) {
   return fmt::format("{}{}\n{}{}\n{}{}\n", indent, fence, indent, text, indent, fence);
 }
 
+// The seconds of the phases that compile (kernels, binding, wheel).
+double compile_seconds(const nlohmann::json& r) {
+  double total = 0;
+  const auto phases = r.find("phases");
+  if (phases == r.end() || !phases->is_object()) return 0;
+  for (const char* phase : {"kernels", "binding", "wheel"}) {
+    const auto it = phases->find(phase);
+    if (it != phases->end() && it->is_number()) total += it->get<double>();
+  }
+  return total;
+}
+
+// What the caches gave: sagebuild's kernel cache, and ccache's compiles ("31/33 hits, 31 remote").
+std::string cache_cell(const nlohmann::json& r) {
+  std::vector<std::string> parts;
+  const auto hit = r.find("kernel_cache_hit");
+  if (hit != r.end() && hit->is_boolean()) {
+    parts.push_back(hit->get<bool>() ? "kernels cached" : "kernels compiled");
+  }
+  const auto cc = r.find("compile_cache");
+  if (cc != r.end() && cc->is_object()) {
+    const auto count = [&](const char* key) {
+      const auto it = cc->find(key);
+      return it != cc->end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+    };
+    std::string hits = fmt::format("{}/{} ccache hits", count("local_hits") + count("remote_hits"),
+                                   count("compiles"));
+    if (count("remote_hits")) hits += fmt::format(", {} remote", count("remote_hits"));
+    if (count("remote_errors")) hits += fmt::format(", {} remote errors", count("remote_errors"));
+    parts.push_back(hits);
+  }
+  return parts.empty() ? "-" : text::join(parts, "; ");
+}
+
 }  // namespace
 
 std::string summary_markdown(const std::vector<nlohmann::json>& results, std::size_t limit) {
@@ -68,10 +102,11 @@ std::string summary_markdown(const std::vector<nlohmann::json>& results, std::si
       const std::uint64_t size = number(r, "size", std::uint64_t{0});
       bytes += size;
       rows.push_back(fmt::format(
-          "| `{}` | {} | {} | {} | {} | {:.1f} MB | `{}` | {:.0f} s | {} |\n",
+          "| `{}` | {} | {} | {} | {} | {:.1f} MB | `{}` | {:.0f} s | {:.0f} s | {} | {} |\n",
           cell(field(r, "wheel")), cell(field(r, "torch")), cell(field(r, "cuda")),
           cell(field(r, "python")), cell(field(r, "platform")), static_cast<double>(size) / 1e6,
-          field(r, "sha256").substr(0, 16), number(r, "seconds", 0.0),
+          field(r, "sha256").substr(0, 16), number(r, "seconds", 0.0), compile_seconds(r),
+          cell(cache_cell(r)),
           status == "up_to_date" ? "up to date (not rebuilt)"
                                  : fmt::format("{} checks passed", field(r, "checks"))));
     } else {
@@ -90,8 +125,9 @@ std::string summary_markdown(const std::vector<nlohmann::json>& results, std::si
   std::string head = fmt::format("## sagebuild: {} wheel{} ready, {} failed ({:.1f} MB)\n\n", built,
                                  built == 1 ? "" : "s", failed, static_cast<double>(bytes) / 1e6);
   std::string table =
-      "| wheel | torch | CUDA | Python | platform | size | sha256 | time | verification |\n"
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+      "| wheel | torch | CUDA | Python | platform | size | sha256 | time | compiling | caches | "
+      "verification |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   std::string out = head;
   std::size_t dropped = 0;
   auto fits = [&](const std::string& more) { return out.size() + more.size() + 256 <= limit; };

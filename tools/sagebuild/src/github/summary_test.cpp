@@ -30,10 +30,31 @@ TEST_CASE("a summary lists wheels and failures with their first lines", "[summar
         {"message", "the build failed (exit code 2)\nline 2\nline 3\nline 4\nline 5\nline 6"}}});
   CHECK(md.starts_with("## sagebuild: 1 wheel ready, 1 failed (2.0 MB)\n"));
   CHECK(md.find("| `w1.whl` | 2.8.0 | 12.9.1 | 3.12 | linux_x86_64 | 2.0 MB | `0123456789abcdef` | "
-                "30 s | 33 checks passed |") != std::string::npos);
+                "30 s | 0 s | - | 33 checks passed |") != std::string::npos);
   CHECK(md.find("**linux-bad** (build failed): build/logs/linux-bad.log") != std::string::npos);
   CHECK(md.find("line 5") != std::string::npos);
   CHECK(md.find("line 6") == std::string::npos);  // first lines only
+}
+
+TEST_CASE("a wheel's row shows its compile time and what the caches gave", "[summary]") {
+  nlohmann::json r = built(1);
+  r["phases"] = {
+      {"toolchain", 1.0}, {"kernels", 100.0}, {"binding", 20.0}, {"wheel", 9.4}, {"verify", 5.0}};
+  r["kernel_cache_hit"] = false;
+  r["compile_cache"] = {{"compiles", 33},
+                        {"local_hits", 1},
+                        {"remote_hits", 31},
+                        {"compiled", 1},
+                        {"remote_errors", 0}};
+  std::string md = summary_markdown({r});
+  CHECK(md.find("| 30 s | 129 s | kernels compiled; 32/33 ccache hits, 31 remote | 33 checks") !=
+        std::string::npos);
+  r["kernel_cache_hit"] = true;
+  r["compile_cache"] = {{"compiles", 2}, {"compiled", 2}, {"remote_errors", 2}};
+  md = summary_markdown({r});
+  CHECK(md.find("| kernels cached; 0/2 ccache hits, 2 remote errors |") != std::string::npos);
+  r["compile_cache"] = "garbage";  // a results file is input: never a crash
+  CHECK(summary_markdown({r}).find("| kernels cached |") != std::string::npos);
 }
 
 TEST_CASE("up-to-date wheels count as ready; interrupted entries are named so", "[summary]") {

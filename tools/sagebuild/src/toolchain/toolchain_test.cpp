@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "matrix/model.h"
+#include "test_support.h"
 #include "toolchain/cuda.h"
 #include "toolchain/python.h"
 #include "util/fs.h"
@@ -31,24 +32,7 @@ stdfs::path fake_toolkit(const stdfs::path& root, const std::string& version) {
   return root;
 }
 
-// Sets an environment variable for the scope, and restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 matrix::CudaToolkit toolkit(const std::string& release, std::string pypi = "") {
   matrix::CudaToolkit t;

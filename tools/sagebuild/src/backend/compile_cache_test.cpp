@@ -1,0 +1,81 @@
+#include "backend/compile_cache.h"
+
+#include <catch2/catch.hpp>
+
+#include "test_support.h"
+
+namespace sagebuild::backend {
+namespace {
+
+// Records as ccache 4.7 writes them to CCACHE_STATSLOG (one compile each).
+constexpr const char* kLog = R"(# /src/kernels/src/quantize.cu
+cache_miss
+direct_cache_miss
+local_storage_miss
+local_storage_read_miss
+local_storage_write
+preprocessed_cache_miss
+remote_storage_miss
+remote_storage_read_miss
+remote_storage_write
+# /src/kernels/src/api.cpp
+direct_cache_hit
+local_storage_hit
+local_storage_read_hit
+# /src/kernels/src/instantiations/attention_sm90_f16_d128.cu
+direct_cache_hit
+local_storage_miss
+local_storage_write
+remote_storage_hit
+remote_storage_read_hit
+# /src/python/csrc/binding.cpp
+cache_miss
+direct_cache_miss
+local_storage_miss
+preprocessed_cache_miss
+remote_storage_error
+# CMakeFiles/x.dir/link.txt
+called_for_link
+)";
+
+TEST_CASE("ccache's statistics log gives each compile its outcome", "[compile-cache]") {
+  const CompileCacheStats s = parse_ccache_stats_log(kLog);
+  CHECK(s.compiles == 5);
+  CHECK(s.compiled == 2);
+  CHECK(s.local_hits == 1);
+  CHECK(s.remote_hits == 1);
+  CHECK(s.uncached == 1);
+  CHECK(s.remote_errors == 1);
+  CHECK(describe(s) ==
+        "5 compiles: 1 from the local cache, 1 from the remote cache, 2 compiled, 1 not "
+        "cacheable; the remote cache failed 1 time");
+  CHECK(describe(parse_ccache_stats_log("")).empty());
+  CHECK(parse_ccache_stats_log("cache_miss\n").empty());  // counters outside a record
+  CHECK(describe(parse_ccache_stats_log("# a.cpp\r\ndirect_cache_hit\r\n")) ==
+        "1 compile: 1 from the local cache");
+}
+
+TEST_CASE("only ccache is given a statistics log", "[compile-cache]") {
+  const auto env = compile_cache_environment("ccache", "/w/ccache-stats.log");
+  REQUIRE(env.size() == 1);
+  CHECK(env[0].first == "CCACHE_STATSLOG");
+  CHECK(env[0].second == "/w/ccache-stats.log");
+  CHECK(compile_cache_environment("sccache", "/w/x").empty());
+  CHECK(compile_cache_environment("", "/w/x").empty());
+}
+
+TEST_CASE("the remote storage is shown without its password", "[compile-cache]") {
+  {
+    const testing::ScopedEnv remote("CCACHE_REMOTE_STORAGE",
+                                    "redis://:s3cret@cache.example:6379|connect-timeout=50 "
+                                    "file:///mnt/cache");
+    const std::string shown = remote_storage_for_display();
+    CHECK(shown == "redis://:***@cache.example:6379|connect-timeout=50 file:///mnt/cache");
+    CHECK(shown.find("s3cret") == std::string::npos);
+  }
+  const testing::ScopedEnv unset("CCACHE_REMOTE_STORAGE", std::nullopt);
+  CHECK(remote_storage_for_display().empty());
+}
+
+}  // namespace
+}  // namespace sagebuild::backend
