@@ -68,7 +68,7 @@ TEST_CASE("up-to-date wheels count as ready; interrupted entries are named so", 
         {"message", "interrupted (Ctrl-C) during kernels"}},
        {{"entry", "linux-later"}, {"status", "not_started"}, {"message", "not started"}}});
   CHECK(md.starts_with("## sagebuild: 1 wheel ready, 2 failed"));
-  CHECK(md.find("| 30 s | up to date (not rebuilt) |") != std::string::npos);
+  CHECK(md.find("| 30 s | 0 s | - | up to date (not rebuilt) |") != std::string::npos);
   CHECK(md.find("**linux-stopped** (interrupted): x.log") != std::string::npos);
   CHECK(md.find("**linux-later** (not started)") != std::string::npos);
 }
