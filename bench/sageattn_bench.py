@@ -48,6 +48,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
 
 import cudnn_fp8 as _cudnn_fp8  # beside this file
+from cuda_timing import median_ms as _median_ms
 from sageattention import (
     core,
     sageattn,
@@ -57,21 +58,6 @@ from sageattention import (
 )
 
 SUITES = ("prefill", "decode", "short", "accuracy", "sharpness", "varlen")
-
-
-def _median_ms(fn, reps=20, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
 
 
 def _best_of_rounds(calls, rounds):

@@ -18,20 +18,14 @@ import subprocess
 import sys
 import tempfile
 
+# bench/: the shared CUDA-event timer the worker imports.
+BENCH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+
 WORKER = r"""
 import json, sys, torch, sageattention, sageattention._ops as ops
+from cuda_timing import median_ms  # bench/, on PYTHONPATH
 assert ops.available(), ops.LOAD_ERROR
 seqs = [int(s) for s in sys.argv[1].split(",")]
-def median_ms(fn, reps=20, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize()
-        times.append(a.elapsed_time(b))
-    return sorted(times)[len(times) // 2]
 cells = []
 for d in (128, 64):
     heads = 32 if d == 128 else 64
@@ -85,7 +79,9 @@ def main():
             for name, _ in wheels:
                 env = dict(
                     os.environ,
-                    PYTHONPATH=sites[name] + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                    PYTHONPATH=os.pathsep.join(
+                        [sites[name], BENCH_DIR, os.environ.get("PYTHONPATH", "")]
+                    ),
                 )
                 done = subprocess.run(
                     [sys.executable, "-c", WORKER, args.seqs],
