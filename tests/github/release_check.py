@@ -204,11 +204,33 @@ def main():
                   done.returncode == 0 and not state.log
                   and "sageattention-2.2.0+cu128torch2.9-290.128-cp312" in done.stdout
                   and "sageattention-2.2.0+cu130-2100.130-py3-none" in done.stdout, done.stdout + done.stderr)
-            done = run(sb, api, "--tag", "v4.0.0", w29, w_universal)
+            # --delivered-dir: the labelled copies kept, byte for byte what is uploaded below
+            # (attested in the workflow); a second run is fine, another file of a name is refused.
+            kept = os.path.join(tmp, "delivered")
+            done = run(sb, api, "--tag", "v4.0.0", "--dry-run", "--delivered-dir", kept, w29, w_universal)
+            kept_names = sorted(os.listdir(kept)) if os.path.isdir(kept) else []
+            check("--delivered-dir keeps the labelled copies", done.returncode == 0 and kept_names == [
+                "sageattention-2.2.0+cu128torch2.9-290.128-cp312-cp312-manylinux_2_28_x86_64.whl",
+                "sageattention-2.2.0+cu130-2100.130-py3-none-manylinux_2_28_x86_64.whl"],
+                  f"{kept_names}\n{done.stdout}{done.stderr}")
+            again = run(sb, api, "--tag", "v4.0.0", "--dry-run", "--delivered-dir", kept, w29, w_universal)
+            check("--delivered-dir again: the same copies, no error", again.returncode == 0, again.stdout + again.stderr)
+            clash = os.path.join(kept, kept_names[0]) if kept_names else os.path.join(kept, "x")
+            with open(clash, "wb") as f:
+                f.write(b"the user's own file")
+            refused = run(sb, api, "--tag", "v4.0.0", "--dry-run", "--delivered-dir", kept, w29, w_universal)
+            check("--delivered-dir holding another file of a name: exit 6, the file left alone",
+                  refused.returncode == 6 and "already holds another" in refused.stderr
+                  and open(clash, "rb").read() == b"the user's own file", refused.stdout + refused.stderr)
+            shutil.rmtree(kept)
+            done = run(sb, api, "--tag", "v4.0.0", "--delivered-dir", kept, w29, w_universal)
             names = sorted(a["name"] for a in assets_of(state, "v4.0.0"))
             check("wheels are attached under their variants' local versions", done.returncode == 0 and names == [
                 "sageattention-2.2.0+cu128torch2.9-290.128-cp312-cp312-manylinux_2_28_x86_64.whl",
                 "sageattention-2.2.0+cu130-2100.130-py3-none-manylinux_2_28_x86_64.whl"], f"{names}\n{done.stdout}{done.stderr}")
+            kept_bytes = {n: open(os.path.join(kept, n), "rb").read() for n in sorted(os.listdir(kept))}
+            check("the --delivered-dir copies are the uploaded bytes",
+                  kept_bytes == {a["name"]: a["data"] for a in assets_of(state, "v4.0.0")}, str(sorted(kept_bytes)))
             again = run(sb, api, "--tag", "v4.0.0", w29, w_universal)
             check("labelling is deterministic: a re-run finds the same assets", again.returncode == 0
                   and again.stdout.count("already there") == 2, again.stdout + again.stderr)

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "util/sha256.h"
 #include "wheel/filename.h"
 
 namespace sagebuild::cli {
@@ -38,6 +39,36 @@ void remove_stale_copies() {
     if (!it->is_directory(item) || it->is_symlink(item)) continue;
     const auto written = it->last_write_time(item);
     if (!item && now - written > std::chrono::hours(24)) stdfs::remove_all(path, item);
+  }
+}
+
+// Copies each file into `dir` (created if need be). A file of the same name already there is
+// left alone when it has the same bytes and refused otherwise: nothing the user had is replaced.
+void keep_delivered(const std::vector<stdfs::path>& files, const stdfs::path& dir) {
+  std::error_code ec;
+  stdfs::create_directories(dir, ec);
+  if (ec) {
+    throw CommandError{kPublishFailure,
+                       fmt::format("--delivered-dir {}: {}", dir.string(), ec.message())};
+  }
+  for (const stdfs::path& file : files) {
+    const stdfs::path target = dir / file.filename();
+    if (stdfs::exists(target, ec)) {
+      const auto have = sha256_file(target), want = sha256_file(file);
+      if (have && want && have->digest == want->digest) continue;
+      throw CommandError{kPublishFailure,
+                         fmt::format("--delivered-dir: {} already holds another {}; nothing "
+                                     "replaced (empty the folder or choose another)",
+                                     dir.string(), file.filename().string())};
+    }
+    const stdfs::path partial = dir / ("." + file.filename().string() + ".partial");
+    stdfs::copy_file(file, partial, stdfs::copy_options::overwrite_existing, ec);
+    if (!ec) stdfs::rename(partial, target, ec);
+    if (ec) {
+      stdfs::remove(partial, ec);
+      throw CommandError{kPublishFailure, fmt::format("--delivered-dir: cannot copy {} into {}",
+                                                      file.filename().string(), dir.string())};
+    }
   }
 }
 
@@ -102,6 +133,7 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
                                   : "\n  (--local-labels delivers each variant under its own "
                                     "local version, for a registry that accepts them)")};
   }
+  if (!options.delivered_dir.empty()) keep_delivered(set.files, options.delivered_dir);
   return set;
 }
 

@@ -22,6 +22,9 @@ struct GateOptions {
   // are: they have no recorded variant).
   bool label = false;
   wheel::VerifyOptions checks;  // what verification holds each wheel to
+  // --delivered-dir: a copy of every file as it will be delivered (labelled where labelling was
+  // asked) goes here, so that attestations and checksums are made of the uploaded bytes.
+  std::filesystem::path delivered_dir;
 };
 
 // The files to upload, in the order given: the labelled copies (in a temporary folder that
@@ -33,8 +36,9 @@ struct DeliverySet {
   std::unique_ptr<fs::TempDir> labelled;
 };
 
-// Throws CommandError (verification failure: exit 5; a set that cannot resolve or a wheel that
-// cannot be labelled: exit 6). `out` gets one line per failed wheel's findings.
+// Throws CommandError (verification failure: exit 5; a set that cannot resolve, a wheel that
+// cannot be labelled, or a --delivered-dir that already holds another file of a name: exit 6).
+// `out` gets one line per failed wheel's findings.
 DeliverySet prepare_delivery(const std::vector<std::filesystem::path>& files,
                              const GateOptions& options, std::ostream& out);
 

@@ -30,6 +30,9 @@ class PublishCommand final : public Command {
                  "upload each wheel under its variant's local version (2.2.0+cu130), for a "
                  "registry that accepts them; implies --allow-local-versions");
     cmd.add_flag("--no-verify", no_verify_, "upload without verifying the wheels first");
+    cmd.add_option("--delivered-dir", gate_.delivered_dir,
+                   "also copy each file as delivered (labelled) into this folder, e.g. to attest "
+                   "it: the uploaded bytes");
     cmd.add_flag("--dry-run", dry_run_,
                  "verify, label and check the set, print what would be uploaded; contact no "
                  "server");

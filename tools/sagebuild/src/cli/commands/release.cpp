@@ -32,6 +32,9 @@ class ReleaseCommand final : public Command {
     cmd.add_flag("--clobber", request_.clobber,
                  "replace assets of the same name whose content differs");
     cmd.add_flag("--no-verify", no_verify_, "upload wheels without verifying them first");
+    cmd.add_option("--delivered-dir", delivered_dir_,
+                   "also copy each file as delivered (labelled) into this folder, e.g. to attest "
+                   "it: the uploaded bytes");
     cmd.add_flag("--dry-run", dry_run_,
                  "verify and label the wheels, check the set, print what would be attached; "
                  "contact no server");
@@ -50,6 +53,7 @@ class ReleaseCommand final : public Command {
     GateOptions gate;
     gate.verify = !no_verify_;
     gate.label = true;
+    gate.delivered_dir = delivered_dir_;
     if (const auto m = load_if_present()) add_matrix_expectations(*m, gate.checks);
     const DeliverySet set =
         prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate, out_);
@@ -104,6 +108,7 @@ class ReleaseCommand final : public Command {
   github::ReleaseRequest request_;
   std::vector<std::string> files_;
   std::string notes_file_;
+  std::filesystem::path delivered_dir_;
   bool no_verify_ = false, dry_run_ = false;
   NetworkFlags network_;
 };
