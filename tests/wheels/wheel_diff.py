@@ -12,6 +12,7 @@ import argparse
 import fnmatch
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -29,9 +30,8 @@ def sections(data):
         f.write(data)
         f.flush()
         listing = subprocess.run(["readelf", "-SW", f.name], capture_output=True, text=True).stdout
-        names = [line.split()[1] for line in listing.splitlines()
-                 if line.strip().startswith("[") and "]" in line and len(line.split()) > 2
-                 and not line.strip().startswith("[Nr]")]
+        # "  [ 4] .dynstr STRTAB ...": the index may hold a space, so the name follows the "]".
+        names = [m.group(1) for m in re.finditer(r"^\s*\[\s*\d+\]\s+(\S+)", listing, re.M)]
         out = {}
         for name in names:
             with tempfile.NamedTemporaryFile() as part:

@@ -4,6 +4,8 @@
 allowed lines; a member only one has."""
 import io
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import zipfile
@@ -11,7 +13,7 @@ import zipfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from checklib import check, finish  # noqa: E402
-from wheel_diff import compare  # noqa: E402
+from wheel_diff import compare, sections  # noqa: E402
 
 DIST = "demo-1.0.dist-info"
 
@@ -61,6 +63,26 @@ def main():
         check("RECORD differing beyond the allowed members' lines fails", not ok, text)
         ok, text = verdict(a, extra, allow)
         check("a member only one wheel has fails", not ok and "only in second" in text, text)
+        # Two shared libraries that differ in one string: the ELF sections are named (also those
+        # whose index readelf prints with a space, "[ 4]") and only .rodata (and the build-id,
+        # which hashes it) differ.
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc:
+            libs = []
+            for word in ("one", "two"):
+                src, lib = os.path.join(d, f"{word}.c"), os.path.join(d, f"lib{word}.so")
+                with open(src, "w") as f:
+                    f.write(f'const char* word(void) {{ return "{word}"; }}\n')
+                subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", lib, src], check=True)
+                libs.append(open(lib, "rb").read())
+            one, two = sections(libs[0]), sections(libs[1])
+            differing = sorted(n for n in one if one[n] != two.get(n))
+            check("ELF sections are named, the index's space notwithstanding",
+                  ".dynstr" in one and ".text" in one and ".gnu.hash" in one, str(sorted(one)))
+            check("only the sections that differ are reported", ".rodata" in differing
+                  and ".text" not in differing and ".dynstr" not in differing, str(differing))
+        else:
+            print("skip the ELF section comparison: no C compiler here")
     return finish("wheel_diff")
 
 
