@@ -35,10 +35,11 @@ failures=0
 check() {  # name, condition (a shell expression), detail
   if eval "$2"; then echo "ok   $1"; else echo "FAIL $1: $3"; failures=$((failures + 1)); fi
 }
+# Each machine's figures, for the checks: compiles, local_hits, remote_hits, compiled, errors.
 machine() {  # name, remote storage ("" for none): a cold build with fresh caches
-  local name=$1 remote=$2 dir=$out/$1 start=$SECONDS
+  local name=$1 storage=$2 dir=$out/$1 start=$SECONDS
   mkdir -p "$dir"
-  CCACHE_DIR=$dir/ccache SAGEBUILD_CACHE_DIR=$dir/sagebuild-cache CCACHE_REMOTE_STORAGE=$remote \
+  CCACHE_DIR=$dir/ccache SAGEBUILD_CACHE_DIR=$dir/sagebuild-cache CCACHE_REMOTE_STORAGE=$storage \
     "$sb" build --env current --python build/torch-venv/bin/python --arch-list 8.0 \
     --dist "$dir/dist" --force >"$dir/build.log" 2>&1 || { cat "$dir/build.log"; exit 1; }
   echo "$name $((SECONDS - start)) s" | tee -a "$timings"
@@ -47,15 +48,15 @@ import json, sys
 c = json.load(open(sys.argv[1])).get("compile_cache", {})
 print(" ".join(str(c.get(k, 0)) for k in ("compiles", "local_hits", "remote_hits", "compiled", "remote_errors")))
 EOF
-  read -r compiles local remote compiled errors <"$dir/stats"
-  echo "  $name: $compiles compiles: $local local hits, $remote remote hits, $compiled compiled, $errors remote errors"
+  read -r compiles local_hits remote_hits compiled errors <"$dir/stats"
+  echo "  $name: $compiles compiles: $local_hits local hits, $remote_hits remote hits, $compiled compiled, $errors remote errors"
 }
 
 machine A "redis://127.0.0.1:$port"
-check "A compiled everything and stored it" '((compiled > 20 && remote == 0))' "$(cat "$out/A/stats")"
+check "A compiled everything and stored it" '((compiled > 20 && remote_hits == 0))' "$(cat "$out/A/stats")"
 a_compiled=$compiled
 machine B "redis://127.0.0.1:$port"
-check "B compiled nothing: every compile a remote hit" '((compiled == 0 && remote == a_compiled))' \
+check "B compiled nothing: every compile a remote hit" '((compiled == 0 && remote_hits == a_compiled))' \
   "$(cat "$out/B/stats")"
 check "B's wheel is A's, byte for byte" 'cmp -s "$out"/A/dist/*.whl "$out"/B/dist/*.whl' "differ"
 machine C "redis://127.0.0.1:$closed"
@@ -69,7 +70,7 @@ redis-cli -p "$port" --scan | while read -r key; do
   redis-cli -p "$port" set "$key" "$(head -c "$len" /dev/zero | tr '\0' x)" >/dev/null
 done
 machine D "redis://127.0.0.1:$port"
-check "D refused the corrupt entries and compiled" '((compiled == a_compiled && remote == 0))' \
+check "D refused the corrupt entries and compiled" '((compiled == a_compiled && remote_hits == 0))' \
   "$(cat "$out/D/stats")"
 check "D's wheel is A's" 'cmp -s "$out"/A/dist/*.whl "$out"/D/dist/*.whl' "differ"
 cat "$timings"
