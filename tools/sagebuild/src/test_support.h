@@ -28,22 +28,25 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
+    set(name, value);
+  }
+  ~ScopedEnv() { set(name_, old_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  static void set(const char* name, const std::optional<std::string>& value) {
+#ifdef _WIN32
+    ::_putenv_s(name, value ? value->c_str() : "");  // "" removes it there
+#else
     if (value) {
       ::setenv(name, value->c_str(), 1);
     } else {
       ::unsetenv(name);
     }
+#endif
   }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
 
- private:
   const char* name_;
   std::optional<std::string> old_;
 };

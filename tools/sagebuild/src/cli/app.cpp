@@ -92,6 +92,9 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   app.footer(kExitCodeHelp);
   app.require_subcommand(1);
   app.fallthrough();
+  // One syntax everywhere: CLI11 on Windows would otherwise read "/x" (a POSIX path, as
+  // sagebuild's own messages and the docs write them) as the option "x".
+  app.allow_windows_style_options(false);
   app.add_option("--matrix", matrix_option,
                  "matrix.yaml to read (default: the nearest one in this directory or above)")
       ->envname("SAGEBUILD_MATRIX");

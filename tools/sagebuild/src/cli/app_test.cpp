@@ -89,6 +89,13 @@ TEST_CASE("exit codes distinguish usage from configuration errors", "[cli]") {
   CHECK(sagebuild({"--version"}).code == kSuccess);
 }
 
+TEST_CASE("an argument starting with '/' is a path on every platform, never an option", "[cli]") {
+  const Run r = sagebuild({"verify-wheel", "/nonexistent/demo-1.0-py3-none-any.whl"});
+  CHECK(r.err.find("demo-1.0-py3-none-any.whl") != std::string::npos);
+  CHECK(r.err.find("unrecognized") == std::string::npos);
+  CHECK(r.err.find("The following argument was not expected") == std::string::npos);
+}
+
 TEST_CASE("matrix errors become annotations under GitHub Actions", "[cli]") {
   const Run r = [] {
     const testing::ScopedEnv actions("GITHUB_ACTIONS", "true");

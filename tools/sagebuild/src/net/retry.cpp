@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
-#include <ctime>
+#include <chrono>
 #include <thread>
 
 #include <fmt/format.h>
@@ -103,14 +103,17 @@ Expected<HttpResponse> perform_with_retries(const HttpRequest& request, const Ht
 
 std::string rate_limit_reset_time(const HttpResponse& r) {
   const auto reset = header_number(r, "x-ratelimit-reset");
-  // Years 1970-9999: what gmtime and the format below can write.
+  // Years 1970-9999, in UTC, by <chrono>'s calendar (gmtime_r is POSIX, gmtime not
+  // thread-safe).
   if (!reset || *reset < 0 || *reset > 253402300799) return "later";
-  const std::time_t t = static_cast<std::time_t>(*reset);
-  std::tm utc{};
-  if (!gmtime_r(&t, &utc)) return "later";
-  char buf[48];
-  if (std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &utc) == 0) return "later";
-  return std::string("after ") + buf;
+  using namespace std::chrono;
+  const sys_seconds t{seconds(*reset)};
+  const sys_days day = floor<days>(t);
+  const year_month_day ymd{day};
+  const hh_mm_ss<seconds> time{t - day};
+  return fmt::format("after {:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC", static_cast<int>(ymd.year()),
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                     time.hours().count(), time.minutes().count(), time.seconds().count());
 }
 
 }  // namespace sagebuild::net

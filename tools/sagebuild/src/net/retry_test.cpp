@@ -40,6 +40,13 @@ TEST_CASE("hostile rate-limit headers: no overflow, no crash", "[retry]") {
   }
   CHECK(rate_limit_reset_time(response(429, {{"x-ratelimit-reset", "0"}})) ==
         "after 1970-01-01 00:00:00 UTC");
+  CHECK(rate_limit_reset_time(response(429, {{"x-ratelimit-reset", "1795825932"}})) ==
+        "after 2026-11-28 00:32:12 UTC");
+  CHECK(rate_limit_reset_time(response(429, {{"x-ratelimit-reset", "951782400"}})) ==
+        "after 2000-02-29 00:00:00 UTC");  // a leap day
+  CHECK(rate_limit_reset_time(response(429, {{"x-ratelimit-reset", "253402300799"}})) ==
+        "after 9999-12-31 23:59:59 UTC");
+  CHECK(rate_limit_reset_time(response(429, {{"x-ratelimit-reset", "253402300800"}})) == "later");
   CHECK_FALSE(retry_delay(response(429, {{"retry-after", "9223372036854775807"}}), 1, p, 0));
 }
 
