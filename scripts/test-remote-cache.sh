@@ -36,13 +36,18 @@ check() {  # name, condition (a shell expression), detail
   if eval "$2"; then echo "ok   $1"; else echo "FAIL $1: $3"; failures=$((failures + 1)); fi
 }
 # Each machine's figures, for the checks: compiles, local_hits, remote_hits, compiled, errors.
+# Every machine builds with its caches at one path, as machines that share a cache do (their
+# ~/.cache): the binding's include paths name the kernel cache, and ccache's keys hold them.
+# After its build a machine's folder is moved aside under its name.
 machine() {  # name, remote storage ("" for none): a cold build with fresh caches
-  local name=$1 storage=$2 dir=$out/$1 start=$SECONDS
-  mkdir -p "$dir"
-  CCACHE_DIR=$dir/ccache SAGEBUILD_CACHE_DIR=$dir/sagebuild-cache CCACHE_REMOTE_STORAGE=$storage \
+  local name=$1 storage=$2 here=$out/machine dir=$out/$1 start=$SECONDS
+  rm -rf "$here"
+  mkdir -p "$here"
+  CCACHE_DIR=$here/ccache SAGEBUILD_CACHE_DIR=$here/sagebuild-cache CCACHE_REMOTE_STORAGE=$storage \
     "$sb" build --env current --python build/torch-venv/bin/python --arch-list 8.0 \
-    --dist "$dir/dist" --force >"$dir/build.log" 2>&1 || { cat "$dir/build.log"; exit 1; }
+    --dist "$here/dist" --force >"$here/build.log" 2>&1 || { cat "$here/build.log"; exit 1; }
   echo "$name $((SECONDS - start)) s" | tee -a "$timings"
+  mv "$here" "$dir"
   python3 - "$(entry_result)" >"$dir/stats" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1])).get("compile_cache", {})
