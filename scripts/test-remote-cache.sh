@@ -69,10 +69,11 @@ check "C (remote down) compiled locally" '((compiled == a_compiled && errors > 0
 check "C warned about the remote" 'grep -q "warning: the remote compile cache (redis://127.0.0.1:$closed) failed" "$out/C/build.log"' \
   "no warning in $out/C/build.log"
 check "C's wheel is A's" 'cmp -s "$out"/A/dist/*.whl "$out"/C/dist/*.whl' "differ"
-# Every stored value overwritten with garbage of the same length.
+# Every stored value overwritten with garbage of the same length (through stdin: objects are
+# megabytes).
 redis-cli -p "$port" --scan | while read -r key; do
   len=$(redis-cli -p "$port" strlen "$key")
-  redis-cli -p "$port" set "$key" "$(head -c "$len" /dev/zero | tr '\0' x)" >/dev/null
+  head -c "$len" /dev/zero | tr '\0' x | redis-cli -p "$port" -x set "$key" >/dev/null
 done
 machine D "redis://127.0.0.1:$port"
 check "D refused the corrupt entries and compiled" '((compiled == a_compiled && remote_hits == 0))' \
