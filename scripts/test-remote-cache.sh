@@ -47,6 +47,7 @@ machine() {  # name, remote storage ("" for none): a cold build with fresh cache
     "$sb" build --env current --python build/torch-venv/bin/python --arch-list 8.0 \
     --dist "$here/dist" --force >"$here/build.log" 2>&1 || { cat "$here/build.log"; exit 1; }
   echo "$name $((SECONDS - start)) s" | tee -a "$timings"
+  cp build/sagebuild/*/ccache-stats.log "$here/ccache-stats.log" 2>/dev/null || true
   mv "$here" "$dir"
   python3 - "$(entry_result)" >"$dir/stats" <<'EOF'
 import json, sys
@@ -62,7 +63,7 @@ check "A compiled everything and stored it" '((compiled > 20 && remote_hits == 0
 a_compiled=$compiled
 machine B "redis://127.0.0.1:$port"
 check "B compiled nothing: every compile a remote hit" '((compiled == 0 && remote_hits == a_compiled))' \
-  "$(cat "$out/B/stats")"
+  "$(cat "$out/B/stats"); compiled: $(awk '/^#/{f=$2} /^cache_miss$/{print f}' "$out/B/ccache-stats.log" | tr '\n' ' ')"
 check "B's wheel is A's, byte for byte" 'cmp -s "$out"/A/dist/*.whl "$out"/B/dist/*.whl' "differ"
 machine C "redis://127.0.0.1:$closed"
 check "C (remote down) compiled locally" '((compiled == a_compiled && errors > 0))' "$(cat "$out/C/stats")"

@@ -21,7 +21,9 @@ CompileCacheStats parse_ccache_stats_log(std::string_view text) {
   auto close = [&] {
     if (!open) return;
     ++stats.compiles;
-    if (remote_hit) {
+    // The outcome is the cache's hit or miss; remote_storage_hit only says the remote answered
+    // (an entry that then fails its checksum is a miss with a remote hit, and is compiled).
+    if (hit && remote_hit) {
       ++stats.remote_hits;
     } else if (hit) {
       ++stats.local_hits;
