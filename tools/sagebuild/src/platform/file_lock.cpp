@@ -2,7 +2,6 @@
 #include "platform/file_lock.h"
 
 #include <fstream>
-#include <random>
 
 #include <fmt/format.h>
 
@@ -64,7 +63,11 @@ Expected<bool> make_directory_once(
   if (!lock) return lock.error();
   mark_used(lock_file);
   if (stdfs::exists(final / marker, ec)) return false;  // made while we waited
-  const stdfs::path staging = final.string() + fmt::format(".tmp-{:08x}", std::random_device{}());
+  // One fixed staging name: the lock makes it this run's (what an interrupted run left is
+  // removed), and what is compiled in it has the same paths on every machine, which a compile
+  // cache shared across machines needs (generated sources in a build folder with a random name
+  // missed it every time: scripts/test-remote-cache.sh).
+  const stdfs::path staging = final.string() + ".tmp-00000000";
   stdfs::remove_all(staging, ec);
   auto filled = fill(staging);
   if (!filled) {

@@ -38,8 +38,9 @@ class FileLock {
 };
 
 // Makes the directory `final` once, safely when several sagebuild runs share it (the cache's
-// environments, toolkits, kernels, bindings): under the lock file `final`.lock, `fill` writes a
-// staging directory beside it, which is then renamed into place. `final` counts as made when it
+// environments, toolkits, kernels, bindings): under the lock file `final`.lock, `fill` writes the
+// staging directory `final`.tmp-00000000 beside it (one fixed name: same paths on every
+// machine), which is then renamed into place. `final` counts as made when it
 // holds `marker`; then nothing runs. A failed or interrupted fill leaves nothing behind.
 // Returns true when this call made it. Either way the entry is marked used now (the lock file's
 // time), which is what `sagebuild cache` lists and prunes by.
