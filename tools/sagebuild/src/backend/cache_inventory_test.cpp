@@ -1,6 +1,9 @@
 #include "backend/cache_inventory.h"
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -127,6 +130,45 @@ TEST_CASE("a build marks the entries it takes as used", "[cache]") {
   REQUIRE(again);
   CHECK_FALSE(*again);
   CHECK(list_cache(dir.path()).at(0).age < hours(1));
+}
+
+TEST_CASE("two fills of one entry at once: one fills, the other waits and takes it", "[cache]") {
+  fs::TempDir dir("sagebuild-cache");
+  const stdfs::path entry = dir.path() / "kernels" / "k";
+  std::atomic<bool> filling{false}, release{false}, waited{false};
+  std::atomic<int> fills{0};
+  stdfs::path staged;  // written by the filling thread, read after the join
+  auto fill = [&](const stdfs::path& staging) -> Expected<Ok> {
+    ++fills;
+    staged = staging;
+    filling = true;
+    while (!release)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    stdfs::create_directories(staging);
+    std::ofstream(staging / "done").flush();
+    return Ok{};
+  };
+  Expected<bool> first = Error{""}, second = Error{""};
+  std::thread a([&] { first = platform::make_directory_once(entry, "done", fill); });
+  while (!filling)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread b([&] {
+    second = platform::make_directory_once(entry, "done", fill, [&] {
+      waited = true;
+      release = true;  // the first may finish now that the second is seen waiting
+    });
+  });
+  a.join();
+  b.join();
+  REQUIRE(first);
+  REQUIRE(second);
+  CHECK(*first);    // made it
+  CHECK(!*second);  // took it
+  CHECK(waited);
+  CHECK(fills == 1);
+  CHECK(staged == stdfs::path(entry.string() + ".tmp-00000000"));  // one fixed name
+  CHECK(stdfs::exists(entry / "done"));
+  CHECK_FALSE(stdfs::exists(entry.string() + ".tmp-00000000"));
 }
 
 TEST_CASE("ages and sizes read as people write them", "[cache]") {

@@ -160,7 +160,7 @@ TEST_CASE("a toolkit provisioned earlier is found in the cache", "[toolchain]") 
   CHECK(stdfs::exists(root / "lib64" / "libcudart.so.98"));
 }
 
-TEST_CASE("--cuda-path X.Y=pypi takes the provisioned toolkit over the machine's own",
+TEST_CASE("the toolkit of --cuda-path X.Y=pypi is the provisioned one, not the machine's own",
           "[toolchain]") {
   fs::TempDir dir("sagebuild-cuda-pypi");
   const stdfs::path own = fake_toolkit(dir.path() / "own", "98.1.2");
