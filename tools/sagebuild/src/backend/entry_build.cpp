@@ -256,7 +256,7 @@ class EntryRun {
             log_,
             [this](const std::string& l) { note(l); },
             compiler_launcher(o_),
-            compile_cache_environment(compiler_launcher(o_), stats_log())};
+            launcher_environment()};
   }
 
   bool build_kernels() {
@@ -311,7 +311,7 @@ class EntryRun {
       return fail(EntryOutcome::build_failed, "matrix.yaml has no package.build_command");
     Settings environment =
         wheel_build_environment(m_, e_, o_, toolkit_, prebuilt_, work(), budget_.parallel);
-    for (auto& setting : compile_cache_environment(compiler_launcher(o_), stats_log()))
+    for (auto& setting : launcher_environment())
       environment.push_back(std::move(setting));
     auto built = platform::run_process(argv, {.working_directory = o_.root,
                                               .environment = environment,
@@ -483,6 +483,10 @@ class EntryRun {
 
   std::string suffix() const { return o_.reproducibility_run ? "-again" : ""; }
   stdfs::path stats_log() const { return work() / "ccache-stats.log"; }
+  // What every compile of this entry runs with for the launcher: its statistics log.
+  Settings launcher_environment() const {
+    return compile_cache_environment(compiler_launcher(o_), stats_log());
+  }
   stdfs::path work() const { return o_.root / "build" / "sagebuild" / (e_.id + suffix()); }
   stdfs::path dist() const { return o_.dist.is_absolute() ? o_.dist : o_.root / o_.dist; }
 
