@@ -1,3 +1,5 @@
+#include <tuple>
+
 #include <catch2/catch.hpp>
 
 #include "backend/build_options.h"
@@ -88,9 +90,9 @@ TEST_CASE("the kernel cache key follows the declared sources, archs and toolkit"
   CHECK(kernel_key(other_cuda)->name != edited->name);
   // The same sources in another checkout: nvcc's symbol names follow the path.
   fs::TempDir other("sagebuild-kernelkey-copy");
-  stdfs::copy(root, other.path(), stdfs::copy_options::recursive);
+  stdfs::copy(root, other.path() / "checkout", stdfs::copy_options::recursive);
   KernelInputs elsewhere = in;
-  elsewhere.root = other.path();
+  elsewhere.root = other.path() / "checkout";
   CHECK(kernel_key(elsewhere)->name != edited->name);
   CHECK(edited->json.find("\"kernels/src/a.cu\"") != std::string::npos);
   CHECK(edited->json.find("\"KERNEL_ARCHS=8.0;9.0a\"") != std::string::npos);
@@ -164,6 +166,14 @@ TEST_CASE("the results record keeps the inputs a later run compares", "[build]")
   r.wheel = "dist/x-1-cp312-cp312-linux_x86_64.whl";
   r.sha256 = "ab";
   r.phases = {{"kernels", 2.5}};
+  r.kernels = "k1";
+  r.kernel_cache_hit = true;
+  r.compile_cache = {.compiles = 9,
+                     .local_hits = 1,
+                     .remote_hits = 5,
+                     .compiled = 2,
+                     .uncached = 1,
+                     .remote_errors = 3};
   BuildInputs inputs;
   inputs.values = {{"commit", "c1"}, {"dirty", false}, {"torch", "2.11.0"}};
   inputs.digest = "d1";
@@ -173,6 +183,18 @@ TEST_CASE("the results record keeps the inputs a later run compares", "[build]")
   CHECK(recorded->result.outcome == EntryOutcome::built);
   CHECK(recorded->result.wheel.filename() == "x-1-cp312-cp312-linux_x86_64.whl");
   CHECK(recorded->inputs.digest == "d1");
+  // What the Docker backend takes from the record of the build inside the container.
+  CHECK(recorded->result.kernels == "k1");
+  CHECK(recorded->result.kernel_cache_hit);
+  const CompileCacheStats& c = recorded->result.compile_cache;
+  CHECK(std::tuple(c.compiles, c.local_hits, c.remote_hits, c.compiled, c.uncached,
+                   c.remote_errors) == std::tuple(9, 1, 5, 2, 1, 3));
+  REQUIRE(recorded->result.phases.size() == 1);
+  CHECK(recorded->result.phases[0].seconds == 2.5);
+  // A file that is not a record is no record.
+  CHECK_FALSE(read_result_file(dir.path() / "missing.json", e.id));
+  REQUIRE(fs::write_file_atomic(dir.path() / "garbage.json", "[1, 2"));
+  CHECK_FALSE(read_result_file(dir.path() / "garbage.json", e.id));
   // Only what changed is named; a record without inputs names nothing.
   BuildInputs now = inputs;
   now.values["torch"] = "2.12.0";

@@ -37,8 +37,10 @@ LoadedMatrix Command::load() const {
   }
   std::error_code ec;
   const stdfs::path relative = stdfs::relative(path, stdfs::current_path(), ec);
+  // Relative paths with '/' on every platform: the same messages on Windows, and the form
+  // GitHub's annotations (file=...) take.
   const std::string display = (!ec && !relative.empty() && !relative.string().starts_with(".."))
-                                  ? relative.string()
+                                  ? relative.generic_string()
                                   : path.string();
   auto text = fs::read_file(path, kMaxMatrixBytes);
   if (!text) throw CommandError{kConfigError, text.error().message};

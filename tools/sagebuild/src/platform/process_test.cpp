@@ -10,29 +10,59 @@
 namespace sagebuild::platform {
 namespace {
 
+// One behaviour, in the platform's own shell: sh on POSIX, cmd.exe on Windows (where the tests run
+// the Win32 process layer under Wine: scripts/windows-test.sh).
+std::vector<std::string> shell([[maybe_unused]] const std::string& posix,
+                               [[maybe_unused]] const std::string& windows) {
+#ifdef _WIN32
+  return {"cmd.exe", "/d", "/s", "/c", windows};
+#else
+  return {"sh", "-c", posix};
+#endif
+}
+
+// Output with Windows' line ends as "\n".
+std::string lf(std::string text) {
+  for (std::size_t at; (at = text.find("\r\n")) != std::string::npos;)
+    text.erase(at, 1);
+  return text;
+}
+
+// Leaves no stop request behind, also when a check fails and throws.
+struct StopCleared {
+  StopCleared() { clear_stop(); }
+  ~StopCleared() { clear_stop(); }
+};
+
 TEST_CASE("output, exit codes and environment of a child", "[process]") {
-  auto r = run_process({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  auto r = run_process(shell("echo out; echo err >&2; exit 3", "echo out& >&2 echo err& exit 3"));
   REQUIRE(r);
   CHECK(r->exit_code == 3);
   CHECK_FALSE(r->ok());
-  CHECK(r->output == "out\nerr\n");
+  CHECK(lf(r->output) == "out\nerr\n");
   CHECK(r->last_line() == "err");
-  auto env = run_process({"sh", "-c", "printf %s \"$SAGEBUILD_TEST_VALUE\""},
-                         {.environment = {{"SAGEBUILD_TEST_VALUE", "42"}}});
+  auto env =
+      run_process(shell("printf %s \"$SAGEBUILD_TEST_VALUE\"", "echo %SAGEBUILD_TEST_VALUE%"),
+                  {.environment = {{"SAGEBUILD_TEST_VALUE", "42"}}});
   REQUIRE(env);
-  CHECK(env->output == "42");
+  CHECK(env->last_line() == "42");
 }
 
 TEST_CASE("stdin is the null device and the working directory is honoured", "[process]") {
-  auto r = run_process({"sh", "-c", "cat; pwd"}, {.working_directory = "/"});
+  fs::TempDir dir("sagebuild-process");
+  // `cat` and `set /p` read standard input: the null device ends them at once.
+  auto r = run_process(shell("cat; pwd -P", "set /p line=& cd"), {.working_directory = dir.path()});
   REQUIRE(r);
-  CHECK(r->output == "/\n");
+  CHECK(std::filesystem::equivalent(r->last_line(), dir.path()));
+  CHECK(lf(r->output) == r->last_line() + "\n");
 }
 
 TEST_CASE("a timeout stops the whole process group", "[process]") {
   const auto start = std::chrono::steady_clock::now();
-  auto r = run_process({"sh", "-c", "sleep 30 & sleep 30; echo never"},
-                       {.timeout = std::chrono::milliseconds(300)});
+  auto r = run_process(
+      shell("sleep 30 & sleep 30; echo never",
+            "start /b ping -n 30 127.0.0.1 >nul& ping -n 30 127.0.0.1 >nul& echo never"),
+      {.timeout = std::chrono::milliseconds(300)});
   REQUIRE(r);
   CHECK(r->timed_out);
   CHECK(r->describe() == "timed out");
@@ -40,13 +70,15 @@ TEST_CASE("a timeout stops the whole process group", "[process]") {
 }
 
 TEST_CASE("request_stop stops children on other threads and refuses new ones", "[process]") {
-  clear_stop();
+  const StopCleared cleared;
   const auto start = std::chrono::steady_clock::now();
   std::thread stopper([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     request_stop();
   });
-  auto r = run_process({"sh", "-c", "sleep 30 & sleep 30; echo never"});
+  auto r = run_process(
+      shell("sleep 30 & sleep 30; echo never",
+            "start /b ping -n 30 127.0.0.1 >nul& ping -n 30 127.0.0.1 >nul& echo never"));
   stopper.join();
   REQUIRE(r);
   CHECK(r->cancelled);
@@ -54,12 +86,12 @@ TEST_CASE("request_stop stops children on other threads and refuses new ones", "
   CHECK(r->describe() == "stopped (interrupted)");
   CHECK(r->output.find("never") == std::string::npos);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
-  auto after = run_process({"sh", "-c", "echo started"});
+  auto after = run_process(shell("echo started", "echo started"));
   REQUIRE(after);
   CHECK(after->cancelled);
   CHECK(after->output.empty());
   clear_stop();
-  auto again = run_process({"sh", "-c", "echo started"});
+  auto again = run_process(shell("echo started", "echo started"));
   REQUIRE(again);
   CHECK(again->ok());
 }
@@ -71,9 +103,9 @@ TEST_CASE("a program that does not exist is an error that names it", "[process]"
 }
 
 TEST_CASE("only the tail of long output is kept", "[process]") {
-  auto r =
-      run_process({"sh", "-c", "i=0; while [ $i -lt 20000 ]; do echo line$i; i=$((i+1)); done"},
-                  {.keep_output = 100});
+  auto r = run_process(shell("i=0; while [ $i -lt 20000 ]; do echo line$i; i=$((i+1)); done",
+                             "for /l %i in (0,1,19999) do @echo line%i"),
+                       {.keep_output = 100});
   REQUIRE(r);
   CHECK(r->output.size() == 100);
   CHECK(r->last_line() == "line19999");
@@ -96,12 +128,18 @@ TEST_CASE("a log names the command it ran, ready to paste, with secrets hidden",
 
   fs::TempDir dir("sagebuild-process");
   const auto log = dir.path() / "entry.log";
-  auto r = run_process({"sh", "-c", "echo one; printf 'two\\rthree'"}, {.log_file = log});
+  auto r =
+      run_process(shell("echo one; printf 'two\\rthree'", "echo one& echo two"), {.log_file = log});
   REQUIRE(r);
   auto text = fs::read_file(log);
   REQUIRE(text);
+#ifdef _WIN32
+  CHECK(text->starts_with("sagebuild: $ cmd.exe /d /s /c 'echo one& echo two'\n"));
+  CHECK(text->ends_with("one\r\ntwo\r\n"));
+#else
   CHECK(text->starts_with("sagebuild: $ sh -c 'echo one; printf '\\''two\\rthree'\\'''\n"));
   CHECK(text->ends_with("one\ntwo\rthree"));
+#endif
 }
 
 TEST_CASE("the log observer sees each command and each line of its output", "[process]") {
@@ -113,16 +151,19 @@ TEST_CASE("the log observer sees each command and each line of its output", "[pr
     std::lock_guard lock(mutex);
     seen.emplace_back(file.filename().string(), std::string(line));
   });
-  auto r = run_process({"sh", "-c", "echo one; printf 'two\\rthree'"}, {.log_file = log});
-  auto unlogged = run_process({"sh", "-c", "echo not logged"});
+  // "\r" ends a line as "\n" does (a progress bar redrawn); cmd.exe ends each with "\r\n".
+  auto r =
+      run_process(shell("echo one; printf 'two\\rthree'", "echo one& echo two& <nul set /p=three"),
+                  {.log_file = log});
+  auto unlogged = run_process(shell("echo not logged", "echo not logged"));
   set_log_observer(nullptr);
-  auto after = run_process({"sh", "-c", "echo after"}, {.log_file = log});
+  auto after = run_process(shell("echo after", "echo after"), {.log_file = log});
   REQUIRE(r);
   REQUIRE(unlogged);
   REQUIRE(after);
   REQUIRE(seen.size() == 4);
   CHECK(seen[0].first == "linux-x.log.partial");
-  CHECK(seen[0].second.starts_with("sagebuild: $ sh -c "));
+  CHECK(seen[0].second.starts_with("sagebuild: $ " + shell("", "")[0] + " "));
   CHECK(seen[1].second == "one");
   CHECK(seen[2].second == "two");
   CHECK(seen[3].second == "three");  // the last line, without its newline, at the end

@@ -16,6 +16,8 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
+// A fake tool (interpreter, nvcc) as a shell script: tests that run one are tagged
+// [posix-tools], left out of the Windows build's run under Wine (scripts/windows-test.sh).
 void write_script(const stdfs::path& path, const std::string& body) {
   stdfs::create_directories(path.parent_path());
   std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
@@ -61,7 +63,8 @@ TEST_CASE("pyenv's newest patch release of a Python is found, else a clear error
   CHECK(missing.error().message.find("pyenv install 3.9") != std::string::npos);
 }
 
-TEST_CASE("a configured interpreter must be the Python it is configured as", "[toolchain]") {
+TEST_CASE("a configured interpreter must be the Python it is configured as",
+          "[toolchain][posix-tools]") {
   fs::TempDir dir("sagebuild-python");
   write_script(dir.path() / "python", "echo 3.11");
   matrix::Toolchains configured;
@@ -78,7 +81,7 @@ TEST_CASE("a configured interpreter must be the Python it is configured as", "[t
 }
 
 TEST_CASE("CUDA toolkits: named paths must match, usual places are skipped when they do not",
-          "[toolchain]") {
+          "[toolchain][posix-tools]") {
   fs::TempDir dir("sagebuild-cuda");
   const stdfs::path cuda126 = fake_toolkit(dir.path() / "cuda-12.6", "12.6.85");
   const stdfs::path cuda124 = fake_toolkit(dir.path() / "cuda-12.4", "12.4.131");
@@ -139,7 +142,7 @@ TEST_CASE("a toolkit without a pypi requirement is not provisioned; a dry run in
   CHECK_FALSE(stdfs::exists(dir.path() / "cuda" / "99.0"));
 }
 
-TEST_CASE("a toolkit provisioned earlier is found in the cache", "[toolchain]") {
+TEST_CASE("a toolkit provisioned earlier is found in the cache", "[toolchain][posix-tools]") {
   fs::TempDir dir("sagebuild-cuda-cached");
   const ScopedEnv path("PATH", "/usr/bin:/bin");
   const ScopedEnv home("CUDA_HOME", (dir.path() / "none").string());
@@ -161,7 +164,7 @@ TEST_CASE("a toolkit provisioned earlier is found in the cache", "[toolchain]") 
 }
 
 TEST_CASE("the toolkit of --cuda-path X.Y=pypi is the provisioned one, not the machine's own",
-          "[toolchain]") {
+          "[toolchain][posix-tools]") {
   fs::TempDir dir("sagebuild-cuda-pypi");
   const stdfs::path own = fake_toolkit(dir.path() / "own", "98.1.2");
   const ScopedEnv path("PATH", "/usr/bin:/bin");

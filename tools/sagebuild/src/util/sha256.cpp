@@ -1,42 +1,31 @@
 #include "util/sha256.h"
 
 #include <fstream>
-#include <memory>
-#include <openssl/evp.h>
-#include <stdexcept>
 #include <vector>
 
 namespace sagebuild {
 
 Sha256Digest sha256(std::span<const std::uint8_t> data) {
-  Sha256Digest digest{};
-  unsigned int length = 0;
-  if (EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 ||
-      length != digest.size()) {
-    throw std::runtime_error("OpenSSL SHA-256 failed");
-  }
-  return digest;
+  Sha256Hasher hasher;
+  hasher.update(data);
+  return hasher.finish();
 }
 
 Expected<FileDigest> sha256_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{"cannot open " + path.string()};
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-    return Error{"OpenSSL SHA-256 failed"};
-  }
+  Sha256Hasher hasher;
   FileDigest result;
-  std::vector<char> buffer(1 << 20);
+  std::vector<std::uint8_t> buffer(std::size_t{1} << 20);
   while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    in.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
     const auto n = static_cast<std::size_t>(in.gcount());
     if (n == 0) break;
-    EVP_DigestUpdate(ctx.get(), buffer.data(), n);
+    hasher.update(std::span(buffer.data(), n));
     result.size += n;
   }
   if (in.bad()) return Error{"cannot read " + path.string()};
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(ctx.get(), result.digest.data(), &length);
+  result.digest = hasher.finish();
   return result;
 }
 

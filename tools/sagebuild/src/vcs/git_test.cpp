@@ -15,7 +15,8 @@ namespace {
 namespace stdfs = std::filesystem;
 
 // A real repository made with the git executable (what users and actions/checkout make); the
-// code under test reads it through libgit2 only.
+// code under test reads it through libgit2 only. Tests that make one are tagged [git-cli]: the
+// Windows build's run under Wine (scripts/windows-test.sh) has no git program.
 class Repo {
  public:
   Repo() : dir_("sagebuild-git") { git({"init", "-q", "-b", "main", "."}); }
@@ -71,14 +72,14 @@ TEST_CASE("outside a repository there is no git state, and that is not an error"
   CHECK_FALSE(state->has_value());
 }
 
-TEST_CASE("a repository without commits is a clear error", "[git]") {
+TEST_CASE("a repository without commits is a clear error", "[git][git-cli]") {
   Repo repo;
   auto state = read_git_state(repo.path(), "v");
   REQUIRE_FALSE(state);
   CHECK_THAT(state.error().message, Catch::Contains("no commit yet"));
 }
 
-TEST_CASE("commit, time, branch and history without tags", "[git]") {
+TEST_CASE("commit, time, branch and history without tags", "[git][git-cli]") {
   Repo repo;
   repo.commit("one");
   repo.commit("two");
@@ -93,7 +94,7 @@ TEST_CASE("commit, time, branch and history without tags", "[git]") {
   CHECK(s.commits_in_history == 2);
 }
 
-TEST_CASE("lightweight and annotated tags, distance, and the prefix filter", "[git]") {
+TEST_CASE("lightweight and annotated tags, distance, and the prefix filter", "[git][git-cli]") {
   Repo repo;
   repo.commit("one");
   repo.git({"tag", "v1.0.0"});  // lightweight
@@ -116,7 +117,7 @@ TEST_CASE("lightweight and annotated tags, distance, and the prefix filter", "[g
   CHECK_FALSE(s.tag.has_value());
 }
 
-TEST_CASE("modified tracked files make the tree dirty; untracked files do not", "[git]") {
+TEST_CASE("modified tracked files make the tree dirty; untracked files do not", "[git][git-cli]") {
   Repo repo;
   repo.commit("one");
   std::ofstream(repo.path() / "untracked.txt") << "x";
@@ -129,7 +130,7 @@ TEST_CASE("modified tracked files make the tree dirty; untracked files do not", 
   CHECK(read(repo.path()).dirty);
 }
 
-TEST_CASE("detached HEAD at a tag, read from a subdirectory", "[git]") {
+TEST_CASE("detached HEAD at a tag, read from a subdirectory", "[git][git-cli]") {
   Repo repo;
   repo.commit("one");
   repo.git({"tag", "-a", "v2.0.0", "-m", "release"});
@@ -144,7 +145,7 @@ TEST_CASE("detached HEAD at a tag, read from a subdirectory", "[git]") {
   CHECK(stdfs::equivalent(s.workdir, repo.path()));
 }
 
-TEST_CASE("a shallow clone as actions/checkout makes it: one commit, no tags", "[git]") {
+TEST_CASE("a shallow clone as actions/checkout makes it: one commit, no tags", "[git][git-cli]") {
   Repo origin;
   origin.commit("one");
   origin.git({"tag", "v1.0.0"});
