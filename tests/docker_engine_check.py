@@ -2,17 +2,19 @@
 that scripts/docker-engine.sh starts, with its busybox image (sagebuild-base:tiny) standing in for
 a build image: what fits the test command's time (a real wheel build in containers takes the best
 part of an hour: scripts/test-docker.sh). A project in a temp dir whose docker/Dockerfile.linux
-declares the generated Bake file's arguments, records them and the CA-bundle secret, and exports a
-wheel from its context; then:
-- the Bake file sagebuild generates runs on the engine: the target's arguments and the secret reach
-  the build, the exported wheel is collected from its own folder and verified on the host, and a
-  wheel that fails verification stays out of dist/;
+declares the generated Bake file's arguments, records them and the secrets (the CA bundle, ccache's
+remote storage), and exports a wheel and a build record from its context; then:
+- the Bake file sagebuild generates runs on the engine: the target's arguments and the secrets
+  reach the build (the remote's URL, password included, written into no file and no output), the
+  exported wheel is collected from its own folder and verified on the host, the build record's
+  compile cache figures are reported, and a wheel that fails verification stays out of dist/;
 - doctor and the build's preflight name an image the engine lacks, or a client without buildx,
   with the command that makes it, and bake nothing;
 - a full disk where the wheel is exported: the bake's error shown, nothing in dist/;
 - Ctrl-C during the bake: exit 130, the build's process inside the engine gone within seconds,
   no container left, dist/ untouched; the next run completes.
 Usage: docker_engine_check.py SAGEBUILD. Exits 77 (skipped) when no engine answers."""
+import json
 import os
 import shutil
 import signal
@@ -24,7 +26,8 @@ import time
 from checklib import check, fake_wheel, finish
 
 ENTRY = "linux-pytorch211-cu130-python312"
-SLEEP_MARK = "613"  # the seconds the slow build sleeps: how its process is found in /proc
+SLEEP_MARK = "613"
+REMOTE_PASSWORD = "pw-7c41e9"  # in the remote's URL: must appear in no file and no output  # the seconds the slow build sleeps: how its process is found in /proc
 
 MATRIX = """\
 package:
@@ -58,11 +61,12 @@ ARG PYTHON_SOURCE
 ARG PYTHON_VERSION
 ARG SAGEBUILD_ENTRY
 COPY input/ /in/
-RUN --mount=type=secret,id=ca-bundle mkdir /out \\
+RUN --mount=type=secret,id=ca-bundle --mount=type=secret,id=ccache-remote mkdir /out \\
     && echo "${CUDA_SOURCE} ${PYTHON_SOURCE} ${PYTHON_VERSION} ${SAGEBUILD_ENTRY}" > /out/args.txt \\
     && if test -s /run/secrets/ca-bundle; then echo present > /out/ca-bundle.txt; fi \\
+    && if test -s /run/secrets/ccache-remote; then cp /run/secrets/ccache-remote /out/ccache-remote.txt; fi \\
     && sleep "$(cat /in/sleep)" \\
-    && cp /in/*.whl /out/
+    && cp -r /in/*.whl /in/sagebuild-results /out/
 FROM scratch AS wheel
 COPY --from=build /out/ /
 """
@@ -120,7 +124,15 @@ def main():
         os.makedirs(dist)
         with open(os.path.join(dist, "kept.txt"), "w") as f:
             f.write("the user's\n")
-        env = dict(os.environ, SSL_CERT_FILE="/etc/ssl/certs/ca-certificates.crt")
+        # The build's own record, as the real Dockerfile exports it: what its compiles found.
+        os.makedirs(os.path.join(root, "input", "sagebuild-results"))
+        with open(os.path.join(root, "input", "sagebuild-results", ENTRY + ".json"), "w") as f:
+            json.dump({"id": ENTRY, "status": "built", "phases": {"kernels": 1.5, "binding": 2.0},
+                       "compile_cache": {"compiles": 7, "local_hits": 0, "remote_hits": 6,
+                                         "compiled": 1, "uncached": 0, "remote_errors": 0}}, f)
+        remote = "redis://:" + REMOTE_PASSWORD + "@172.17.0.1:16379"
+        env = dict(os.environ, SSL_CERT_FILE="/etc/ssl/certs/ca-certificates.crt",
+                   CCACHE_REMOTE_STORAGE=remote)
         env.pop("SAGEBUILD_DOCKER_IMAGES", None)
         env.pop("GITHUB_ACTIONS", None)
         argv = [sagebuild, "--matrix", os.path.join(root, "matrix.yaml"), "build",
@@ -138,6 +150,22 @@ def main():
               args == ["image", "system", "3.12", ENTRY], f"{args}\n{text[-3000:]}")
         check("the CA bundle reaches the build as the secret 'ca-bundle'",
               os.path.exists(os.path.join(out_dir, "ca-bundle.txt")), text[-2000:])
+        secret_file = os.path.join(out_dir, "ccache-remote.txt")
+        check("ccache's remote storage reaches the build as the secret 'ccache-remote'",
+              os.path.exists(secret_file) and open(secret_file).read() == remote, text[-2000:])
+        bake_text = open(os.path.join(root, "build", "sagebuild", "docker-bake.json")).read()
+        log_text = open(os.path.join(root, "build", "logs", "docker-bake.log")).read()
+        check("its password is written nowhere: not in the Bake file, the log or the output",
+              REMOTE_PASSWORD not in bake_text + log_text + text
+              and "id=ccache-remote,env=CCACHE_REMOTE_STORAGE" in bake_text, bake_text[-1500:])
+        with open(os.path.join(root, "build", "results", ENTRY + ".json")) as f:
+            record = json.load(f)
+        check("the build's own record comes back: its compile cache figures in the progress and "
+              "build/results, its compile phases beside the bake's",
+              "compile cache: 7 compiles: 6 from the remote cache, 1 compiled" in text
+              and record.get("compile_cache", {}).get("remote_hits") == 6
+              and set(record.get("phases", {})) == {"docker", "kernels", "binding", "verify"},
+              f"{record}\n{text[-2000:]}")
         check("the exported wheel is collected from the target's folder and verified on the host; "
               "failing verification, it stays out of dist/",
               done.returncode == 5 and "verification_failed" in text and wheel in text

@@ -17,6 +17,11 @@ std::string host_ca_bundle() {
   return std::filesystem::is_regular_file(system_bundle, ec) ? system_bundle : "";
 }
 
+std::string host_compile_cache_remote_env() {
+  const char* remote = std::getenv("CCACHE_REMOTE_STORAGE");
+  return remote && *remote ? "CCACHE_REMOTE_STORAGE" : "";
+}
+
 Expected<nlohmann::ordered_json> make_bake_file(const matrix::Matrix& m,
                                                 const std::vector<BakeGroup>& groups,
                                                 const BakeOptions& options) {
@@ -54,9 +59,12 @@ Expected<nlohmann::ordered_json> make_bake_file(const matrix::Matrix& m,
           {"PYTHON_VERSION", image->python.str()},
           {"SAGEBUILD_ENTRY", e.id},
       };
-      if (!options.ca_bundle.empty()) {
-        target["secret"] = {"id=ca-bundle,src=" + options.ca_bundle};
+      nlohmann::ordered_json secrets = nlohmann::ordered_json::array();
+      if (!options.ca_bundle.empty()) secrets.push_back("id=ca-bundle,src=" + options.ca_bundle);
+      if (!options.compile_cache_remote_env.empty()) {
+        secrets.push_back("id=ccache-remote,env=" + options.compile_cache_remote_env);
       }
+      if (!secrets.empty()) target["secret"] = std::move(secrets);
       target["labels"] = {
           {"org.opencontainers.image.title", identity_of(e).file_name},
       };

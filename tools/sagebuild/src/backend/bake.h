@@ -26,11 +26,20 @@ struct BakeOptions {
   // A CA bundle handed to every target as the BuildKit secret "ca-bundle" (never a layer), for
   // builders behind a TLS-intercepting proxy; empty: none.
   std::string ca_bundle;
+  // The environment variable whose value every target gets as the BuildKit secret
+  // "ccache-remote" (ccache's remote storage inside the build: docker/with-build-secrets.sh),
+  // read by buildx when it runs the file, so that the URL, which may carry a password, is never
+  // written into it; empty: none.
+  std::string compile_cache_remote_env;
 };
 
 // The CA bundle this machine's TLS clients use: $SSL_CERT_FILE, else the system bundle when it
 // exists, else none.
 std::string host_ca_bundle();
+
+// "CCACHE_REMOTE_STORAGE" when this environment configures ccache's remote storage, else "":
+// builds in containers share the compile cache of native ones (docs/build.md).
+std::string host_compile_cache_remote_env();
 
 struct BakeGroup {
   std::string name;  // a profile name

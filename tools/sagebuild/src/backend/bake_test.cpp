@@ -186,6 +186,49 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("ccache's remote storage reaches every target as a secret read from the environment",
+          "[bake]") {
+  BakeOptions o;
+  o.images = "local";
+  o.ca_bundle = "/etc/ssl/certs/ca-certificates.crt";
+  o.compile_cache_remote_env = "CCACHE_REMOTE_STORAGE";
+  const auto file = made({group("docker-local")}, o);
+  const std::string dockerfile =
+      testing::read_text(testing::source_dir() / "docker" / "Dockerfile.linux");
+  const std::string wrapper =
+      testing::read_text(testing::source_dir() / "docker" / "with-build-secrets.sh");
+  for (const auto& [id, target] : file["target"].items()) {
+    INFO(id);
+    CHECK(target["secret"] ==
+          nlohmann::ordered_json::array({"id=ca-bundle,src=/etc/ssl/certs/ca-certificates.crt",
+                                         "id=ccache-remote,env=CCACHE_REMOTE_STORAGE"}));
+    // Each secret is mounted by the build's step and read by the wrapper it runs under.
+    for (const auto& secret : target["secret"]) {
+      const std::string spec = secret.get<std::string>();
+      const std::string name = spec.substr(3, spec.find(',') - 3);
+      INFO(name);
+      CHECK(dockerfile.find("--mount=type=secret,id=" + name) != std::string::npos);
+      CHECK(wrapper.find("/run/secrets/" + name) != std::string::npos);
+    }
+  }
+  // The URL itself (a password in it, perhaps) is never written into the file.
+  {
+    const testing::ScopedEnv remote("CCACHE_REMOTE_STORAGE", "redis://:pw@cache.example:6379");
+    CHECK(host_compile_cache_remote_env() == "CCACHE_REMOTE_STORAGE");
+    BakeOptions from_host;
+    from_host.images = "local";
+    from_host.compile_cache_remote_env = host_compile_cache_remote_env();
+    CHECK(made({group("docker-local")}, from_host).dump().find("pw@") == std::string::npos);
+  }
+  const testing::ScopedEnv empty("CCACHE_REMOTE_STORAGE", "");
+  CHECK(host_compile_cache_remote_env().empty());
+  o.compile_cache_remote_env.clear();
+  o.ca_bundle.clear();
+  for (const auto& [id, target] : made({group("docker-local")}, o)["target"].items()) {
+    CHECK_FALSE(target.contains("secret"));
+  }
+}
+
 TEST_CASE("an entry the image set has no toolkit for is an error naming it and the set", "[bake]") {
   BakeOptions o;
   o.images = "local";

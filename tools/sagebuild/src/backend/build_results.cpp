@@ -88,7 +88,11 @@ void write_result(const stdfs::path& root, const matrix::Entry& e, const EntryRe
 
 std::optional<RecordedBuild> read_recorded_build(const stdfs::path& root,
                                                  const std::string& entry) {
-  auto text = fs::read_file(results_file(root, entry));
+  return read_result_file(results_file(root, entry), entry);
+}
+
+std::optional<RecordedBuild> read_result_file(const stdfs::path& file, const std::string& entry) {
+  auto text = fs::read_file(file, 4u << 20);  // a record is a few KB; a larger file is not one
   if (!text) return std::nullopt;
   const auto j = parse_json_bounded(*text);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
@@ -104,6 +108,15 @@ std::optional<RecordedBuild> read_recorded_build(const stdfs::path& root,
     r.size = j.value("size", std::uint64_t{0});
     r.checks = j.value("checks", std::size_t{0});
     r.kernels = j.value("kernels", "");
+    r.kernel_cache_hit = j.value("kernel_cache_hit", false);
+    if (const auto c = j.find("compile_cache"); c != j.end() && c->is_object()) {
+      r.compile_cache = {.compiles = c->value("compiles", 0),
+                         .local_hits = c->value("local_hits", 0),
+                         .remote_hits = c->value("remote_hits", 0),
+                         .compiled = c->value("compiled", 0),
+                         .uncached = c->value("uncached", 0),
+                         .remote_errors = c->value("remote_errors", 0)};
+    }
     r.python = j.value("python", "");
     r.cuda = j.value("cuda", "");
     r.log = j.value("log", "");

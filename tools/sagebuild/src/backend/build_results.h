@@ -79,6 +79,10 @@ struct RecordedBuild {
 };
 std::optional<RecordedBuild> read_recorded_build(const std::filesystem::path& root,
                                                  const std::string& entry);
+// A record write_result wrote, read from `file`: the build inside a container exports its own
+// (docker/Dockerfile.linux), whose compile cache figures and phases the Docker backend reports.
+std::optional<RecordedBuild> read_result_file(const std::filesystem::path& file,
+                                              const std::string& entry);
 
 // The inputs that differ between a recorded build and now, by name, for "rebuilding: changed
 // since the last build: ...". Empty when the record holds no inputs to compare.

@@ -69,6 +69,19 @@ std::string describe(const CompileCacheStats& s) {
   return out;
 }
 
+std::vector<std::string> compile_cache_notes(const CompileCacheStats& c) {
+  if (c.empty()) return {};
+  std::vector<std::string> notes = {"compile cache: " + describe(c)};
+  if (c.remote_errors) {
+    const std::string remote = remote_storage_for_display();
+    notes.push_back(
+        fmt::format("warning: the remote compile cache{} failed for {} of {} compiles "
+                    "(down, unreachable or slow?): they were compiled here",
+                    remote.empty() ? "" : " (" + remote + ")", c.remote_errors, c.compiles));
+  }
+  return notes;
+}
+
 std::string remote_storage_for_display() {
   const char* remote = std::getenv("CCACHE_REMOTE_STORAGE");
   if (!remote || !*remote) return "";

@@ -35,6 +35,11 @@ CompileCacheStats parse_ccache_stats_log(std::string_view text);
 // "31 compiles: 31 from the remote cache" and the like; "" when the cache saw nothing.
 std::string describe(const CompileCacheStats& stats);
 
+// What an entry's progress says about its compiles: "compile cache: <describe>", and a warning
+// naming the remote (credentials masked) when remote storage failed; nothing when the cache saw
+// nothing. The same lines for a native build and for one inside a container.
+std::vector<std::string> compile_cache_notes(const CompileCacheStats& stats);
+
 // Where ccache's remote storage is configured ($CCACHE_REMOTE_STORAGE), fit to print (its
 // credentials masked); "" when it is not set there.
 std::string remote_storage_for_display();

@@ -85,5 +85,18 @@ TEST_CASE("the remote storage is shown without its password", "[compile-cache]")
   CHECK(remote_storage_for_display().empty());
 }
 
+TEST_CASE("an entry's compile cache notes: the figures, and a warning naming the remote",
+          "[compile-cache]") {
+  const testing::ScopedEnv remote("CCACHE_REMOTE_STORAGE", "redis://:pw@cache.example:6379");
+  CHECK(compile_cache_notes({}).empty());
+  CHECK(compile_cache_notes({.compiles = 2, .remote_hits = 2}) ==
+        std::vector<std::string>{"compile cache: 2 compiles: 2 from the remote cache"});
+  const auto notes = compile_cache_notes({.compiles = 3, .compiled = 3, .remote_errors = 3});
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[1] ==
+        "warning: the remote compile cache (redis://:***@cache.example:6379) failed for 3 of 3 "
+        "compiles (down, unreachable or slow?): they were compiled here");
+}
+
 }  // namespace
 }  // namespace sagebuild::backend

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "backend/bake.h"
+#include "backend/build_results.h"
+#include "backend/compile_cache.h"
 #include "backend/docker_image.h"
 #include "backend/wheel_finish.h"
 #include "platform/process.h"
@@ -40,6 +42,7 @@ Expected<DockerPlan> plan(const matrix::Matrix& m, const std::vector<matrix::Ent
   bake.output_per_target = true;
   bake.images = o.docker_images;
   bake.ca_bundle = host_ca_bundle();
+  bake.compile_cache_remote_env = host_compile_cache_remote_env();
   auto file = make_bake_file(m, {{"sagebuild", entries}}, bake);
   if (!file) return file.error();
   p.bake = std::move(*file);
@@ -173,6 +176,26 @@ std::string low_space_note(const stdfs::path& out_dir) {
       space.available >> 10, at.string());
 }
 
+// What the build inside the container recorded (docker/Dockerfile.linux exports its
+// build/results record beside the wheel): the compile cache's figures, the kernel cache, and the
+// phases that compiled, for the progress, build/results and the GitHub summary.
+void report_inner_build(const stdfs::path& exported, const std::string& id, EntryResult& r,
+                        Progress& progress) {
+  const auto inner = read_result_file(exported / "sagebuild-results" / (id + ".json"), id);
+  if (!inner) return;
+  const EntryResult& in = inner->result;
+  r.compile_cache = in.compile_cache;
+  r.kernels = in.kernels;
+  r.kernel_cache_hit = in.kernel_cache_hit;
+  for (const PhaseTime& phase : in.phases) {
+    if (phase.phase == "kernels" || phase.phase == "binding" || phase.phase == "wheel") {
+      r.phases.push_back(phase);
+    }
+  }
+  for (const std::string& line : compile_cache_notes(r.compile_cache))
+    progress.note(id, line);
+}
+
 // One `docker buildx bake` of entries that can start (docker_entry_problems found nothing).
 std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
                                       const std::vector<matrix::Entry>& entries,
@@ -248,6 +271,7 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
       r.phases.push_back(
           {"verify", std::chrono::duration<double>(Clock::now() - verify_start).count()});
       r.wheel = done.wheel;
+      report_inner_build(p.out_dir / e.id, e.id, r, progress);
       if (done.outcome == FinishedWheel::Outcome::moved) {
         r.outcome = EntryOutcome::built;
         r.sha256 = done.sha256;

@@ -432,16 +432,8 @@ class EntryRun {
     auto text = fs::read_file(stats_log());
     if (!text) return;  // no launcher, sccache, or nothing compiled
     result_.compile_cache = parse_ccache_stats_log(*text);
-    const CompileCacheStats& c = result_.compile_cache;
-    if (c.empty()) return;
-    note("compile cache: " + describe(c));
-    if (c.remote_errors) {
-      const std::string remote = remote_storage_for_display();
-      note(
-          fmt::format("warning: the remote compile cache{} failed for {} of {} compiles "
-                      "(down, unreachable or slow?): they were compiled here",
-                      remote.empty() ? "" : " (" + remote + ")", c.remote_errors, c.compiles));
-    }
+    for (const std::string& line : compile_cache_notes(result_.compile_cache))
+      note(line);
   }
 
   // ---- bookkeeping ----

@@ -46,6 +46,7 @@ class BakeCommand final : public Command {
       groups.push_back({name, std::move(*entries)});
     }
     if (ca_bundle_option_->count() == 0) options.ca_bundle = backend::host_ca_bundle();
+    options.compile_cache_remote_env = backend::host_compile_cache_remote_env();
     auto made = backend::make_bake_file(m.matrix, groups, options);
     if (!made) throw CommandError{kUsageError, made.error().message};
     const nlohmann::ordered_json& file = *made;
