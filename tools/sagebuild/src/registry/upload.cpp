@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "registry/attestation.h"
 #include "util/json_text.h"
 #include "util/secrets.h"
 #include "util/sha256.h"
@@ -188,7 +189,8 @@ std::string listed_sha256(const std::string& page, const std::string& content_ty
   return "";
 }
 
-Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel) {
+Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel,
+                                                 bool with_attestation) {
   auto name = wheel::parse_wheel_filename(wheel.filename().string());
   if (!name) return name.error();
   auto metadata_text = wheel::read_dist_info_member(wheel, "METADATA");
@@ -216,6 +218,11 @@ Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wh
     const std::string body = metadata_text->substr(blank + 2);
     if (!text::trim(body).empty()) form.push_back({"description", body, {}, {}, {}});
   }
+  if (with_attestation) {
+    auto attestations = attestations_field(wheel, to_hex(digest->digest));
+    if (!attestations) return attestations.error();
+    form.push_back({"attestations", std::move(*attestations), {}, {}, {}});
+  }
   form.push_back({"content", "", wheel, wheel.filename().string(), "application/octet-stream"});
   return form;
 }
@@ -240,8 +247,8 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
     const std::string file = path.filename().string();
     auto name = wheel::parse_wheel_filename(file);
     const bool refused_local = name && name->version.has_local && !request.allow_local_versions;
-    auto form =
-        name && !refused_local ? upload_form(path) : Expected<std::vector<net::FormPart>>(Error{});
+    auto form = name && !refused_local ? upload_form(path, request.attestations)
+                                       : Expected<std::vector<net::FormPart>>(Error{});
     if (!name) {
       out.message = name.error().message;
     } else if (refused_local) {

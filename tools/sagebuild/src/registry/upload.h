@@ -26,6 +26,9 @@ struct PublishRequest {
   // root, Warehouse's path layout).
   std::string index_url;
   bool allow_local_versions = false;  // "+label" versions (PyPI refuses them)
+  // Send each file's PEP 740 attestation (registry/attestation.h); a file without a valid one
+  // is not uploaded.
+  bool attestations = false;
   net::HttpOptions http;
   net::RetryPolicy retry;
 };
@@ -45,8 +48,10 @@ std::string simple_index_url(const PublishRequest& request);
 std::string listed_sha256(const std::string& page, const std::string& content_type,
                           const std::string& file);
 
-// The form fields for one wheel, from its file name and METADATA (what twine sends).
-Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel);
+// The form fields for one wheel, from its file name and METADATA (what twine sends), and its
+// attestation in the `attestations` field when `with_attestation` is set.
+Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel,
+                                                 bool with_attestation = false);
 
 std::vector<PublishResult> publish_wheels(const PublishRequest& request,
                                           const std::vector<std::filesystem::path>& wheels,

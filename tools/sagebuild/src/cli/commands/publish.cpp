@@ -5,8 +5,10 @@
 #include "cli/network_flags.h"
 #include "platform/interrupt.h"
 #include "platform/process.h"
+#include "registry/attestation.h"
 #include "registry/upload.h"
 #include "util/secrets.h"
+#include "util/sha256.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -29,6 +31,10 @@ class PublishCommand final : public Command {
     cmd.add_flag("--local-labels", gate_.label,
                  "upload each wheel under its variant's local version (2.2.0+cu130), for a "
                  "registry that accepts them; implies --allow-local-versions");
+    cmd.add_flag("--attestations", request_.attestations,
+                 "send each file's PEP 740 attestation (FILE.publish.attestation beside it, as "
+                 "`pypi-attestations sign` writes it); a file without one naming it is not "
+                 "uploaded");
     cmd.add_flag("--no-verify", no_verify_, "upload without verifying the wheels first");
     cmd.add_option("--delivered-dir", gate_.delivered_dir,
                    "also copy each file as delivered (labelled) into this folder, e.g. to attest "
@@ -48,7 +54,7 @@ class PublishCommand final : public Command {
         prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate_, out_);
     if (dry_run_) {
       print_dry_run(set, "upload", out_);
-      return kSuccess;
+      return check_attestations(set.files);
     }
     return publish(request_, set.files, network_);
   }
@@ -76,6 +82,26 @@ class PublishCommand final : public Command {
       throw CommandError{kPublishFailure,
                          fmt::format("{} of {} file{} not published", failed, results.size(),
                                      results.size() == 1 ? "" : "s")};
+    }
+    return kSuccess;
+  }
+
+  // --dry-run --attestations: each file's attestation checked as the upload would check it.
+  int check_attestations(const std::vector<stdfs::path>& paths) {
+    if (!request_.attestations) return kSuccess;
+    std::size_t failed = 0;
+    for (const auto& path : paths) {
+      auto digest = sha256_file(path);
+      auto field = digest ? registry::attestations_field(path, to_hex(digest->digest))
+                          : Expected<std::string>(digest.error());
+      if (!field) ++failed;
+      out_ << fmt::format("sagebuild:   {}: {}\n", path.filename().string(),
+                          field ? "attestation names it" : field.error().message);
+    }
+    if (failed) {
+      throw CommandError{kPublishFailure,
+                         fmt::format("{} of {} file{} without a valid attestation", failed,
+                                     paths.size(), paths.size() == 1 ? "" : "s")};
     }
     return kSuccess;
   }
