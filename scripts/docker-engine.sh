@@ -82,11 +82,13 @@ rootfs_tar() {
   local suite=$1 tar=$bases/$1.tar
   if [[ ! -s $tar ]]; then
     say "debootstrap $suite (about 2 minutes, once)"
-    local dir
+    local dir log=$bases/debootstrap-$suite.log
     dir=$(mktemp -d)
+    # The log beside the result: an engine started elsewhere leaves no folder of ours to use.
+    mkdir -p "$bases"
     $sudo debootstrap --variant=minbase --components=main,contrib,non-free,non-free-firmware \
-      "$suite" "$dir" "$mirror" >"$root/debootstrap-$suite.log" 2>&1 ||
-      { tail -n 20 "$root/debootstrap-$suite.log" >&2; die "debootstrap $suite failed"; }
+      "$suite" "$dir" "$mirror" >"$log" 2>&1 ||
+      { tail -n 20 "$log" >&2; die "debootstrap $suite failed (log: $log)"; }
     # Every component, so that an image can install from non-free (nvidia-cuda-toolkit).
     echo "deb $mirror $suite main contrib non-free non-free-firmware" |
       $sudo tee "$dir/etc/apt/sources.list" >/dev/null
@@ -123,10 +125,16 @@ import_image() {
 }
 
 build_bases() {
-  import_image sagebuild-base:tiny "$(tiny_tar)"
+  # Each tar made first, on its own line: a failure inside $(...) passed as an argument would not
+  # stop this script (set -e sees only the outer command), an assignment's does.
+  local tar
+  tar=$(tiny_tar)
+  import_image sagebuild-base:tiny "$tar"
   [[ ${SAGEBUILD_DOCKER_BASES:-all} == tiny ]] && return 0
-  import_image sagebuild-base:debian12 "$(rootfs_tar bookworm)"
-  import_image sagebuild-base:debian13 "$(rootfs_tar trixie)"
+  tar=$(rootfs_tar bookworm)
+  import_image sagebuild-base:debian12 "$tar"
+  tar=$(rootfs_tar trixie)
+  import_image sagebuild-base:debian13 "$tar"
 }
 
 # This host's interpreter X.Y as an image: its prefix at the same path (a pyenv build's
