@@ -59,6 +59,9 @@ Expected<nlohmann::ordered_json> make_bake_file(const matrix::Matrix& m,
           {"PYTHON_VERSION", image->python.str()},
           {"SAGEBUILD_ENTRY", e.id},
       };
+      if (!options.prebuilt_sagebuild.empty()) {
+        target["args"]["SAGEBUILD_PREBUILT"] = options.prebuilt_sagebuild;
+      }
       nlohmann::ordered_json secrets = nlohmann::ordered_json::array();
       if (!options.ca_bundle.empty()) secrets.push_back("id=ca-bundle,src=" + options.ca_bundle);
       if (!options.compile_cache_remote_env.empty()) {

@@ -31,6 +31,9 @@ struct BakeOptions {
   // read by buildx when it runs the file, so that the URL, which may carry a password, is never
   // written into it; empty: none.
   std::string compile_cache_remote_env;
+  // A sagebuild executable in the context (a path relative to it, '/'-separated) that every
+  // target uses instead of compiling its own: the build argument SAGEBUILD_PREBUILT; "": none.
+  std::string prebuilt_sagebuild;
 };
 
 // The CA bundle this machine's TLS clients use: $SSL_CERT_FILE, else the system bundle when it

@@ -144,6 +144,7 @@ TEST_CASE("every build argument a target passes is declared in the Dockerfile an
     groups.push_back(group(name));
   BakeOptions local = hub();
   local.images = "local";
+  local.prebuilt_sagebuild = "sagebuild";  // SAGEBUILD_PREBUILT, passed only when given
   const std::vector<BakeGroup> local_groups = {group("docker-local")};
   for (const auto& file : {made(groups, hub()), made(local_groups, local)}) {
     for (const auto& [id, target] : file["target"].items()) {

@@ -40,6 +40,9 @@ struct BuildOptions {
   bool skip_unavailable = false;
   Backend backend = Backend::native;
   std::string docker_images;  // --images: a set of matrix.yaml's docker.images ("": the default)
+  // --docker-sagebuild: a sagebuild executable in the build context (the repository) that the
+  // Docker targets use instead of compiling their own, where it runs in their image; "": compile.
+  std::filesystem::path docker_sagebuild;
   toolchain::TorchSource torch;
   std::vector<std::pair<Version, std::filesystem::path>> cuda_paths;  // --cuda-path
   // The reproducibility run of --check-reproducible: its own work directory (a build path that

@@ -30,6 +30,35 @@ struct DockerPlan {
   std::vector<std::string> argv;
 };
 
+}  // namespace
+
+Expected<std::string> path_in_context(const stdfs::path& root, const stdfs::path& file) {
+  std::error_code ec;
+  const stdfs::path relative =
+      stdfs::weakly_canonical(file, ec).lexically_relative(stdfs::weakly_canonical(root, ec));
+  const std::string shown = relative.generic_string();
+  if (ec || relative.empty() || shown == "." || *relative.begin() == "..") {
+    return Error{
+        fmt::format("--docker-sagebuild {}: not in the build context {} (copy it into the "
+                    "repository, e.g. ./sagebuild)",
+                    file.string(), root.string())};
+  }
+  const auto ignore = fs::read_file(root / ".dockerignore", 1u << 16);
+  const std::string top = shown.substr(0, shown.find('/') + 1);
+  for (const std::string& line : text::split(ignore ? *ignore : "", '\n')) {
+    const std::string_view pattern = text::trim(line);
+    if (!top.empty() && top.back() == '/' && (pattern == top || pattern == "/" + top)) {
+      return Error{
+          fmt::format("--docker-sagebuild {}: .dockerignore leaves {} out of the build "
+                      "context (copy it into the repository, e.g. ./sagebuild)",
+                      file.string(), top)};
+    }
+  }
+  return shown;
+}
+
+namespace {
+
 Expected<DockerPlan> plan(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
                           const BuildOptions& o) {
   DockerPlan p;
@@ -43,6 +72,11 @@ Expected<DockerPlan> plan(const matrix::Matrix& m, const std::vector<matrix::Ent
   bake.images = o.docker_images;
   bake.ca_bundle = host_ca_bundle();
   bake.compile_cache_remote_env = host_compile_cache_remote_env();
+  if (!o.docker_sagebuild.empty()) {
+    auto prebuilt = path_in_context(o.root, o.docker_sagebuild);
+    if (!prebuilt) return prebuilt.error();
+    bake.prebuilt_sagebuild = *prebuilt;
+  }
   auto file = make_bake_file(m, {{"sagebuild", entries}}, bake);
   if (!file) return file.error();
   p.bake = std::move(*file);

@@ -35,6 +35,12 @@ std::map<std::string, std::string> docker_entry_problems(const matrix::Matrix& m
 
 // --dry-run: the Bake file that would be written, the exact command and each entry's image.
 // Returns why the plan cannot be made (an entry the image set cannot build), else "".
+// --docker-sagebuild's file as a path in the build context `root` (the repository),
+// '/'-separated; an error when it lies outside it or in a top-level folder .dockerignore leaves
+// out (build/, dist/), which the targets could not copy.
+Expected<std::string> path_in_context(const std::filesystem::path& root,
+                                      const std::filesystem::path& file);
+
 std::string describe_docker(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
                             const BuildOptions& options, std::ostream& out);
 

@@ -88,6 +88,10 @@ class BuildCommand final : public Command {
     cmd.add_option("--images", flags_.options.docker_images,
                    "--backend docker: the image set of matrix.yaml's docker.images (default: "
                    "$SAGEBUILD_DOCKER_IMAGES, then docker.default)");
+    cmd.add_option("--docker-sagebuild", flags_.options.docker_sagebuild,
+                   "--backend docker: a sagebuild executable in the repository that the targets "
+                   "use instead of compiling their own (where it runs in their image)")
+        ->check(CLI::ExistingFile);
     cmd.add_flag("--dry-run", flags_.options.dry_run,
                  "print each entry's toolchain, commands and environment; build nothing");
     cmd.add_flag("--force", flags_.options.force, "rebuild wheels that are up to date");
