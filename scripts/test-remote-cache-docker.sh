@@ -29,7 +29,10 @@ entry=linux-sage2-universal-pytorch210-cu130
 out=$PWD/build/remote-cache-docker-test
 rm -rf "$out"
 mkdir -p "$out"
-bridge=$(docker network inspect bridge --format '{{(index .IPAM.Config 0).Gateway}}')
+# The bridge's address on this host: the engine's IPAM names it only where it was configured.
+bridge=$(docker network inspect bridge -f '{{range .IPAM.Config}}{{.Gateway}}{{end}}')
+[[ -n $bridge ]] || bridge=$(ip -4 -o addr show docker0 | awk '{print $4}' | cut -d/ -f1)
+[[ -n $bridge ]] || { echo "test-remote-cache-docker: no address of the Docker bridge found" >&2; exit 2; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 password=$(python3 -c 'import secrets; print(secrets.token_hex(12))')
 redis-server --port "$port" --bind 127.0.0.1 "$bridge" --requirepass "$password" --save '' \
@@ -37,6 +40,8 @@ redis-server --port "$port" --bind 127.0.0.1 "$bridge" --requirepass "$password"
 trap 'kill "$(cat "$out/redis.pid")" 2>/dev/null || true' EXIT
 export REDISCLI_AUTH=$password
 for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -h "$bridge" -p "$port" ping >/dev/null ||
+  { cat "$out/redis.log" >&2; echo "test-remote-cache-docker: Redis does not answer on $bridge:$port" >&2; exit 1; }
 # redis://PASSWORD@host: the form ccache 4.7 (Debian 12's, in the image) reads.
 remote="redis://$password@$bridge:$port"
 

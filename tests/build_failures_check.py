@@ -44,7 +44,36 @@ def main():
     ]
     for c in cases:
         run_case(sagebuild, *c)
+    secret_in_child_output(sagebuild, torch_python)
     return finish("build failures")
+
+
+def secret_in_child_output(sagebuild, python):
+    """A build command that prints credentials from the environment (as ccache does when it cannot
+    parse its remote storage's URL): they reach neither the output nor the log nor the results."""
+    password, token = "FAKEccachePASSWORD0123456789", "pypi-FAKEtwineTOKEN0123456789"
+    env = dict(os.environ, CCACHE_REMOTE_STORAGE=f"redis://{password}@:6379", TWINE_PASSWORD=token)
+    command = ('["{python}", "-c", "import os, sys; print(\\"ccache: error: Cannot parse URL\\", '
+               'os.environ[\\"CCACHE_REMOTE_STORAGE\\"], os.environ[\\"TWINE_PASSWORD\\"]); sys.exit(3)"]')
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "matrix.yaml"), "w") as f:
+            f.write(demo_matrix(command))
+        with open(os.path.join(tmp, "VERSION"), "w") as f:
+            f.write("1.0\n")
+        os.makedirs(os.path.join(tmp, "src"))
+        done = subprocess.run([sagebuild, "--matrix", os.path.join(tmp, "matrix.yaml"), "build",
+                               "--env", "current", "--python", python], capture_output=True, text=True,
+                              env=env)
+        written = ""
+        for folder in ("build/logs", "build/results"):
+            for name in os.listdir(os.path.join(tmp, folder)):
+                with open(os.path.join(tmp, folder, name), errors="replace") as f:
+                    written += f.read()
+        text = done.stdout + done.stderr
+        check("credentials a child prints reach no output, log or results file (masked as ***)",
+              done.returncode == 4 and "Cannot parse URL redis://***@:6379" in text
+              and "redis://***@:6379" in written
+              and not any(s in text + written for s in (password, token)), text[-2000:])
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "util/secrets.h"
+
 namespace sagebuild::cli {
 namespace {
 
@@ -36,6 +38,8 @@ std::string terminal_control(std::string_view sequence) {
 
 void LogSafeBuffer::flush_line(bool newline) {
   std::string out;
+  // The environment's secrets first (util/secrets.h): whatever printed them, they go no further.
+  line_ = redact_environment_secrets(std::move(line_));
   std::string_view line = line_;
   const bool own = line.starts_with(own_command_mark());
   if (own) line.remove_prefix(own_command_mark().size());

@@ -156,14 +156,27 @@ OutputCollector::OutputCollector(ProcessResult& result, const ProcessOptions& op
 
 void OutputCollector::add(const char* data, std::size_t size) {
   result_.output.append(data, size);
-  if (log_) log_.write(data, static_cast<std::streamsize>(size));
   if (result_.output.size() > 2 * keep_) result_.output.erase(0, result_.output.size() - keep_);
+  if (log_) {
+    // Whole lines, with the environment's secrets masked (util/secrets.h): a child may print
+    // its configuration. A line without its end waits for it, up to 64 KiB.
+    log_pending_.append(data, size);
+    const std::size_t end = log_pending_.rfind('\n');
+    if (end != std::string::npos) {
+      log_ << redact_environment_secrets(log_pending_.substr(0, end + 1));
+      log_pending_.erase(0, end + 1);
+    }
+    if (log_pending_.size() >= 64 * 1024) {
+      log_ << redact_environment_secrets(std::move(log_pending_));
+      log_pending_.clear();
+    }
+  }
   if (!observer_) return;
   // Whole lines only; "\r" ends one too (pip and cmake redraw progress with it).
   for (std::size_t i = 0; i < size; ++i) {
     const char c = data[i];
     if (c == '\n' || c == '\r') {
-      if (!line_.empty()) (*observer_)(log_path_, line_);
+      if (!line_.empty()) (*observer_)(log_path_, redact_environment_secrets(line_));
       line_.clear();
     } else {
       line_ += c;
@@ -173,8 +186,14 @@ void OutputCollector::add(const char* data, std::size_t size) {
 
 void OutputCollector::finish() {
   if (result_.output.size() > keep_) result_.output.erase(0, result_.output.size() - keep_);
-  if (log_) log_.flush();
-  if (observer_ && !line_.empty()) (*observer_)(log_path_, line_);
+  // The kept output reaches messages and the results file.
+  result_.output = redact_environment_secrets(std::move(result_.output));
+  if (log_) {
+    log_ << redact_environment_secrets(std::move(log_pending_));
+    log_pending_.clear();
+    log_.flush();
+  }
+  if (observer_ && !line_.empty()) (*observer_)(log_path_, redact_environment_secrets(line_));
   line_.clear();
 }
 

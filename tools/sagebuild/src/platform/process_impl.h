@@ -34,7 +34,8 @@ class OutputCollector {
   std::filesystem::path log_path_;
   std::ofstream log_;
   std::shared_ptr<const LogObserver> observer_;
-  std::string line_;  // the observer's unfinished line
+  std::string line_;         // the observer's unfinished line
+  std::string log_pending_;  // the log's unfinished line
 };
 
 }  // namespace sagebuild::platform::detail

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
+#include <functional>
 #include <span>
 
 #include "util/sha256.h"
@@ -96,6 +98,63 @@ std::string redact_url(std::string_view url) {
     return std::string(url.substr(0, host_start)) + "***" + std::string(url.substr(at));
   }
   return std::string(url.substr(0, colon)) + ":***" + std::string(url.substr(at));
+}
+
+namespace {
+
+// Variables whose whole value is a credential.
+constexpr const char* kSecretVariables[] = {
+    "GITHUB_TOKEN",          "GH_TOKEN",
+    "TWINE_PASSWORD",        "SAGEBUILD_PUBLISH_PASSWORD",
+    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"};
+// Variables holding URLs (several, separated by white space; ccache's may carry "|key=value"
+// attributes) whose user information may be a credential.
+constexpr const char* kUrlVariables[] = {"CCACHE_REMOTE_STORAGE",  "CCACHE_SECONDARY_STORAGE",
+                                         "PIP_INDEX_URL",          "PIP_EXTRA_INDEX_URL",
+                                         "UV_INDEX_URL",           "UV_EXTRA_INDEX_URL",
+                                         "UV_DEFAULT_INDEX",       "UV_INDEX",
+                                         "SCCACHE_REDIS",          "SCCACHE_REDIS_ENDPOINT",
+                                         "SCCACHE_WEBDAV_ENDPOINT"};
+
+}  // namespace
+
+std::vector<std::string> secrets_of_environment(
+    const std::function<const char*(const char*)>& getenv) {
+  std::vector<std::string> found;
+  auto add = [&](const std::vector<std::string>& forms) {
+    found.insert(found.end(), forms.begin(), forms.end());
+  };
+  for (const char* name : kSecretVariables) {
+    if (const char* value = getenv(name); value && *value) add(credential_forms("", value));
+  }
+  for (const char* name : kUrlVariables) {
+    const char* value = getenv(name);
+    if (!value) continue;
+    std::string words = value;
+    std::replace_if(
+        words.begin(), words.end(), [](unsigned char c) { return std::isspace(c); }, ' ');
+    for (const std::string& word : text::split(words, ' ')) {
+      const auto [user, password] = url_credentials(word.substr(0, word.find('|')));
+      if (!user.empty() || !password.empty()) add(credential_forms(user, password));
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() > b.size() : a < b;
+  });
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
+
+const std::vector<std::string>& environment_secrets() {
+  static const std::vector<std::string> secrets =
+      secrets_of_environment([](const char* name) { return std::getenv(name); });
+  return secrets;
+}
+
+std::string redact_environment_secrets(std::string text) {
+  const auto& secrets = environment_secrets();
+  if (secrets.empty()) return text;
+  return redact(std::move(text), secrets);
 }
 
 }  // namespace sagebuild

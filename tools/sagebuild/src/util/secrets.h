@@ -2,6 +2,7 @@
 // passes through redact() with the secrets in play before it is printed.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -25,6 +26,21 @@ std::vector<std::string> credential_forms(std::string_view username, std::string
 // The user name and password a URL carries ("https://user:pass@host/"), percent-decoded;
 // empty when it carries none.
 std::pair<std::string, std::string> url_credentials(std::string_view url);
+
+// Every secret this process's environment holds, in each spelling credential_forms() knows,
+// longest first: the variables that are credentials (GITHUB_TOKEN, TWINE_PASSWORD, ...) and the
+// credentials in the URLs of those that name servers (ccache's remote storages, pip's and uv's
+// indexes). Read once, at first use. What sagebuild prints (cli/log_safe_stream) and what child
+// processes write into logs and results (platform/process) pass through it: a tool that quotes
+// its configuration in an error (ccache names its remote storage's URL, password and all) cannot
+// carry a secret out.
+const std::vector<std::string>& environment_secrets();
+// The same for any environment (`getenv` answers a name with its value or nullptr): testable.
+std::vector<std::string> secrets_of_environment(
+    const std::function<const char*(const char*)>& getenv);
+
+// `text` with the environment's secrets replaced by "***".
+std::string redact_environment_secrets(std::string text);
 
 // A URL fit to print: "https://user:token@host/x" -> "https://user:***@host/x",
 // "https://token@host/x" -> "https://***@host/x" (index URLs carry credentials that way).

@@ -1,5 +1,8 @@
 #include "util/secrets.h"
 
+#include <algorithm>
+#include <map>
+
 #include <catch2/catch.hpp>
 
 namespace sagebuild {
@@ -29,6 +32,35 @@ TEST_CASE("credentials are masked in every spelling a server can echo", "[secret
         std::pair<std::string, std::string>{"alice", "p@ss"});
   CHECK(url_credentials("https://t0ken@host/") == std::pair<std::string, std::string>{"", "t0ken"});
   CHECK(url_credentials("https://host/a@b").first.empty());
+}
+
+TEST_CASE("the environment's secrets: credential variables and the credentials in server URLs",
+          "[secrets]") {
+  const std::map<std::string, std::string> env = {
+      {"TWINE_PASSWORD", "pypi-AgEIcHlwaS5vcmc"},
+      {"CCACHE_REMOTE_STORAGE",
+       "redis://r3dispassw0rd@10.0.0.1:6379|connect-timeout=50  "
+       "http://cacheuser:h77ppass@c.example/x "
+       "file:///mnt/cache"},
+      {"PIP_EXTRA_INDEX_URL", "https://__token__:idx-t0ken@idx.example/simple"},
+      {"PIP_INDEX_URL", "https://pypi.example/simple"},  // no credentials: nothing
+      {"GH_TOKEN", "abc"},                               // too short to mask ordinary text
+      {"HOME", "/root/secretless"}};                     // not a credential variable
+  const auto secrets = secrets_of_environment([&](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+  const std::string leaked =
+      "ccache: error: Cannot parse URL redis://r3dispassw0rd@:6379 "
+      "(TWINE_PASSWORD=pypi-AgEIcHlwaS5vcmc; "
+      "https://cacheuser:h77ppass@c.example/x; idx-t0ken; /root/secretless; abc)";
+  CHECK(redact(leaked, secrets) ==
+        "ccache: error: Cannot parse URL redis://***@:6379 (TWINE_PASSWORD=***; "
+        "https://***:***@c.example/x; ***; /root/secretless; abc)");
+  // Longest first, so that a secret inside another leaves nothing of the longer one behind.
+  CHECK(std::is_sorted(
+      secrets.begin(), secrets.end(),
+      [](const std::string& a, const std::string& b) { return a.size() > b.size(); }));
 }
 
 }  // namespace
