@@ -9,7 +9,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-TEST_CASE("--docker-sagebuild must name a file the build context holds", "[docker]") {
+TEST_CASE("a sagebuild handed to Docker builds must lie in the build context", "[docker]") {
   fs::TempDir dir("sagebuild-context");
   const stdfs::path root = dir.path() / "repo";
   stdfs::create_directories(root / "tools");
