@@ -20,7 +20,9 @@ source scripts/lib/apt.sh
 apt_install_missing windows-test wine wine64
 
 # A Wine prefix of our own, made once; no Mono or Gecko installers, no debug chatter.
-export WINEPREFIX=$out/wineprefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+# No crash debugger either: a crash ends its process (and fails its check) instead of leaving
+# winedbg holding the pipes of a run that then never ends.
+export WINEPREFIX=$out/wineprefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d"
 if [[ ! -e $WINEPREFIX/system.reg ]]; then
   say "creating the Wine prefix $WINEPREFIX"
   wineboot --init >/dev/null 2>&1

@@ -17,6 +17,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import zipfile
@@ -35,11 +36,19 @@ def windows_separators_as_posix(text):
 
 
 def run(argv, cwd, env):
-    proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                          timeout=120)
+    # Its own process group, killed whole on a timeout: a helper Wine starts (a crash debugger)
+    # must not keep the pipes open and the check waiting.
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        stderr += b"\n(timed out after 120 s)"
     # Windows' C runtime writes CRLF on text streams; that is the only difference allowed.
     text = lambda b: b.decode("utf-8", "replace").replace("\r\n", "\n")  # noqa: E731
-    return proc.returncode, text(proc.stdout), text(proc.stderr)
+    return proc.returncode, text(stdout), text(stderr)
 
 
 def files_under(folder):
