@@ -70,7 +70,7 @@ machine E
 check "E compiled everything and stored it" '((compiled > 20 && remote_hits == 0))' "$(cat "$out/E/result.json")"
 e_compiles=$compiles
 machine F
-check "F compiled nothing: every compile a remote hit" '((compiled == 0 && remote_hits == e_compiles))' \
+check "F compiled nothing: every compile a remote hit" '((compiles > 20 && compiled == 0 && remote_hits == e_compiles))' \
   "$(cat "$out/F/result.json")"
 check "F's wheel is E's, byte for byte" 'cmp -s "$out"/E/dist/*.whl "$out"/F/dist/*.whl' "differ"
 check "the password appears in no log or record" '! grep -r -q "$password" "$out"/E "$out"/F build/sagebuild/docker-bake.json build/logs/docker-bake.log' \

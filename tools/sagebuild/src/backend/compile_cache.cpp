@@ -12,7 +12,10 @@ namespace sagebuild::backend {
 std::vector<std::pair<std::string, std::string>> compile_cache_environment(
     std::string_view launcher, const std::filesystem::path& stats_log) {
   if (launcher != "ccache") return {};
-  return {{"CCACHE_STATSLOG", stats_log.string()}};
+  // The compiler is known by its content, not ccache's default (its modification time): a
+  // toolkit provisioned from PyPI on each machine or container has its own install time, and
+  // no two of them would share an object through the remote storage.
+  return {{"CCACHE_STATSLOG", stats_log.string()}, {"CCACHE_COMPILERCHECK", "content"}};
 }
 
 CompileCacheStats parse_ccache_stats_log(std::string_view text) {

@@ -25,7 +25,8 @@ struct CompileCacheStats {
   bool empty() const { return compiles == 0; }
 };
 
-// The environment that makes `launcher` ("ccache", "sccache" or "") log to `stats_log`.
+// The environment that makes `launcher` ("ccache", "sccache" or "") log to `stats_log` and
+// know the compiler by its content (CCACHE_COMPILERCHECK=content).
 std::vector<std::pair<std::string, std::string>> compile_cache_environment(
     std::string_view launcher, const std::filesystem::path& stats_log);
 

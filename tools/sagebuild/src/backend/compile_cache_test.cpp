@@ -63,11 +63,13 @@ TEST_CASE("ccache's statistics log gives each compile its outcome", "[compile-ca
         "1 compile: 1 from the local cache");
 }
 
-TEST_CASE("only ccache is given a statistics log", "[compile-cache]") {
+TEST_CASE("only ccache is given a statistics log, and told to know the compiler by its content",
+          "[compile-cache]") {
   const auto env = compile_cache_environment("ccache", "/w/ccache-stats.log");
-  REQUIRE(env.size() == 1);
+  REQUIRE(env.size() == 2);
   CHECK(env[0].first == "CCACHE_STATSLOG");
   CHECK(env[0].second == "/w/ccache-stats.log");
+  CHECK(env[1] == std::pair<std::string, std::string>{"CCACHE_COMPILERCHECK", "content"});
   CHECK(compile_cache_environment("sccache", "/w/x").empty());
   CHECK(compile_cache_environment("", "/w/x").empty());
 }

@@ -420,6 +420,9 @@ class EntryRun {
     if (up_to_date()) return;
     std::error_code ec;
     stdfs::remove(stats_log(), ec);  // this build's compiles only
+    // ccache writes its statistics log only into a folder that exists: in a fresh checkout (a
+    // CI clone, a container's /src) nothing else has made it before the kernels compile.
+    stdfs::create_directories(work(), ec);
     const bool built = build_kernels() && build_binding() && build_wheel();
     report_compile_cache();
     if (built) verify_and_deliver();
