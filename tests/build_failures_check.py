@@ -14,15 +14,21 @@ from checklib import check, demo_matrix, finish
 
 
 
+def build_demo(sagebuild, tmp, command, python, env=None):
+    """The demo package (tests/checklib.py) in `tmp`, built by `command` with --env current."""
+    with open(os.path.join(tmp, "matrix.yaml"), "w") as f:
+        f.write(demo_matrix(command))
+    with open(os.path.join(tmp, "VERSION"), "w") as f:
+        f.write("1.0\n")
+    os.makedirs(os.path.join(tmp, "src"))
+    return subprocess.run([sagebuild, "--matrix", os.path.join(tmp, "matrix.yaml"), "build",
+                           "--env", "current", "--python", python], capture_output=True, text=True,
+                          env=env)
+
+
 def run_case(sagebuild, name, command, python, want_code, want_text):
     with tempfile.TemporaryDirectory() as tmp:
-        with open(os.path.join(tmp, "matrix.yaml"), "w") as f:
-            f.write(demo_matrix(command))
-        with open(os.path.join(tmp, "VERSION"), "w") as f:
-            f.write("1.0\n")
-        os.makedirs(os.path.join(tmp, "src"))
-        done = subprocess.run([sagebuild, "--matrix", os.path.join(tmp, "matrix.yaml"), "build",
-                               "--env", "current", "--python", python], capture_output=True, text=True)
+        done = build_demo(sagebuild, tmp, command, python)
         dist = os.path.join(tmp, "dist")
         empty = not os.path.isdir(dist) or not os.listdir(dist)
         check(f"{name}: exit {want_code}, '{want_text}', dist/ empty",
@@ -56,14 +62,7 @@ def secret_in_child_output(sagebuild, python):
     command = ('["{python}", "-c", "import os, sys; print(\\"ccache: error: Cannot parse URL\\", '
                'os.environ[\\"CCACHE_REMOTE_STORAGE\\"], os.environ[\\"TWINE_PASSWORD\\"]); sys.exit(3)"]')
     with tempfile.TemporaryDirectory() as tmp:
-        with open(os.path.join(tmp, "matrix.yaml"), "w") as f:
-            f.write(demo_matrix(command))
-        with open(os.path.join(tmp, "VERSION"), "w") as f:
-            f.write("1.0\n")
-        os.makedirs(os.path.join(tmp, "src"))
-        done = subprocess.run([sagebuild, "--matrix", os.path.join(tmp, "matrix.yaml"), "build",
-                               "--env", "current", "--python", python], capture_output=True, text=True,
-                              env=env)
+        done = build_demo(sagebuild, tmp, command, python, env)
         written = ""
         for folder in ("build/logs", "build/results"):
             for name in os.listdir(os.path.join(tmp, folder)):
