@@ -523,7 +523,7 @@ def main():
                 "CMake Error at ")
         check("a failing compiler leaves no kernel cache entry behind", not project.leftovers(),
               str(project.leftovers()))
-        source = os.path.join(project.root, "kernels", "src", "quantize.cu")
+        source = os.path.join(project.root, "kernels", "src", "quantize", "quantize.cu")
         original = open(source).read()
         with open(source, "a") as f:
             f.write('\n#error "broken on purpose by the test"\n')

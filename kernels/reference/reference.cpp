@@ -6,7 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "sageattn/tile_policy.h"  // the kernels' tiling, which the reference must follow
+#include "../src/common/causal.h"       // the kernels' causal mask
+#include "../src/common/tile_policy.h"  // the kernels' tiling, which the reference must follow
 
 namespace sageattn::reference {
 namespace {
@@ -29,7 +30,8 @@ std::size_t at(int b, int h, int s, int d, int heads, int len, int dim) {
 }
 
 bool visible(const Problem& p, int row, int key) {
-  return key < p.kv_len && (!p.causal || key <= row + (p.kv_len - p.qo_len));
+  return detail::key_visible(key, row, p.kv_len, p.causal,
+                             detail::diagonal_offset(p.qo_len, p.kv_len));
 }
 
 // INT8 quantization of `rows` x `dim` values in groups of `group` rows (over the padded length).
@@ -184,7 +186,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
             }
             double m_new = std::max(m, block_max);
             // The 16-bit P·V paths keep subtracting its old max while the block's stays within
-            // the headroom of it (attention.cuh and attention_sm90.cuh, kMaxHeadroom): P is then
+            // the headroom of it (mma/softmax.cuh and sm90/config.cuh, kMaxHeadroom): P is then
             // rounded at that scale.
             if (pv16 && !(m_new > m + detail::kMmaMaxHeadroom)) m_new = m;
             const double m_use = m_new == -inf ? 0.0 : m_new;

@@ -11,10 +11,10 @@
 #include <string>
 #include <type_traits>
 
-#include "attention_launch.h"
-#include "quantize.h"
+#include "common/attention_launch.h"
+#include "common/workspace.h"
+#include "quantize/quantize.h"
 #include "sageattn/sageattn.h"
-#include "workspace.h"
 
 namespace sageattn {
 namespace {

@@ -22,6 +22,7 @@ columns of the sharpness table) before it is used to answer what the kernels do 
     build/torch-venv/bin/python kernels/tests/sharpness_model.py [--check] [--json out.json]
 """
 import argparse
+import glob
 import json
 import math
 import os
@@ -41,17 +42,34 @@ MODEL_SCHEMES = {
     "int8 x2 Q and K": ("warp2", "block2"),
     "16-bit Q·Kᵀ": ("fp16", "fp16"),
 }
-# The kernels' run this model is checked against: an H100, `bench/sageattn_bench.py
-# --suite sharpness` (its README has the whole command); its two columns of the quantized kernels
-# without the sharp-tile guard, per_warp and per_block Q, are KERNEL_SCHEMES' two, in order.
-MEASURED_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "results",
-                            "2026-11-27-h100-sageattn-peers", "short-accuracy.json")
+# The kernels' runs this model is checked against: `bench/sageattn_bench.py --suite sharpness`
+# on the GPU machine, whose JSON goes under bench/results/ (each run's README has the whole
+# command); the newest run whose sharpness rows have the quantized kernels without the guard,
+# per_warp and per_block Q (MEASURED_COLUMNS, KERNEL_SCHEMES' two, in order), is the one used.
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "results")
 MEASURED_COLUMNS = ("no guard", "per_block Q, no guard")
 
 
-def measured():
-    """scale a -> the measured cosines of KERNEL_SCHEMES, from MEASURED_RUN."""
-    with open(MEASURED_RUN) as f:
+def measured_run(results=RESULTS):
+    """The newest benchmark JSON under `results` (folders named by date first) with sharpness
+    rows that have MEASURED_COLUMNS; None if there is none."""
+    for path in sorted(glob.glob(os.path.join(results, "*", "*.json")), reverse=True):
+        try:
+            with open(path) as f:
+                rows = json.load(f).get("sharpness")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if rows and all(c in r.get("cosine", {}) for r in rows for c in MEASURED_COLUMNS):
+            return path
+    return None
+
+
+def measured(path=None):
+    """scale a -> the measured cosines of KERNEL_SCHEMES, from `path` or the newest run."""
+    path = path or measured_run()
+    if path is None:
+        raise SystemExit(f"sharpness_model: no run with sharpness rows under {RESULTS}")
+    with open(path) as f:
         rows = json.load(f)["sharpness"]
     return {r["scale"]: tuple(r["cosine"][c] for c in MEASURED_COLUMNS) for r in rows}
 

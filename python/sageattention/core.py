@@ -71,10 +71,9 @@ def _strict(strict):
 
 
 # Query lengths up to which sageattn runs the Hopper kernel's 16-bit P·V (fp16_sm90) instead of
-# its FP8 one: it meets the accuracy bar (rel-L1 ≤ 0.03; FP8 P·V measures 0.04). The price, end
-# to end on an H100 in one run: FP8 P·V is 4-11% faster at 4k-8k query rows (docs/benchmarks.md,
-# the fp16-PV and fp8-PV columns; kernels/NOTES.md, sm90-pv16-path); below 4k most calls go to
-# SDPA anyway (uses_sdpa_for_short_queries). The library's rule (sageattn.h:
+# its FP8 one: it meets the accuracy bar where FP8 P·V does not (docs/kernels.md, "Accuracy"),
+# at some speed (docs/benchmarks.md, the fp16-PV and fp8-PV columns; kernels/NOTES.md,
+# sm90-pv16-path); below 4k most calls go to SDPA anyway (uses_sdpa_for_short_queries). The library's rule (sageattn.h:
 # kHopperPv16MaxQueryLen, default_pv_path) is the same; tests/test_library_facts.py and
 # test_api_cpu.py compare the two.
 HOPPER_PV16_MAX_QUERY_LEN = 8192

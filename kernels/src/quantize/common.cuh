@@ -9,10 +9,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "../device_primitives.cuh"
-#include "../quantize.h"
-#include "../quantize_queue.h"
-#include "../sequence.h"
+#include "../common/device_primitives.cuh"
+#include "../common/sequence.h"
+#include "quantize.h"
+#include "queue.h"
 
 namespace sageattn::detail {
 namespace {

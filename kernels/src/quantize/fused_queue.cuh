@@ -107,8 +107,8 @@ __device__ void slice_statistics(const JobPlan& p, const SliceJob& s, const Stag
     if constexpr (kQuantizesV<D>) {
       // A warp's lanes are 8 channel groups x 4 key quads (VTasks): the maxima over the quads meet
       // through two shuffle rounds, then the quad-0 lanes write one partial per channel and row of
-      // `partial`, which threads < D reduce (shared-memory atomics here were 15% of the stall
-      // samples, quant-fused-pipelined).
+      // `partial`, which threads < D reduce (shared-memory atomics here stalled the queue:
+      // kernels/NOTES.md, quant-fused-pipelined).
       constexpr int kPartials = VTasks<D>::kTasks / 32 / VTasks<D>::kGroupsHigh;
       static_assert(kPartials * D <= kScratchWords<D>);
       float* partial = scratch;  // [kPartials][D]

@@ -100,8 +100,7 @@ __device__ void statistics_job(const JobPlan& p, int b, int hk, int job, const S
 // After a statistics job: the CTA's barrier orders every thread's atomics before thread 0's
 // release, which makes them visible with the count (release is cumulative: the pattern of the
 // cooperative groups' grid barrier). A fence in every thread instead cost each warp a wait
-// for its own outstanding stores (ncu: 7-13% of the fused queue's stall samples,
-// quant-fused-pipelined).
+// for its own outstanding stores (kernels/NOTES.md, quant-fused-pipelined).
 __device__ void publish_statistics(const JobPlan& p, int unit, bool is_v) {
   __syncthreads();
   if (threadIdx.x == 0) {

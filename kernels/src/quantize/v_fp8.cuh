@@ -93,8 +93,8 @@ __device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage
   const float* amax = p.w.v_amax + unit_offset(b, p.heads_kv, hk) * D;  // the sequence's
   // The task's 8 channel maxima as two 16-byte L2 loads, all issued before the first use (one
   // at a time, each waited for before its conversions, they were the V jobs' top stall,
-  // quant-fused-pipelined). (Staged through shared memory as K's sums are, they measured 1-5%
-  // slower at d=64: the tile then has to wait for every thread's reads, quant-mean-in-smem.)
+  // quant-fused-pipelined). (Staged through shared memory as K's sums are, they were slower at
+  // d=64: the tile then has to wait for every thread's reads, quant-mean-in-smem.)
   float4 m4[VTasks<D>::kPerThread][2];
 #pragma unroll
   for (int j = 0; j < VTasks<D>::kPerThread; ++j) {

@@ -10,7 +10,7 @@
 //             kStages shared-memory stages, each stage waiting until every consumer released it
 //             (mbarriers `empty`);
 //   consumers (240 registers with 2, 160 with 3, 112 with 4): 64 query rows each, which they first
-//             quantize themselves from the caller's 16-bit Q into the Q tile (quantize_q.cuh);
+//             quantize themselves from the caller's 16-bit Q into the Q tile (quantize/q_int8.cuh);
 //             then per key block
 //             S = Q·Kᵀ     wgmma m64n(kBlockN)k32 s8 (Q and K both from shared memory), int32
 //             softmax      dequantized by q_scale·k_scale (exp2 domain), masked on partial and
@@ -42,8 +42,9 @@
 #include <cuda_fp8.h>
 #include <type_traits>
 
-#include "../attention_launch.h"
-#include "../quantize_q.cuh"
+#include "../common/attention_launch.h"
+#include "../common/causal.h"
+#include "../quantize/q_int8.cuh"
 #include "config.cuh"
 #include "consumer.cuh"
 #include "hopper_primitives.cuh"
@@ -88,16 +89,11 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   const AttentionSequence<kVarlen> seq(a, batch, kv_head);
   // A varlen sequence shorter than the grid's tiles (a dense call's grid covers its rows).
   if (kVarlen && m0 >= seq.q_len) return;
-  const int causal_offset = seq.kv_len - seq.q_len;  // bottom-right alignment
-  int n_blocks = (seq.kv_len + kBlockN - 1) / kBlockN;
-  if (a.causal) {
-    const int last_key = m0 + kBlockM - 1 + causal_offset;
-    n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kBlockN + 1);
-  }
-  // Key blocks before n_unmasked need no mask: all their keys are below kv_len and, under
-  // causal masking, at or left of the diagonal of the CTA's first row.
-  int n_unmasked = min(n_blocks, seq.kv_len / kBlockN);
-  if (a.causal) n_unmasked = min(n_unmasked, max(m0 + causal_offset + 1, 0) / kBlockN);
+  const int causal_offset = diagonal_offset(seq.q_len, seq.kv_len);
+  const int n_blocks = key_blocks(seq.kv_len, kBlockN, a.causal, m0 + kBlockM - 1, causal_offset);
+  // Key blocks before n_unmasked need no mask (common/causal.h).
+  const int n_unmasked =
+      unmasked_key_blocks(n_blocks, seq.kv_len, kBlockN, a.causal, m0, causal_offset);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // A consumer warp's 16 query rows (warp 4 + 4·wg + w: rows m0 + 64·wg + 16·w ..; thread rows
   // g, g + 8), requested before anything else: their DRAM latency then overlaps the set-up

@@ -1,7 +1,7 @@
 // The Hopper kernel's compile-time shape (attention_sm90.cuh): the tuning knobs, and per head
 // dim, P·V type and consumer count, the tile sizes, register split, stages and shared-memory
 // layout (Sm90Config); the kernel's one parameter (Sm90Args). Which consumer count a call gets
-// is the tile policy's (sageattn/tile_policy.h), which the host reference follows too.
+// is the tile policy's (common/tile_policy.h), which the host reference follows too.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +11,9 @@
 #include <cuda_fp8.h>
 #include <type_traits>
 
-#include "../attention_launch.h"
-#include "../attention_sequence.cuh"
-#include "sageattn/tile_policy.h"
+#include "../common/attention_launch.h"
+#include "../common/attention_sequence.cuh"
+#include "../common/tile_policy.h"
 
 // Tuning knobs (kernels/NOTES.md has what each measured): shared-memory stages of K and V, and
 // ping-pong between the consumer warpgroups.
@@ -167,7 +167,7 @@ struct Sm90Config {
   static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
   static constexpr int kScaleGroups = kBlockN / 16;
   static constexpr int kKScaleBytes = kStages * kScaleGroups * 4;
-  // Q's quantization (quantize_q.cuh): per row sm_scale·(q · mean(K)) for the LSE, and per
+  // Q's quantization (quantize/q_int8.cuh): per row sm_scale·(q · mean(K)) for the LSE, and per
   // warp its rows' max |q| (per_block scales take the warpgroup's).
   static constexpr int kQAuxOffset = kKScaleOffset + kKScaleBytes;
   static constexpr int kQAuxBytes = (kBlockM + 4 * kConsumers) * 4;

@@ -10,8 +10,9 @@
 #include <cuda_fp8.h>
 #include <type_traits>
 
-#include "../device_primitives.cuh"
-#include "../quantize_q.cuh"
+#include "../common/causal.h"
+#include "../common/device_primitives.cuh"
+#include "../quantize/q_int8.cuh"
 #include "config.cuh"
 #include "epilogue.cuh"
 #include "hopper_primitives.cuh"
@@ -247,7 +248,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
         if constexpr (!masked) return true;
         const int key = n0 + 8 * j + 2 * t + (e & 1);
         const int row = warp_row0 + g + 8 * (e >> 1);
-        return key < kv_len && !(a.causal && key > row + causal_offset);
+        return key_visible(key, row, kv_len, a.causal, causal_offset);
       };
       float rescale_new[2], m_use[2];
       bool moved = false;

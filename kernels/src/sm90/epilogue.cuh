@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "../epilogue.cuh"
-#include "../sharp_flag.cuh"
+#include "../common/output_row.cuh"
+#include "../guard/sharp_flag.cuh"
 #include "config.cuh"
 
 namespace sageattn::detail {

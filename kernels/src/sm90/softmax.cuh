@@ -7,9 +7,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "../device_primitives.cuh"
-#include "../exp2_fma.h"
-#include "sageattn/tile_policy.h"
+#include "../common/device_primitives.cuh"
+#include "../common/exp2_fma.h"
+#include "../common/tile_policy.h"
 
 namespace sageattn::detail {
 

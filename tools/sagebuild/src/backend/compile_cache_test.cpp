@@ -8,7 +8,7 @@ namespace sagebuild::backend {
 namespace {
 
 // Records as ccache 4.7 writes them to CCACHE_STATSLOG (one compile each).
-constexpr const char* kLog = R"(# /src/kernels/src/quantize.cu
+constexpr const char* kLog = R"(# /src/kernels/src/quantize/quantize.cu
 cache_miss
 direct_cache_miss
 local_storage_miss

@@ -10,15 +10,8 @@
 
 #include <cstdint>
 
+#include "host_device.h"
 #include "sageattn/sageattn.h"
-
-#ifndef SAGEATTN_HOST_DEVICE  // (quantize_queue.h defines it the same way)
-#if defined(__CUDACC__)
-#define SAGEATTN_HOST_DEVICE __host__ __device__
-#else
-#define SAGEATTN_HOST_DEVICE
-#endif
-#endif
 
 namespace sageattn::detail {
 

@@ -5,8 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../common/workspace.h"
 #include "sageattn/sageattn.h"
-#include "workspace.h"
 
 namespace sageattn::detail {
 

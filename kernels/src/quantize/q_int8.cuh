@@ -18,10 +18,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "attention_launch.h"
-#include "attention_sequence.cuh"
-#include "device_primitives.cuh"
-#include "workspace.h"
+#include "../common/attention_launch.h"
+#include "../common/attention_sequence.cuh"
+#include "../common/device_primitives.cuh"
+#include "../common/workspace.h"
 
 namespace sageattn::detail {
 

@@ -8,10 +8,10 @@
 #include <limits>
 #include <string>
 
+#include "../guard/sharp_tiles.h"
 #include "sageattn/sageattn.h"
-#include "sageattn/tile_policy.h"
 #include "sequence.h"
-#include "sharp_tiles.h"
+#include "tile_policy.h"
 
 namespace sageattn::detail {
 

@@ -58,7 +58,7 @@ Params shape(PvPath path, int qo_len = 1000, int kv_len = 4097) {
 }
 
 TEST_CASE("the workspace holds K and V only: its size does not depend on Q", "[workspace]") {
-  // The attention kernels quantize Q as they read it (quantize_q.cuh): no INT8 copy of Q, so
+  // The attention kernels quantize Q as they read it (quantize/q_int8.cuh): no INT8 copy of Q, so
   // the query length and the query heads change nothing but q_pad, the kernels' grid, and the
   // sharp-tile guard's worklist (32 bytes per 64 query rows and head; none without the guard).
   for (PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {

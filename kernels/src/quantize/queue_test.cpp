@@ -1,4 +1,4 @@
-#include "quantize_queue.h"
+#include "queue.h"
 
 #include <algorithm>
 #include <vector>

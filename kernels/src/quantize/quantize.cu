@@ -42,15 +42,15 @@
 #include <tuple>
 #include <utility>
 
-#include "device_primitives.cuh"
+#include "../common/device_primitives.cuh"
+#include "common.cuh"
+#include "fused_queue.cuh"
+#include "k_int8.cuh"
+#include "plain_queue.cuh"
 #include "quantize.h"
-#include "quantize/common.cuh"
-#include "quantize/fused_queue.cuh"
-#include "quantize/k_int8.cuh"
-#include "quantize/plain_queue.cuh"
-#include "quantize/statistics.cuh"
-#include "quantize/v_fp8.cuh"
-#include "quantize_queue.h"
+#include "queue.h"
+#include "statistics.cuh"
+#include "v_fp8.cuh"
 
 namespace sageattn::detail {
 namespace {

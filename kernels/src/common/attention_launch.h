@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <cuda_runtime_api.h>
 
+#include "../guard/sharp_tiles.h"
 #include "sageattn/sageattn.h"
-#include "sharp_tiles.h"
 #include "workspace.h"
 
 namespace sageattn::detail {

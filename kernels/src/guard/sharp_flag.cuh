@@ -5,9 +5,9 @@
 
 #include <cstdint>
 
-#include "attention_launch.h"
-#include "attention_sequence.cuh"
-#include "device_primitives.cuh"
+#include "../common/attention_launch.h"
+#include "../common/attention_sequence.cuh"
+#include "../common/device_primitives.cuh"
 
 namespace sageattn::detail {
 

@@ -10,11 +10,7 @@
 // quantizing jobs, which is what makes waiting on them deadlock-free.
 #pragma once
 
-#if defined(__CUDACC__)
-#define SAGEATTN_HOST_DEVICE __host__ __device__
-#else
-#define SAGEATTN_HOST_DEVICE
-#endif
+#include "../common/host_device.h"
 
 namespace sageattn::detail {
 

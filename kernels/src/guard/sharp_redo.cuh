@@ -20,9 +20,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "attention_launch.h"
-#include "attention_sequence.cuh"
-#include "device_primitives.cuh"
+#include "../common/attention_launch.h"
+#include "../common/attention_sequence.cuh"
+#include "../common/causal.h"
+#include "../common/device_primitives.cuh"
 #include "sharp_tiles.h"
 
 namespace sageattn::detail {
@@ -108,12 +109,9 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
                          kv_head * a.k_sh + static_cast<std::int64_t>(tile.kv_start) * a.k_ss;
     const auto* v_base = static_cast<const std::uint16_t*>(a.v) + tile.b * a.v_sb +
                          kv_head * a.v_sh + static_cast<std::int64_t>(tile.kv_start) * a.v_ss;
-    const int causal_offset = tile.kv_len - tile.q_len;  // bottom-right alignment
-    int n_blocks = (tile.kv_len + kKeys - 1) / kKeys;
-    if (a.causal) {
-      const int last_key = min(tile.row0 + kSharpTileRows, tile.q_len) - 1 + causal_offset;
-      n_blocks = last_key < 0 ? 0 : min(n_blocks, last_key / kKeys + 1);
-    }
+    const int causal_offset = diagonal_offset(tile.q_len, tile.kv_len);
+    const int n_blocks = key_blocks(tile.kv_len, kKeys, a.causal,
+                                    min(tile.row0 + kSharpTileRows, tile.q_len) - 1, causal_offset);
     auto load_kv = [&](int block, int stage) {
       const int n0 = block * kKeys;
       copy_rows_async<D, kKeys>(s_k + stage * Cfg::kKvBytes, k_base, a.k_ss, n0, tile.kv_len);
@@ -173,7 +171,7 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
             for (int e = 2 * r; e < 2 * r + 2; ++e) {
               if constexpr (decltype(masked_c)::value) {
                 const int key = n0 + 8 * j + 2 * t + (e & 1);
-                if (key >= tile.kv_len || (a.causal && key > row + causal_offset)) {
+                if (!key_visible(key, row, tile.kv_len, a.causal, causal_offset)) {
                   s[j][e] = -INFINITY;
                 }
               }
@@ -203,7 +201,7 @@ __global__ void __launch_bounds__(128) sharp_redo_kernel(const AttentionArgs a) 
         for (int r = 0; r < 2; ++r)
           row_sum[r] = row_sum[r] * scale_old[r] + sum[r];
       };
-      if (n0 + kKeys > tile.kv_len || (a.causal && n0 + kKeys - 1 > warp_row0 + causal_offset)) {
+      if (block_masked(n0, kKeys, tile.kv_len, a.causal, warp_row0, causal_offset)) {
         softmax(std::true_type{});
       } else {
         softmax(std::false_type{});

@@ -1,0 +1,71 @@
+// The mma.sync kernel's compile-time shape (mma/attention.cuh): rows per warp and CTA, the
+// tiles' bytes in shared memory, P's scale, and the register budget's launch bounds.
+#pragma once
+
+#include "../common/attention_launch.h"
+#include "../common/tile_policy.h"
+#include "sageattn/sageattn.h"
+
+namespace sageattn::detail {
+
+// Query rows per warp, in m16 tiles: each K and V fragment read from shared memory feeds
+// kMTiles mma tiles, so shared-memory reads per operation fall by that factor (kernels/NOTES.md,
+// version 7: the kernels read more from shared memory than the tensor cores consume).
+#ifndef SAGEATTN_MMA_MTILES
+#define SAGEATTN_MMA_MTILES 2
+#endif
+
+template <int D, PvPath PATH, typename VT>
+struct AttentionConfig {
+  static_assert(D == 64 || D == 128 || (D == 256 && PATH == PvPath::fp16),
+                "head dims 64 and 128, and 256 with 16-bit P·V");
+  static constexpr int kThreads = 128;
+  // At d=256 O alone is 128 floats per m16 tile and thread: one tile per warp.
+  static constexpr int kMTiles = D == 256 ? 1 : SAGEATTN_MMA_MTILES;  // m16 tiles per warp
+  static_assert(kMTiles == 1 || kMTiles == 2, "16 or 32 rows per warp");
+  static constexpr int kRowsPerWarp = 16 * kMTiles;
+  static constexpr int kCtaRows = 4 * kRowsPerWarp;
+  // Q's fragments (kMTiles·D/8 words) stay in registers unless that makes O, S and Q spill
+  // (D = 128 at 32 rows per warp, D = 256); then they are read from shared memory at each key
+  // block.
+  static constexpr bool kQInRegisters = D == 64 || (kMTiles == 1 && D == 128);
+  static constexpr int kDTiles = D / 8;         // n8 tiles of the output
+  static constexpr int kNTiles = kBlockN / 8;   // n8 tiles of S
+  static constexpr int kGroups = kBlockN / 16;  // pairs of n8 tiles: keys that share a K scale
+  // P's A fragments per key block: 32-key chunks on the fp8 path, 16-key ones on the fp16 path.
+  static constexpr int kPChunks = PATH == PvPath::fp8 ? kBlockN / 32 : kBlockN / 16;
+  static constexpr int kQBytes = kCtaRows * D;
+  static constexpr int kKBytes = kBlockN * D;
+  static constexpr int kVBytes = PATH == PvPath::fp8 ? D * kBlockN : kBlockN * D * 2;
+  // Q's quantization (quantize_q.cuh): per row sm_scale·(q · mean(K)) for the LSE, and per warp
+  // its rows' max |q| (per_block scales take the block's).
+  static constexpr int kQAuxOffset = kQBytes + 2 * kKBytes + 2 * kVBytes;
+  static constexpr int kSmemBytes = kQAuxOffset + (kCtaRows + 4) * 4;
+  // log2 of the factor P is computed with: 448 (e4m3's largest value) on the fp8 path, so that
+  // P uses e4m3's whole range; the row sums carry it too, so it cancels in O = P·V / sum.
+  static constexpr float kLog2PScale = PATH == PvPath::fp8 ? kLog2Fp8Max : 0.f;
+  // 16-bit P·V path: the subtracted row max moves only when a block's max exceeds it by more
+  // than this (log2 units; P ≤ 2^kMaxHeadroom, far inside fp16 and bf16), so that most blocks
+  // skip O's rescale (2·D multiplies per row pair; kernels/NOTES.md, mma-max-headroom). 0: the
+  // exact running max, O rescaled per block. The fp8 path scales P to e4m3's 448 and needs the
+  // exact max.
+  static constexpr float kMaxHeadroom = PATH == PvPath::fp8 ? 0.f : kMmaMaxHeadroom;
+  // The quantization's scale groups (kWarpRows rows, or kBlockM per block) never straddle an
+  // m16 tile, and a CTA's tile is a whole number of the workspace's padding (kBlockM).
+  static_assert(kWarpRows == 16 && kCtaRows % kBlockM == 0);
+};
+
+// CTAs per SM the register allocation aims for (128 threads each). 0, the default, gives ptxas
+// no minimum (an explicit 1 is not the same: it lets the FP8 d128 kernel grow to 255 registers
+// and spill); 3 caps registers at 168 so that 12 warps share an SM (kernels/NOTES.md,
+// mma-launch-bounds-168).
+#ifndef SAGEATTN_MIN_CTAS_PER_SM
+#define SAGEATTN_MIN_CTAS_PER_SM 0
+#endif
+#if SAGEATTN_MIN_CTAS_PER_SM > 0
+#define SAGEATTN_ATTENTION_BOUNDS __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM)
+#else
+#define SAGEATTN_ATTENTION_BOUNDS __launch_bounds__(128)
+#endif
+
+}  // namespace sageattn::detail
