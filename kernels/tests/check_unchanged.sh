@@ -2,10 +2,12 @@
 # Whether a change that should leave the kernels' arithmetic alone (files moved, code shared,
 # a kernel split by role) did: one call on the GPU machine against a copy of the tree before it.
 #   1. both libraries built for sm_90a (every path's kernels, the GPU's code) and their machine
-#      code compared object by object (sass_canonical.py compare-builds: "same" or "equivalent"
-#      for each; sass_same.sh does this on any machine, per unit and architecture);
-#   2. the outputs: compare_libs.py --exact (every O and LSE bit, every path and head dim,
-#      causal, K offsets, sharp inputs that the guard redoes);
+#      code compared object by object (sass_canonical.py compare-builds; sass_same.sh does this
+#      on any machine, per unit and architecture). Reported, not decisive: "same" or
+#      "equivalent" proves a unit unchanged, while "different" can still be the same
+#      computation (ptxas folds a negated predicate one way or the other), which step 2 tells;
+#   2. the outputs, the verdict: compare_libs.py --exact (every O and LSE bit, every path and
+#      head dim, causal, K offsets, sharp inputs that the guard redoes);
 #   3. the tree's kernel suite (test_kernels.py --quick) and both libraries' speed, round-robin
 #      (bench_kernels.py at d=64 and 128).
 # The copy before: `mkdir -p build/base && git archive REV kernels | tar -x -C build/base`, carried
@@ -29,14 +31,16 @@ for side in base tree; do
 done
 lib() { echo "build/unchanged-$1/kernels/libsageattn_capi.so"; }
 
-python3 kernels/tests/sass_canonical.py compare-builds build/unchanged-base build/unchanged-tree 2>&1 |
-  tee "$out/sass.txt"
-((PIPESTATUS[0] == 0)) || status=1
+python3 kernels/tests/sass_canonical.py compare-builds build/unchanged-base build/unchanged-tree \
+  >"$out/sass.txt" 2>&1
+echo "machine code: $(grep -c '^same' "$out/sass.txt") objects the same, $(grep -c '^equivalent' "$out/sass.txt")" \
+  "equivalent, $(grep -c '^DIFFERENT' "$out/sass.txt") different ($out/sass.txt)"
 
 python3 kernels/tests/compare_libs.py "$(lib base)" "$(lib tree)" --exact 2>&1 | tee "$out/outputs.txt"
 ((PIPESTATUS[0] == 0)) || status=1
 SAGEATTN_CAPI=$(lib tree) timeout 900 python3 kernels/tests/test_kernels.py --quick 2>&1 | tail -15 | tee "$out/suite.txt"
 ((PIPESTATUS[0] == 0)) || status=1
+[[ -n ${NO_BENCH:-} ]] && { echo "check_unchanged: $([[ $status == 0 ]] && echo "unchanged" || echo "CHANGED (above)")"; exit $status; }
 for round in 1 2; do
   for side in base tree; do
     echo "== $side, round $round"
