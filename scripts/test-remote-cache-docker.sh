@@ -9,7 +9,7 @@
 #   F  compiles nothing: every compile a remote hit, by ccache's own statistics as the build
 #      inside reports them, and the same wheel, byte for byte.
 # Pruning the engine's cache mounts is why this runs only on the engine scripts/docker-engine.sh
-# started for this checkout, or with SAGEBUILD_DOCKER_PRUNE_OK=1. ~25 min on 2 cores.
+# started for this checkout, or with SAGEBUILD_DOCKER_PRUNE_OK=1. ~14 min on 2 cores (docs/build.md).
 # Needs sagebuild (scripts/test.sh builds it; SAGEBUILD=path for another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
