@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config clang-format ccache
+  build-essential cmake ninja-build pkg-config clang-format clang-tidy ccache
   clang libclang-rt-14-dev
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev catch2 libssl-dev libdeflate-dev
   libgit2-dev libmbedtls-dev libhttp-parser-dev libssh2-1-dev libpcre2-dev zlib1g-dev git

@@ -13,6 +13,7 @@
 
 #include "common/attention_launch.h"
 #include "common/workspace.h"
+#include "dispatch.h"
 #include "quantize/quantize.h"
 #include "sageattn/sageattn.h"
 
@@ -37,20 +38,6 @@ Status check_view(const char* name, const TensorView& t) {
                          " must be multiples of 8 elements; make the tensor contiguous");
   }
   return Status::success();
-}
-
-const char* path_name(PvPath path) {
-  switch (path) {
-    case PvPath::fp16:
-      return "fp16";
-    case PvPath::fp8:
-      return "fp8";
-    case PvPath::fp8_sm90:
-      return "fp8_sm90";
-    case PvPath::fp16_sm90:
-      return "fp16_sm90";
-  }
-  return "unknown";
 }
 
 Status check_device(const Params& p) {
@@ -85,68 +72,6 @@ Status check_device(const Params& p) {
   return Status::success();
 }
 
-template <int D, PvPath PATH>
-cudaError_t launch_for(const detail::AttentionArgs& args, int batch, const Params& p,
-                       cudaStream_t s) {
-  if (PATH == PvPath::fp8 || p.dtype == DType::f16) {
-    return detail::launch_attention<D, PATH, half>(args, batch, s);
-  }
-  return detail::launch_attention<D, PATH, __nv_bfloat16>(args, batch, s);
-}
-
-// The Hopper kernel of P·V type PvT at the call's head dim.
-template <typename PvT>
-cudaError_t launch_sm90_for(const detail::AttentionArgs& a, int batch, const Params& p,
-                            cudaStream_t stream) {
-  if (p.head_dim == 64) return detail::launch_attention_sm90<64, PvT>(a, batch, stream);
-  if constexpr (!std::is_same_v<PvT, __nv_fp8_e4m3>) {  // kFp8PvMaxHeadDim
-    if (p.head_dim == 96) return detail::launch_attention_sm90<96, PvT>(a, batch, stream);
-    if (p.head_dim == 192) return detail::launch_attention_sm90<192, PvT>(a, batch, stream);
-    if (p.head_dim == 256) return detail::launch_attention_sm90<256, PvT>(a, batch, stream);
-  }
-  return detail::launch_attention_sm90<128, PvT>(a, batch, stream);
-}
-
-// The attention kernel of the call's path, head dim and type, over `batch` batches of `a`
-// (validate() has checked that the path takes the head dim).
-cudaError_t launch_path(const detail::AttentionArgs& a, int batch, const Params& p,
-                        cudaStream_t stream) {
-  const bool d64 = p.head_dim == 64;
-  switch (p.pv_path) {
-    case PvPath::fp8_sm90:
-      return launch_sm90_for<__nv_fp8_e4m3>(a, batch, p, stream);
-    case PvPath::fp16_sm90:
-      return p.dtype == DType::f16 ? launch_sm90_for<half>(a, batch, p, stream)
-                                   : launch_sm90_for<__nv_bfloat16>(a, batch, p, stream);
-    case PvPath::fp8:
-      return d64 ? launch_for<64, PvPath::fp8>(a, batch, p, stream)
-                 : launch_for<128, PvPath::fp8>(a, batch, p, stream);
-    case PvPath::fp16:
-      break;
-  }
-  if (p.head_dim == 256) return launch_for<256, PvPath::fp16>(a, batch, p, stream);
-  return d64 ? launch_for<64, PvPath::fp16>(a, batch, p, stream)
-             : launch_for<128, PvPath::fp16>(a, batch, p, stream);
-}
-
-// The sharp-tile kernel at the call's head dim and type (sharp_redo.cuh).
-template <typename T>
-cudaError_t launch_sharp_for(const detail::AttentionArgs& a, int sms, bool programmatic,
-                             int head_dim, cudaStream_t stream) {
-  switch (head_dim) {
-    case 64:
-      return detail::launch_sharp_redo<64, T>(a, sms, programmatic, stream);
-    case 96:
-      return detail::launch_sharp_redo<96, T>(a, sms, programmatic, stream);
-    case 192:
-      return detail::launch_sharp_redo<192, T>(a, sms, programmatic, stream);
-    case 256:
-      return detail::launch_sharp_redo<256, T>(a, sms, programmatic, stream);
-    default:
-      return detail::launch_sharp_redo<128, T>(a, sms, programmatic, stream);
-  }
-}
-
 // After the attention launches: the tiles they flagged, again with 16-bit Q·Kᵀ. As many CTAs as
 // fit on the GPU walk the list, however long it turned out; on ordinary inputs they find it
 // empty. On compute capability 9.0+ the kernel is a programmatic dependent launch,
@@ -161,36 +86,59 @@ cudaError_t redo_sharp_tiles(const detail::AttentionArgs& a, const Params& p, cu
     return e;
   }
   const bool programmatic = major >= 9;
-  return p.dtype == DType::f16
-             ? launch_sharp_for<half>(a, sms, programmatic, p.head_dim, stream)
-             : launch_sharp_for<__nv_bfloat16>(a, sms, programmatic, p.head_dim, stream);
+  return detail::launch_sharp_instantiation(p.dtype, p.head_dim, a, sms, programmatic, stream);
+}
+
+// The head dims a path takes, as a message lists them ("64, 128 and 256"); `last` joins the
+// last two.
+std::string head_dims_taken(PvPath path, const char* last = " and ") {
+  std::string text;
+  int listed = 0, count = 0;
+  for (int d : kSupportedHeadDims)
+    count += path_supports_head_dim(path, d);
+  for (int d : kSupportedHeadDims) {
+    if (!path_supports_head_dim(path, d)) continue;
+    if (listed > 0) text += listed + 1 == count ? last : ", ";
+    text += std::to_string(d);
+    ++listed;
+  }
+  return text;
+}
+
+// "0 fp16, 1 fp8, ...": every path by its number.
+std::string known_paths() {
+  std::string text;
+  for (int i = 0; i < kPathCount; ++i)
+    text += (i ? ", " : "") + std::to_string(i) + " " + path_name(static_cast<PvPath>(i));
+  return text;
 }
 
 }  // namespace
 
 Status validate(const Params& p) {
-  if (static_cast<int>(p.pv_path) < 0 ||
-      static_cast<int>(p.pv_path) > static_cast<int>(PvPath::fp16_sm90)) {
+  if (static_cast<int>(p.pv_path) < 0 || static_cast<int>(p.pv_path) >= kPathCount) {
     return Status::error("sageattn: unknown P·V path number " +
-                         std::to_string(static_cast<int>(p.pv_path)) +
-                         "; known: 0 fp16, 1 fp8, 2 fp8_sm90, 3 fp16_sm90");
+                         std::to_string(static_cast<int>(p.pv_path)) + "; known: " + known_paths());
   }
   if (!is_supported_head_dim(p.head_dim)) {
-    return Status::error(
-        "sageattn: head_dim " + std::to_string(p.head_dim) +
-        " not supported; supported: 64, 96, 128, 192, 256 (pad others up to the next)");
+    std::string supported;
+    for (int d : kSupportedHeadDims)
+      supported += (supported.empty() ? "" : ", ") + std::to_string(d);
+    return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
+                         " not supported; supported: " + supported +
+                         " (pad others up to the next)");
   }
   if (!path_supports_head_dim(p.pv_path, p.head_dim)) {
     const std::string name = path_name(p.pv_path), d = std::to_string(p.head_dim);
     const std::string padded = std::to_string(p.head_dim < 128 ? 128 : 256);
     if (is_hopper_only_head_dim(p.head_dim) && !uses_fp8_v(p.pv_path)) {
-      return Status::error("sageattn: the " + name + " path takes head dims 64, 128 and 256; pad " +
-                           d + " to " + padded +
+      return Status::error("sageattn: the " + name + " path takes head dims " +
+                           head_dims_taken(p.pv_path) + "; pad " + d + " to " + padded +
                            " (the fp16_sm90 path, on Hopper, takes it as it is)");
     }
     if (p.head_dim < kFp8PvMaxHeadDim) {  // 96: a Hopper-only dim below FP8's limit
-      return Status::error("sageattn: the " + name + " path takes head dims 64 and 128; pad " + d +
-                           " to 128");
+      return Status::error("sageattn: the " + name + " path takes head dims " +
+                           head_dims_taken(p.pv_path) + "; pad " + d + " to 128");
     }
     std::string instead = "the fp16 path";
     if (is_sm90_path(p.pv_path)) {
@@ -292,7 +240,8 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   cudaError_t e = cudaSuccess;
   for (int first = 0; first < p.batch && e == cudaSuccess; first += detail::kMaxGridBatch) {
     const int batches = std::min(detail::kMaxGridBatch, p.batch - first);
-    e = launch_path(detail::batch_slice(a, first, p.head_dim), batches, p, stream);
+    e = detail::launch_attention_instantiation(
+        p.pv_path, p.dtype, p.head_dim, detail::batch_slice(a, first, p.head_dim), batches, stream);
   }
   if (e == cudaSuccess && a.sharp_count != nullptr) e = redo_sharp_tiles(a, p, stream);
   if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {

@@ -2,11 +2,15 @@
 library on torch tensors (their data pointers and strides), and the host float64 references."""
 import ctypes
 import os
+import sys
 
 import torch
 
-PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2, "fp16_sm90": 3}
-GRANULARITY = {"per_block": 0, "per_warp": 1}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import manifest  # noqa: E402  (kernels/manifest.py: the library's numbers)
+
+PATHS = {p.name: i for i, p in enumerate(manifest.PATHS)}
+GRANULARITY = {g: i for i, g in enumerate(manifest.GRANULARITIES)}
 
 
 class Params(ctypes.Structure):
@@ -24,8 +28,7 @@ class Params(ctypes.Structure):
                 ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
                 ("sharp_threshold", ctypes.c_float)]
 
-# sageattn.h: kDefaultSharpThreshold (python/tests/test_library_facts.py compares them).
-SHARP_THRESHOLD = 100.0
+SHARP_THRESHOLD = manifest.SHARP_THRESHOLD
 
 
 def load(path=None):

@@ -33,11 +33,10 @@ import sageattn_ctypes as sc  # noqa: E402
 # of them; that gap is open work, not hidden: the table prints each path's worst case.
 COS_MIN = 0.999
 REL_L1_MAX = {"fp16": 0.03, "fp8": 0.045, "fp8_sm90": 0.045, "fp16_sm90": 0.03}
-# Head dims per path (sageattn.h: kSupportedHeadDims, kFp8PvMaxHeadDim): FP8 P·V stops at 128.
-# 96 and 192 on the Hopper kernel only (kHopperOnlyHeadDims).
-PATH_HEAD_DIMS = {"fp16": (64, 128, 256), "fp16_sm90": (64, 96, 128, 192, 256), "fp8": (64, 128),
-                  "fp8_sm90": (64, 128)}
-HEAD_DIMS = (64, 96, 128, 192, 256)
+# Head dims per path (kernels/manifest.py): FP8 P·V stops at 128; 96 and 192 on the Hopper
+# kernel only.
+PATH_HEAD_DIMS = {p.name: p.head_dims for p in sc.manifest.PATHS}
+HEAD_DIMS = sc.manifest.SUPPORTED_HEAD_DIMS
 # INT8 logits are off by ~1% of their spread, which moves the LSE by a few hundredths (worst
 # seen on H200: 0.054, d128 causal 1000x1000); 0.08 is a 8% error in a merge weight.
 LSE_TOL = 0.08

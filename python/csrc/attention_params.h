@@ -12,9 +12,11 @@
 
 namespace sageattention {
 
-// The operator's integer encodings (sageattention/core.py's _LAYOUTS and _GRANULARITY).
-inline constexpr std::int64_t kLayoutHnd = 0;
-inline constexpr std::int64_t kPerBlock = 0;
+// The operator's integer encodings: kernels/manifest.py's, as sageattention/core.py's _LAYOUTS
+// and _GRANULARITY.
+inline constexpr std::int64_t kLayoutHnd = static_cast<std::int64_t>(sageattn::Layout::HND);
+inline constexpr std::int64_t kPerBlock =
+    static_cast<std::int64_t>(sageattn::Granularity::per_block);
 
 // [B, H, S, D] for HND, [B, S, H, D] for NHD; the kernels take (batch, head, seq) strides.
 template <typename Tensor>

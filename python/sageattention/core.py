@@ -10,40 +10,31 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention.bias import causal_lower_right
 
-from . import _ops
+from . import _manifest, _ops
 
-# The library's facts, as sageattn.h states them (python/tests/test_library_facts.py fails when
-# they drift apart): the head dims it takes (sageattn::kSupportedHeadDims), and the query heads one
-# call takes (kMaxQueryHeads: its grids hold them in their y dimension, which CUDA limits to
-# 65,535; larger batches it launches in slices itself, so _run calls it on slices of the heads;
-# torch's own SDPA fails there too).
-SUPPORTED_HEAD_DIMS = (64, 96, 128, 192, 256)
-MAX_QUERY_HEADS = 65535
-# The largest head dim of the FP8 P·V kernels (sageattn::kFp8PvMaxHeadDim): above it the 16-bit
-# P·V kernel of the same family runs (fp16_sm90 on Hopper, fp16 elsewhere). And the head dims only
-# the Hopper kernel takes (kHopperOnlyHeadDims): elsewhere they are padded to 128 and 256.
-FP8_PV_MAX_HEAD_DIM = 128
-HOPPER_ONLY_HEAD_DIMS = (96, 192)
+# The kernel library's facts, from kernels/manifest.py (generated into _manifest.py, as into the
+# library's sageattn/manifest.h): the head dims it takes and each path's, the largest head dim of
+# the FP8 P·V kernels (above it the 16-bit P·V kernel of the same family runs: fp16_sm90 on
+# Hopper, fp16 elsewhere), the head dims only the Hopper kernel takes (elsewhere they are padded
+# to 128 and 256), the query heads one call takes (the kernels' grids hold them in their y
+# dimension, which CUDA limits to 65,535; _run calls larger ones in slices of the heads), and the
+# operator's path and granularity numbers (sageattn.h's enums) and capability-gap names.
+SUPPORTED_HEAD_DIMS = _manifest.SUPPORTED_HEAD_DIMS
+MAX_QUERY_HEADS = _manifest.MAX_QUERY_HEADS
+FP8_PV_MAX_HEAD_DIM = _manifest.FP8_PV_MAX_HEAD_DIM
+HOPPER_ONLY_HEAD_DIMS = _manifest.HOPPER_ONLY_HEAD_DIMS
 
 
 def head_dims_for(path):
     """The head dims a path's kernel takes (sageattn::path_supports_head_dim); others are
     zero-padded to the next of these."""
-    return tuple(
-        d
-        for d in SUPPORTED_HEAD_DIMS
-        if (path not in ("fp8", "fp8_sm90") or d <= FP8_PV_MAX_HEAD_DIM)
-        and (d not in HOPPER_ONLY_HEAD_DIMS or path == "fp16_sm90")
-    )
+    return _manifest.PATH_HEAD_DIMS[path]
 
 
-# The operator's integer encodings: PvPath and Granularity are sageattn.h's enums; the layout is
-# the binding's (attention_params.h, kLayoutHnd).
-_LAYOUTS = {"HND": 0, "NHD": 1}
-_PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2, "fp16_sm90": 3}
-_GRANULARITY = {"per_block": 0, "per_warp": 1}
-# sageattn::CapabilityGap, in its order.
-CAPABILITY_GAPS = ("none", "below_sm80", "fp8_needs_sm89", "hopper_only", "no_sm90a_code")
+_LAYOUTS = _manifest.LAYOUTS
+_PATHS = _manifest.PATHS
+_GRANULARITY = _manifest.GRANULARITIES
+CAPABILITY_GAPS = _manifest.CAPABILITY_GAPS
 _warned: set[str] = set()
 
 
@@ -73,14 +64,13 @@ def _strict(strict):
 # Query lengths up to which sageattn runs the Hopper kernel's 16-bit P·V (fp16_sm90) instead of
 # its FP8 one: it meets the accuracy bar where FP8 P·V does not (docs/kernels.md, "Accuracy"),
 # at some speed (docs/benchmarks.md, the fp16-PV and fp8-PV columns; kernels/NOTES.md,
-# sm90-pv16-path); below 4k most calls go to SDPA anyway (uses_sdpa_for_short_queries). The library's rule (sageattn.h:
-# kHopperPv16MaxQueryLen, default_pv_path) is the same; tests/test_library_facts.py and
-# test_api_cpu.py compare the two.
-HOPPER_PV16_MAX_QUERY_LEN = 8192
-# The sharp-tile guard's default threshold in logits (sageattn.h: kDefaultSharpThreshold;
-# tests/test_library_facts.py compares them): tiles with a row whose largest logit exceeds it are
-# computed again with 16-bit Q·Kᵀ.
-SHARP_THRESHOLD = 100.0
+# sm90-pv16-path); below 4k most calls go to SDPA anyway (uses_sdpa_for_short_queries). The
+# number is the manifest's; the library's rule over it (sageattn.h: default_pv_path) and this
+# package's are compared by test_api_cpu.py.
+HOPPER_PV16_MAX_QUERY_LEN = _manifest.HOPPER_PV16_MAX_QUERY_LEN
+# The sharp-tile guard's default threshold in logits (the manifest's): tiles with a row whose
+# largest logit exceeds it are computed again with 16-bit Q·Kᵀ.
+SHARP_THRESHOLD = _manifest.SHARP_THRESHOLD
 
 # Calls the kernels cannot make pay: few queries against K/V (a generation loop's decode steps,
 # speculative decoding, short chunks, cross-attention of a few latents) are bound by reading K and

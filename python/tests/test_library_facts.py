@@ -1,12 +1,13 @@
-"""The facts the Python side repeats from the kernel library's header (kernels/include/sageattn/
-sageattn.h) must not drift from it: the operator's path, granularity and dtype numbers, the
-supported head dims and query heads, the Hopper length rule, the capability rule behind the
-errors, and the C API's struct that kernels/tests/sageattn_ctypes.py mirrors field by field.
-Read from the sources of this checkout; the rules are compared through the installed wheel's
-operator, so a rebuilt library and an edited core.py are caught alike."""
+"""The facts the Python package shares with the kernel library come from one place,
+kernels/manifest.py, generated into both (kernels/include/sageattn/manifest.h and
+python/sageattention/_manifest.py): the generated files must be current, the installed package
+must carry the manifest's numbers, and the rules both sides apply over them (the capability rule)
+must agree through the installed wheel's operator. Also the C API's struct, which
+kernels/tests/sageattn_ctypes.py mirrors field by field."""
 
 import ctypes
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,75 +17,51 @@ import torch
 from sageattention import core
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADER = (ROOT / "kernels/include/sageattn/sageattn.h").read_text()
-BINDING_PARAMS = (ROOT / "python/csrc/attention_params.h").read_text()
 CAPI = (ROOT / "kernels/capi/sageattn_capi.cpp").read_text()
 sys.path.insert(0, str(ROOT / "kernels/tests"))
-import sageattn_ctypes  # noqa: E402  (imports torch and ctypes only; loads no library)
+import sageattn_ctypes  # noqa: E402  (imports torch, ctypes and kernels/manifest.py; loads no library)
+
+manifest = sageattn_ctypes.manifest
 
 
-def enum(name, text=HEADER):
-    """{enumerator: number} of `enum class name { a, b, ... };` (implicit numbering only)."""
-    found = re.search(r"enum class " + name + r"\s*\{([^}]*)\};", text)
-    assert found, f"enum class {name} not found"
-    names = [n.strip() for n in found.group(1).split(",") if n.strip()]
-    assert all(re.fullmatch(r"\w+", n) for n in names), (
-        f"{name}: explicit values are not parsed: {names}"
+def numbered(names):
+    return {name: i for i, name in enumerate(names)}
+
+
+def test_the_generated_files_are_what_the_manifest_gives():
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "kernels/generate_instantiations.py"), "--check"],
+        capture_output=True,
+        text=True,
     )
-    return {n: i for i, n in enumerate(names)}
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
-def constant(name, text=HEADER):
-    found = re.search(r"inline constexpr [\w:]+ " + name + r"(\[\])? = ([^;]+);", text)
-    assert found, f"{name} not found"
-    value = found.group(2).strip()
-    return tuple(int(v) for v in value.strip("{}").split(",")) if found.group(1) else int(value)
+def test_the_installed_package_has_the_manifests_numbers():
+    assert core._PATHS == numbered(p.name for p in manifest.PATHS) == sageattn_ctypes.PATHS
+    assert core._GRANULARITY == numbered(manifest.GRANULARITIES) == sageattn_ctypes.GRANULARITY
+    assert core._LAYOUTS == numbered(manifest.LAYOUTS)
+    assert core.CAPABILITY_GAPS == manifest.CAPABILITY_GAPS
+    assert core.SUPPORTED_HEAD_DIMS == manifest.SUPPORTED_HEAD_DIMS
+    assert core.FP8_PV_MAX_HEAD_DIM == manifest.FP8_PV_MAX_HEAD_DIM
+    assert core.HOPPER_ONLY_HEAD_DIMS == manifest.HOPPER_ONLY_HEAD_DIMS
+    assert core.MAX_QUERY_HEADS == manifest.MAX_QUERY_HEADS
+    assert core.HOPPER_PV16_MAX_QUERY_LEN == manifest.HOPPER_PV16_MAX_QUERY_LEN
+    assert core.SHARP_THRESHOLD == sageattn_ctypes.SHARP_THRESHOLD == manifest.SHARP_THRESHOLD
+    for p in manifest.PATHS:
+        assert core.head_dims_for(p.name) == p.head_dims
 
 
-def test_path_numbers():
-    assert core._PATHS == enum("PvPath")
-    assert sageattn_ctypes.PATHS == enum("PvPath")
-
-
-def test_granularity_numbers():
-    assert core._GRANULARITY == enum("Granularity")
-    assert sageattn_ctypes.GRANULARITY == enum("Granularity")
-    # The binding and the C API turn 0 into per_block and anything else into per_warp.
-    assert constant("kPerBlock", BINDING_PARAMS) == enum("Granularity")["per_block"] == 0
-    assert "c.q_granularity == 0 ? sageattn::Granularity::per_block" in CAPI
-
-
-def test_layout_numbers():
-    assert constant("kLayoutHnd", BINDING_PARAMS) == core._LAYOUTS["HND"]
-    assert sorted(core._LAYOUTS.values()) == [0, 1]
-
-
-def test_dtype_numbers():
-    # sageattn_ctypes writes 0 for float16; the C API reads 0 as DType::f16.
-    assert enum("DType") == {"f16": 0, "bf16": 1}
+def test_the_c_api_reads_the_numbers_as_the_library_numbers_them():
+    # The C API turns 0 into f16 and per_block, anything else into bf16 and per_warp;
+    # sageattn_ctypes writes 0 for float16.
+    assert manifest.DTYPES[0] == "f16" and manifest.GRANULARITIES[0] == "per_block"
     assert "c.dtype == 0 ? sageattn::DType::f16 : sageattn::DType::bf16" in CAPI
+    assert "c.q_granularity == 0 ? sageattn::Granularity::per_block" in CAPI
     assert (
         "p.dtype = 0 if q.dtype == torch.float16 else 1"
         in (ROOT / "kernels/tests/sageattn_ctypes.py").read_text()
     )
-
-
-def test_head_dims_query_heads_and_the_hopper_length_rule():
-    assert core.SUPPORTED_HEAD_DIMS == constant("kSupportedHeadDims")
-    assert core.FP8_PV_MAX_HEAD_DIM == constant("kFp8PvMaxHeadDim")
-    assert core.HOPPER_ONLY_HEAD_DIMS == constant("kHopperOnlyHeadDims")
-    assert core.MAX_QUERY_HEADS == constant("kMaxQueryHeads")
-    assert core.HOPPER_PV16_MAX_QUERY_LEN == constant("kHopperPv16MaxQueryLen")
-
-
-def test_sharp_threshold_default():
-    found = re.search(r"inline constexpr float kDefaultSharpThreshold = ([\d.]+)f;", HEADER)
-    assert found, "kDefaultSharpThreshold not found"
-    assert core.SHARP_THRESHOLD == sageattn_ctypes.SHARP_THRESHOLD == float(found.group(1))
-
-
-def test_capability_gap_names():
-    assert core.CAPABILITY_GAPS == tuple(enum("CapabilityGap"))
 
 
 @pytest.mark.parametrize("has_sm90a", [False, True])

@@ -10,34 +10,13 @@
 #include <limits>
 #include <string>
 
+#include "sageattn/manifest.h"
+
 namespace sageattn {
 
-enum class DType { f16, bf16 };
-
-// Which kernel computes attention, named by its P·V type. Q·Kᵀ is always INT8 with int32
-// accumulation.
-//   fp16:     mma.sync; P and V in the input's 16-bit type (sm80 and later).
-//   fp8:      mma.sync; P and V in FP8 e4m3 with a per-channel V scale and two-level FP32
-//             accumulation (sm89 and later: Ada, Hopper, Blackwell).
-//   fp8_sm90: the Hopper kernel: the fp8 path's algorithm on wgmma with TMA and warp
-//             specialisation (compute capability 9.0, a library built for sm_90a).
-//   fp16_sm90: the Hopper kernel with the fp16 path's P·V: P and V in the input's 16-bit type
-//             (V read as the caller laid it out), accumulated in FP32 (same requirements).
-// (The values are the C API's and the Python bindings' path numbers: append, never reorder.)
-enum class PvPath { fp16, fp8, fp8_sm90, fp16_sm90 };
-
-// Whether a path quantizes V to FP8 (and so needs V's channel maxima and the e4m3 copy).
-constexpr bool uses_fp8_v(PvPath path) {
-  return path == PvPath::fp8 || path == PvPath::fp8_sm90;
-}
-
-// Whether a path runs the Hopper wgmma kernel (compute capability 9.0, sm_90a code).
-constexpr bool is_sm90_path(PvPath path) {
-  return path == PvPath::fp8_sm90 || path == PvPath::fp16_sm90;
-}
-
-// Rows that share one INT8 scale: per_block = 64 rows (one CTA tile), per_warp = 16 rows.
-enum class Granularity { per_block, per_warp };
+// The types, paths, granularities, head dims and limits: sageattn/manifest.h, generated from
+// kernels/manifest.py, with what each path is and uses (path_name, uses_fp8_v, is_sm90_path,
+// path_supports_head_dim). The rules over them follow.
 
 // A [batch, heads, seq, head_dim] view with arbitrary batch/head/sequence strides (in
 // elements); the head_dim axis must be contiguous. HND and NHD layouts are both such views.
@@ -65,11 +44,6 @@ struct Varlen {
   int total_k = 0;                             // rows of k and v
 };
 
-// The sharp-tile guard's default threshold, in logits: INT8 Q·Kᵀ keeps a cosine of 0.9986 to
-// float64 at a largest logit of 84 and falls to 0.975 as rows become one-hot (docs/kernels.md).
-// The Python package's SHARP_THRESHOLD is the same number (a CPU test checks).
-inline constexpr float kDefaultSharpThreshold = 100.f;
-
 struct Params {
   DType dtype = DType::f16;  // of q, k, v and o
   int batch = 0;             // any (more than 65,535 run as several launches); varlen: sequences
@@ -94,7 +68,7 @@ struct Params {
   // after K's smoothing: its distance from the row's mean logit) exceeds this is computed again
   // with 16-bit Q·Kᵀ (fp16 or bf16 products, FP32 sums) and 16-bit P·V, where INT8 Q·Kᵀ would
   // lose the winning keys (docs/kernels.md, "Sharp attention"). 0 or infinity: no guard.
-  float sharp_threshold = kDefaultSharpThreshold;
+  float sharp_threshold = kDefaultSharpThreshold;  // (manifest.h)
 
   bool is_varlen() const { return varlen.cu_seqlens_q != nullptr; }
   bool guards_sharp_tiles() const {
@@ -127,28 +101,12 @@ Status quantize(const Params& params, void* workspace, std::size_t workspace_siz
 Status attention(const Params& params, void* workspace, std::size_t workspace_size,
                  cudaStream_t stream);
 
-// Query lengths up to which Hopper takes the 16-bit P·V wgmma kernel (fp16_sm90) rather than
-// the FP8 one: it meets the rel-L1 ≤ 0.03 bar that FP8 P·V misses (0.04, docs/kernels.md); at
-// 4k-8k query rows that costs 4-11% end to end on an H100 (docs/benchmarks.md).
-// The Python package's HOPPER_PV16_MAX_QUERY_LEN is the same number (a CPU test checks).
-inline constexpr int kHopperPv16MaxQueryLen = 8192;
-
-// The head dims the kernels take (others are padded up by the caller: sageattention pads to the
-// next of these), and the query heads one call takes (the kernels' grid holds them in its
-// y dimension; the Python package calls larger ones in slices). Python mirrors both
-// (core.SUPPORTED_HEAD_DIMS, core.MAX_QUERY_HEADS; a CPU test checks).
-// Not every path takes every one of them: path_supports_head_dim.
-inline constexpr int kSupportedHeadDims[] = {64, 96, 128, 192, 256};
-inline constexpr int kMaxQueryHeads = 65535;
-// The largest head dim of the FP8 P·V paths. Their second-level accumulator (a block's P·V in
-// FP32 beside O) does not fit a thread's registers beside O at d=256 on the Hopper kernel, and the
-// mma.sync one is not built there: d=192 and 256 run 16-bit P·V (fp16, fp16_sm90).
-inline constexpr int kFp8PvMaxHeadDim = 128;
-// The head dims only the Hopper kernel takes (fp16_sm90): the mma.sync kernels' 96- and 192-byte
-// INT8 rows fit neither their swizzle nor their copy passes; the caller pads them to 128 and 256
-// there.
-inline constexpr int kHopperOnlyHeadDims[] = {96, 192};
-
+// kHopperPv16MaxQueryLen (manifest.h): up to this many query rows Hopper takes the 16-bit P·V
+// wgmma kernel (fp16_sm90) rather than the FP8 one, which misses the rel-L1 bar there
+// (docs/kernels.md). kFp8PvMaxHeadDim: the FP8 P·V paths' second-level accumulator (a block's
+// P·V in FP32 beside O) does not fit a thread's registers beside O above it. kHopperOnlyHeadDims:
+// the mma.sync kernels' 96- and 192-byte INT8 rows fit neither their swizzle nor their copy
+// passes; callers pad them to 128 and 256 there.
 constexpr bool is_supported_head_dim(int head_dim) {
   for (int d : kSupportedHeadDims) {
     if (d == head_dim) return true;
@@ -161,13 +119,6 @@ constexpr bool is_hopper_only_head_dim(int head_dim) {
     if (d == head_dim) return true;
   }
   return false;
-}
-
-// Whether a path takes a head dim (one of kSupportedHeadDims): fp16_sm90 all of them, fp16 64, 128
-// and 256, the FP8 paths 64 and 128.
-constexpr bool path_supports_head_dim(PvPath path, int head_dim) {
-  return is_supported_head_dim(head_dim) && (!uses_fp8_v(path) || head_dim <= kFp8PvMaxHeadDim) &&
-         (!is_hopper_only_head_dim(head_dim) || path == PvPath::fp16_sm90);
 }
 
 // The path for a compute capability and a query length (≤ 0: not known), given whether the
@@ -188,12 +139,10 @@ constexpr PvPath pv_path_for(int major, int minor, bool has_sm90a, int qo_len, i
   return (cc == 89 || cc >= 100) && !pv16_only ? PvPath::fp8 : PvPath::fp16;
 }
 
-// Why a path cannot run on a GPU of compute capability major.minor, given whether the library
-// has sm_90a code: the one rule behind validate()'s refusals. The Python package applies the same
-// rule before it calls the library (core.capability_gap, whose names are these); its CPU tests
-// compare the two through the binding's capability_gap op.
-enum class CapabilityGap { none, below_sm80, fp8_needs_sm89, hopper_only, no_sm90a_code };
-
+// Why a path cannot run on a GPU of compute capability major.minor (CapabilityGap, manifest.h),
+// given whether the library has sm_90a code: the one rule behind validate()'s refusals. The
+// Python package applies the same rule before it calls the library (core.capability_gap, whose
+// names are these); its CPU tests compare the two through the binding's capability_gap op.
 constexpr CapabilityGap capability_gap(PvPath path, int major, int minor, bool has_sm90a) {
   const int cc = major * 10 + minor;
   if (cc < 80) return CapabilityGap::below_sm80;

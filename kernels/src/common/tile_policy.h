@@ -57,7 +57,10 @@ inline constexpr int kFourConsumersMaxRows = 4096;
 // 64-key S tile; d=96 (16-bit P·V only): 2, with 128-key blocks.
 inline int sm90_consumer_warpgroups(int head_dim, PvPath path, bool causal, int qo_len) {
   if (head_dim != 64 && head_dim != 128) return 2;
+  // Two knobs that share a default, not a cloned branch.
+  // NOLINTBEGIN(bugprone-branch-clone)
   const int knob = head_dim == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
+  // NOLINTEND(bugprone-branch-clone)
   if (knob == 2 || (head_dim == 128 && uses_fp8_v(path))) return 2;
   const bool four_fit = head_dim == 64 && !uses_fp8_v(path);
   if (knob == 4) return four_fit ? 4 : 3;

@@ -56,7 +56,7 @@ void scan(const stdfs::path& root, const stdfs::path& dir, int depth,
   for (const auto& item : stdfs::directory_iterator(dir, ec)) {
     std::error_code stat;
     if (!item.is_directory(stat) || item.is_symlink(stat)) continue;
-    const stdfs::path p = item.path();
+    const stdfs::path& p = item.path();
     const std::string relative = p.lexically_relative(root).generic_string();
     const std::string kind = relative.substr(0, relative.find('/'));
     if (auto final = staging_of(p)) {
@@ -152,7 +152,7 @@ Expected<std::chrono::seconds> parse_age(std::string_view text) {
   const std::int64_t limit = 100LL * 365 * 86400;  // a century is "everything"
   std::int64_t scale = 0;
   if (unit.empty() || unit == "d") scale = 86400;
-  if (unit == "w") scale = 7 * 86400;
+  if (unit == "w") scale = std::int64_t{7} * 86400;
   if (unit == "h") scale = 3600;
   if (unit == "m") scale = 60;
   if (unit == "s") scale = 1;

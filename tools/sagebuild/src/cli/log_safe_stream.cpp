@@ -88,7 +88,7 @@ LogSafeBuffer::int_type LogSafeBuffer::overflow(int_type ch) {
     line_ += c;
     // A line without an end is held up to 64 KiB; past that it is written in pieces (its start
     // was judged with the first piece).
-    if (line_.size() >= 64 * 1024) flush_line(false);
+    if (line_.size() >= std::size_t{64} * 1024) flush_line(false);
   }
   return ch;
 }

@@ -12,7 +12,7 @@
 
 namespace sagebuild::github {
 
-inline constexpr std::size_t kStepSummaryLimit = 1024 * 1024;
+inline constexpr std::size_t kStepSummaryLimit = std::size_t{1024} * 1024;
 
 std::string summary_markdown(const std::vector<nlohmann::json>& results,
                              std::size_t limit = kStepSummaryLimit - 4096);

@@ -22,7 +22,7 @@ std::optional<std::int64_t> header_number(const HttpResponse& r, const std::stri
 
 // A wait the server asked for, in seconds, kept far from the overflow of milliseconds: any
 // wait past a day is longer than every --retry-max-wait.
-constexpr std::int64_t kLongestWait = 2 * 86400;
+constexpr std::int64_t kLongestWait = std::int64_t{2} * 86400;
 
 std::chrono::milliseconds backoff(int attempt, const RetryPolicy& policy) {
   auto wait = policy.first_backoff;

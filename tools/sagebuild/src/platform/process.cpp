@@ -166,7 +166,7 @@ void OutputCollector::add(const char* data, std::size_t size) {
       log_ << redact_environment_secrets(log_pending_.substr(0, end + 1));
       log_pending_.erase(0, end + 1);
     }
-    if (log_pending_.size() >= 64 * 1024) {
+    if (log_pending_.size() >= std::size_t{64} * 1024) {
       log_ << redact_environment_secrets(std::move(log_pending_));
       log_pending_.clear();
     }

@@ -22,8 +22,9 @@ struct ProcessOptions {
   std::vector<std::pair<std::string, std::string>> environment = {};
   std::vector<std::string> unset = {};
   std::chrono::milliseconds timeout{0};  // 0: no limit
-  std::size_t keep_output = 64 * 1024;   // the last bytes of stdout+stderr kept in the result
-  std::filesystem::path log_file = {};   // when set, all output is also appended here
+  std::size_t keep_output =
+      std::size_t{64} * 1024;           // the last bytes of stdout+stderr kept in the result
+  std::filesystem::path log_file = {};  // when set, all output is also appended here
 };
 
 struct ProcessResult {

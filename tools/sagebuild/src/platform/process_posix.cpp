@@ -50,8 +50,10 @@ std::vector<std::string> child_environment(const ProcessOptions& options) {
   for (const auto& [name, value] : options.environment)
     env[name] = value;
   std::vector<std::string> out;
-  for (const auto& [name, value] : env)
-    out.push_back(name + "=" + value);
+  for (const auto& [name, value] : env) {
+    out.push_back(name);
+    out.back().append("=").append(value);
+  }
   return out;
 }
 

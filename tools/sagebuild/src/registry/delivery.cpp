@@ -159,7 +159,7 @@ Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
 
 std::string variant_label(const IndexedWheel& w) {
   if (w.variant.empty()) return "";  // not built by sagebuild: no provenance to label from
-  const std::string cuda = fmt::format("cu{}{}", w.cuda.major(), w.cuda.minor());
+  std::string cuda = fmt::format("cu{}{}", w.cuda.major(), w.cuda.minor());
   if (w.stable_abi) return cuda;
   return fmt::format("{}torch{}.{}", cuda, w.torch.major(), w.torch.minor());
 }

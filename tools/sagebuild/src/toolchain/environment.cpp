@@ -132,7 +132,7 @@ std::vector<stdfs::path> runtime_pth_candidates(const stdfs::path& venv) {
 
 std::optional<stdfs::path> shared_runtime_of(const stdfs::path& venv) {
   for (const stdfs::path& pth : runtime_pth_candidates(venv)) {
-    auto text = fs::read_file(pth, 64 * 1024);
+    auto text = fs::read_file(pth, std::size_t{64} * 1024);
     if (!text) continue;
     std::string line = text->substr(0, text->find('\n'));
     while (!line.empty() && (line.back() == '\r' || line.back() == ' '))

@@ -96,7 +96,7 @@ Expected<std::string> read_file(const std::filesystem::path& path, std::size_t l
   }
   // In chunks, so that memory follows what the file holds, not the limit.
   std::string content;
-  std::vector<char> chunk(64 * 1024);
+  std::vector<char> chunk(std::size_t{64} * 1024);
   while (content.size() <= limit) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     content.append(chunk.data(), static_cast<std::size_t>(in.gcount()));

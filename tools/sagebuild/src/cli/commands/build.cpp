@@ -132,11 +132,11 @@ class BuildCommand final : public Command {
   int run() override {
     flags_.options.backend =
         flags_.backend == "docker" ? backend::Backend::docker : backend::Backend::native;
-    return build(std::move(flags_));
+    return build(flags_);
   }
 
  private:
-  int build(BuildFlags flags) {
+  int build(const BuildFlags& flags) {
     if (flags.env.empty() && flags.profile.empty() && flags.entries.empty()) {
       throw CommandError{kUsageError,
                          "say what to build: --profile NAME, --entry ID, or --env current"};
@@ -229,8 +229,8 @@ class BuildCommand final : public Command {
         options.backend == backend::Backend::docker && style == ProgressStyle::github;
     const bool stream = verbose() || (docker_on_github && !quiet());
     const LogEcho echo(stream ? progress.get() : nullptr, docker_on_github, out_);
-    const auto results = backend::make_backend(options, selected)
-                             ->build(m.matrix, selected, options, *progress, info());
+    auto results = backend::make_backend(options, selected)
+                       ->build(m.matrix, selected, options, *progress, info());
     const bool all_ok = std::all_of(results.begin(), results.end(),
                                     [](const backend::EntryResult& r) { return r.ok(); });
     if (!quiet() || !all_ok) out_ << "\n" << backend::format_results(results);

@@ -1,0 +1,79 @@
+"""The kernel library's facts, decided here once: which attention kernels exist (P·V path, head
+dims, types), and the numbers the C++ API, the C API, the torch bindings and the Python package
+must agree on. kernels/generate_instantiations.py writes every copy from it:
+
+  include/sageattn/manifest.h         the public enums and constants, path_name and
+                                      path_supports_head_dim (sageattn.h includes it)
+  src/dispatch.h                      the launch of each (path, type, head dim) instantiation
+  src/instantiations/*.cu             one translation unit per instantiation
+  python/sageattention/_manifest.py   the Python package's numbers (core.py imports them)
+
+Edit here, run `python3 kernels/generate_instantiations.py`, commit what it writes; the test
+`kernels.generated` (`generate_instantiations.py --check`) fails when the two differ. The rules
+that pick among these (which path a GPU and a length get, what each GPU lacks) are functions
+in sageattn.h, over these facts.
+"""
+from typing import NamedTuple
+
+
+class Path(NamedTuple):
+    name: str
+    kernel: str            # "mma" (mma.sync, sm80 and later) or "sm90" (wgmma, sm_90a only)
+    pv: str                # P·V's type: "e4m3" (V quantized) or "16bit" (the input's type)
+    head_dims: tuple       # the head dims its kernels are built for
+    doc: str
+
+
+# The input types, in DType order (the C API's and the bindings' numbers).
+DTYPES = ("f16", "bf16")
+
+# The P·V paths, in PvPath order: these are the C API's and the bindings' path numbers, so
+# append, never reorder. Q·Kᵀ is always INT8 with int32 accumulation.
+PATHS = (
+    Path("fp16", "mma", "16bit", (64, 128, 256),
+         "mma.sync; P and V in the input's 16-bit type (sm80 and later)."),
+    Path("fp8", "mma", "e4m3", (64, 128),
+         "mma.sync; P and V in FP8 e4m3 with a per-channel V scale and two-level FP32 "
+         "accumulation (sm89 and later: Ada, Hopper, Blackwell)."),
+    Path("fp8_sm90", "sm90", "e4m3", (64, 128),
+         "the Hopper kernel: the fp8 path's algorithm on wgmma with TMA and warp specialisation "
+         "(compute capability 9.0, a library built for sm_90a)."),
+    Path("fp16_sm90", "sm90", "16bit", (64, 96, 128, 192, 256),
+         "the Hopper kernel with the fp16 path's P·V: P and V in the input's 16-bit type (V read "
+         "as the caller laid it out), accumulated in FP32 (same requirements)."),
+)
+
+# Rows that share one INT8 scale, in Granularity order: per_block = 64 rows (one CTA tile),
+# per_warp = 16 rows.
+GRANULARITIES = ("per_block", "per_warp")
+
+# The tensor layouts the torch operators take, in the bindings' numbers: HND = [batch, heads,
+# seq, head_dim], NHD = [batch, seq, heads, head_dim] (the library itself takes strides).
+LAYOUTS = ("HND", "NHD")
+
+# Why a path cannot run on a GPU, in CapabilityGap order (sageattn.h: capability_gap).
+CAPABILITY_GAPS = ("none", "below_sm80", "fp8_needs_sm89", "hopper_only", "no_sm90a_code")
+
+# The query heads one call takes: the kernels' grids hold them in their y dimension, which CUDA
+# limits to 65,535 (the Python package calls larger ones in slices).
+MAX_QUERY_HEADS = 65535
+
+# Query lengths up to which Hopper takes the 16-bit P·V wgmma kernel (fp16_sm90) rather than the
+# FP8 one: it meets the accuracy bar that FP8 P·V misses (docs/kernels.md, "Accuracy").
+HOPPER_PV16_MAX_QUERY_LEN = 8192
+
+# The sharp-tile guard's default threshold, in logits (sm_scale·q·k after K's smoothing): a tile
+# with a row whose largest logit exceeds it is recomputed with 16-bit Q·Kᵀ. INT8 Q·Kᵀ keeps a
+# cosine of 0.9986 to float64 at a largest logit of 84 and falls to 0.975 as rows become one-hot
+# (docs/kernels.md, "Sharp attention").
+SHARP_THRESHOLD = 100.0
+
+# Derived: every head dim some path takes (others are padded up by the caller), the largest one
+# of the FP8 P·V paths, and those only the Hopper kernel takes.
+SUPPORTED_HEAD_DIMS = tuple(sorted({d for p in PATHS for d in p.head_dims}))
+FP8_PV_MAX_HEAD_DIM = max(d for p in PATHS if p.pv == "e4m3" for d in p.head_dims)
+HOPPER_ONLY_HEAD_DIMS = tuple(
+    d for d in SUPPORTED_HEAD_DIMS if all(p.kernel == "sm90" for p in PATHS if d in p.head_dims))
+# The sharp-tile kernel (src/guard/sharp_redo.cuh) redoes tiles of every path: every head dim,
+# both input types.
+SHARP_HEAD_DIMS = SUPPORTED_HEAD_DIMS
