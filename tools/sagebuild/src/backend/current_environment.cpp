@@ -38,7 +38,7 @@ Expected<Probed> probe(const stdfs::path& python) {
        "import sys; print('%d.%d' % sys.version_info[:2]); import torch; "
        "print(torch.__version__.split('+')[0]); print(torch.version.cuda or '')"},
       {.timeout = std::chrono::minutes(2)});
-  if (!py) return Error{py.error().message};
+  if (!py) return py.error();
   const auto lines = text::split(text::trim(py->output), '\n');
   if (!py->ok() || lines.size() < 3) {
     return Error{

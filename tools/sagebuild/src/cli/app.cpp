@@ -125,12 +125,12 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e, out, err) == 0 ? kSuccess : kUsageError;
   } catch (const CLI::ParseError& e) {
-    throw CommandError{kUsageError, explain_parse_error(app, argc, argv, e)};
+    throw CommandError{ErrorKind::usage, explain_parse_error(app, argc, argv, e)};
   }
   for (const auto& [sub, command] : commands) {
     if (sub->parsed()) return command->run();
   }
-  throw CommandError{kUsageError, "say which command to run (sagebuild --help)"};
+  throw CommandError{ErrorKind::usage, "say which command to run (sagebuild --help)"};
 }
 
 }  // namespace
@@ -146,7 +146,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return run_checked(argc, argv, out, err);
   } catch (const CommandError& e) {
     err << "sagebuild: error: " << e.message << "\n";
-    return e.code;
+    return e.code();
   } catch (const std::exception& e) {
     err << "sagebuild: internal error: " << e.what() << " (please report this)\n";
     return kInternalError;

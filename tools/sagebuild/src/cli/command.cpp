@@ -29,7 +29,7 @@ LoadedMatrix Command::load() const {
   if (path.empty()) {
     const stdfs::path dir = fs::find_upwards(stdfs::current_path(), "matrix.yaml");
     if (dir.empty()) {
-      throw CommandError{kConfigError,
+      throw CommandError{ErrorKind::config,
                          "no matrix.yaml in this directory or above; run sagebuild in the "
                          "repository or pass --matrix FILE"};
     }
@@ -43,12 +43,12 @@ LoadedMatrix Command::load() const {
                                   ? relative.generic_string()
                                   : path.string();
   auto text = fs::read_file(path, kMaxMatrixBytes);
-  if (!text) throw CommandError{kConfigError, text.error().message};
+  if (!text) throw CommandError(text.error().as(ErrorKind::config));
 
   matrix::LoadResult result = matrix::load_matrix(*text, display);
   if (!result.matrix) {
     report_diagnostics(result.diagnostics, *text);
-    throw CommandError{kConfigError,
+    throw CommandError{ErrorKind::config,
                        fmt::format("{} has {} problem{}", display, result.diagnostics.size(),
                                    result.diagnostics.size() == 1 ? "" : "s")};
   }
@@ -57,7 +57,7 @@ LoadedMatrix Command::load() const {
   if (!version) {
     report_diagnostics(
         {{display, loaded.matrix.package.version.location, version.error().message, ""}}, *text);
-    throw CommandError{kConfigError, "cannot determine the package version"};
+    throw CommandError{ErrorKind::config, "cannot determine the package version"};
   }
   loaded.package_version = *version;
   return loaded;
@@ -84,18 +84,18 @@ std::optional<LoadedMatrix> Command::load_if_present() const {
 std::vector<matrix::Entry> Command::expand(const LoadedMatrix& m, const std::string& profile,
                                            const std::string& platform) const {
   auto entries = matrix::expand_profile(m.matrix, profile, {m.package_version, platform});
-  if (!entries) throw CommandError{kUsageError, entries.error().message};
+  if (!entries) throw CommandError(entries.error().as(ErrorKind::usage));
   return std::move(*entries);
 }
 
 Command::SourceVersion Command::source_version(const LoadedMatrix& m) const {
   const matrix::VersionSource& policy = m.matrix.package.version;
   auto git = vcs::read_git_state(m.root, policy.tag_prefix);
-  if (!git) throw CommandError{kConfigError, git.error().message};
+  if (!git) throw CommandError(git.error().as(ErrorKind::config));
   const char* ref = std::getenv("GITHUB_REF");
   auto resolved = vcs::resolve_version(
       {m.package_version, policy.file, policy, *git, ref ? std::string(ref) : std::string()});
-  if (!resolved) throw CommandError{kConfigError, resolved.error().message};
+  if (!resolved) throw CommandError(resolved.error().as(ErrorKind::config));
   return {std::move(*git), std::move(*resolved)};
 }
 
@@ -103,7 +103,7 @@ Command::BuildSource Command::build_source(const LoadedMatrix& m, bool require_c
   SourceVersion v = source_version(m);
   if (require_clean && v.git && v.git->dirty) {
     throw CommandError{
-        kConfigError,
+        ErrorKind::config,
         fmt::format("--require-clean: the working tree has uncommitted changes ({}); commit "
                     "or stash them first",
                     text::join(v.git->dirty_paths, ", "))};
@@ -180,18 +180,19 @@ std::vector<stdfs::path> Command::wheel_files(const std::string& command,
       }
       if (found.empty()) {
         throw CommandError{
-            kUsageError, fmt::format("{}: no wheels (*.whl) in the directory {}", command, input)};
+            ErrorKind::usage,
+            fmt::format("{}: no wheels (*.whl) in the directory {}", command, input)};
       }
       std::sort(found.begin(), found.end());
       wheels.insert(wheels.end(), found.begin(), found.end());
     } else if (stdfs::is_regular_file(input, ec)) {
       wheels.emplace_back(input);
     } else {
-      throw CommandError{kUsageError,
+      throw CommandError{ErrorKind::usage,
                          fmt::format("{}: no such wheel or directory: {}", command, input)};
     }
   }
-  if (wheels.empty()) throw CommandError{kUsageError, command + ": no wheels given"};
+  if (wheels.empty()) throw CommandError{ErrorKind::usage, command + ": no wheels given"};
   return wheels;
 }
 
@@ -216,14 +217,15 @@ std::vector<matrix::Entry> Command::select_entries(const LoadedMatrix& m,
                              [&](const matrix::Entry& e) { return e.id == id; });
       if (it == pool.end()) {
         throw CommandError{
-            kUsageError, fmt::format("no entry '{}' in {}{}", id,
-                                     profile.empty() ? "any profile" : "profile '" + profile + "'",
-                                     text::did_you_mean(id, ids))};
+            ErrorKind::usage,
+            fmt::format("no entry '{}' in {}{}", id,
+                        profile.empty() ? "any profile" : "profile '" + profile + "'",
+                        text::did_you_mean(id, ids))};
       }
       selected.push_back(*it);
     }
   }
-  if (selected.empty()) throw CommandError{kUsageError, "nothing to build"};
+  if (selected.empty()) throw CommandError{ErrorKind::usage, "nothing to build"};
   return selected;
 }
 

@@ -25,10 +25,16 @@
 
 namespace sagebuild::cli {
 
-// Thrown by commands; caught once in run(), which prints "sagebuild: error: ..." and exits.
+// Thrown by commands; caught once in run(), which prints "sagebuild: error: ..." and exits with
+// the code of its kind (exit_code_for).
 struct CommandError {
-  ExitCode code;
+  ErrorKind kind;
   std::string message;
+
+  CommandError(ErrorKind what, std::string text) : kind(what), message(std::move(text)) {}
+  // A lower layer's error, with the kind it was given (Error::as gives one where it has none).
+  explicit CommandError(const Error& error) : kind(error.kind), message(error.message) {}
+  ExitCode code() const { return exit_code_for(kind); }
 };
 
 struct LoadedMatrix {

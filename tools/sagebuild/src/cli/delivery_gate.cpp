@@ -48,7 +48,7 @@ void keep_delivered(const std::vector<stdfs::path>& files, const stdfs::path& di
   std::error_code ec;
   stdfs::create_directories(dir, ec);
   if (ec) {
-    throw CommandError{kPublishFailure,
+    throw CommandError{ErrorKind::publish,
                        fmt::format("--delivered-dir {}: {}", dir.string(), ec.message())};
   }
   for (const stdfs::path& file : files) {
@@ -56,7 +56,7 @@ void keep_delivered(const std::vector<stdfs::path>& files, const stdfs::path& di
     if (stdfs::exists(target, ec)) {
       const auto have = sha256_file(target), want = sha256_file(file);
       if (have && want && have->digest == want->digest) continue;
-      throw CommandError{kPublishFailure,
+      throw CommandError{ErrorKind::publish,
                          fmt::format("--delivered-dir: {} already holds another {}; nothing "
                                      "replaced (empty the folder or choose another)",
                                      dir.string(), file.filename().string())};
@@ -66,8 +66,8 @@ void keep_delivered(const std::vector<stdfs::path>& files, const stdfs::path& di
     if (!ec) stdfs::rename(partial, target, ec);
     if (ec) {
       stdfs::remove(partial, ec);
-      throw CommandError{kPublishFailure, fmt::format("--delivered-dir: cannot copy {} into {}",
-                                                      file.filename().string(), dir.string())};
+      throw CommandError{ErrorKind::publish, fmt::format("--delivered-dir: cannot copy {} into {}",
+                                                         file.filename().string(), dir.string())};
     }
   }
 }
@@ -91,7 +91,7 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
     }
     if (failed) {
       throw CommandError{
-          kVerificationFailure,
+          ErrorKind::verify,
           fmt::format("{} wheel{} failed verification; nothing uploaded (see `sagebuild "
                       "verify-wheel`; --no-verify uploads without checking)",
                       failed, failed == 1 ? "" : "s")};
@@ -115,7 +115,7 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
       continue;
     }
     auto labelled = registry::labelled_copy(*described, set.labelled->path());
-    if (!labelled) throw CommandError{kPublishFailure, labelled.error().message};
+    if (!labelled) throw CommandError(labelled.error().as(ErrorKind::publish));
     set.files.push_back(labelled->path);
     set.wheels.push_back(std::move(*labelled));
   }
@@ -127,7 +127,7 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
     for (const auto& a : ambiguities)
       lines += "\n  " + registry::describe(a);
     throw CommandError{
-        kPublishFailure,
+        ErrorKind::publish,
         fmt::format("nothing uploaded: pip and uv could not resolve this set{}{}", lines,
                     options.label ? ""
                                   : "\n  (--local-labels delivers each variant under its own "

@@ -2,6 +2,8 @@
 // "you called it wrong" from "the configuration is wrong" from "the build/verification failed".
 #pragma once
 
+#include "util/expected.h"
+
 namespace sagebuild::cli {
 
 enum ExitCode : int {
@@ -14,6 +16,28 @@ enum ExitCode : int {
   kPublishFailure = 6,       // a release or registry upload failed (server, network, auth)
   kInterrupted = 130,        // stopped by SIGINT or SIGTERM (Ctrl-C, Ctrl-Break on Windows)
 };
+
+// The exit code of a failure of this kind: the one mapping (an error nobody classified is a bug).
+constexpr ExitCode exit_code_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::usage:
+      return kUsageError;
+    case ErrorKind::config:
+      return kConfigError;
+    case ErrorKind::build:
+      return kBuildFailure;
+    case ErrorKind::verify:
+      return kVerificationFailure;
+    case ErrorKind::publish:
+      return kPublishFailure;
+    case ErrorKind::interrupted:
+      return kInterrupted;
+    case ErrorKind::unclassified:
+    case ErrorKind::internal:
+      break;
+  }
+  return kInternalError;
+}
 
 inline constexpr const char* kExitCodeHelp =
     "Exit codes: 0 success, 1 internal error, 2 usage error, 3 configuration error,\n"

@@ -48,7 +48,8 @@ class Api {
     req.body = body;
     req.body_file = file;
     auto response = net::perform_with_retries(req, r_.http, r_.retry);
-    if (!response) return Error{redact(response.error().message, {r_.token})};
+    if (!response)
+      return Error{redact(response.error().message, {r_.token}), response.error().kind};
     return response;
   }
 

@@ -169,7 +169,8 @@ Expected<HttpResponse> perform(const HttpRequest& request, const HttpOptions& op
 
   const CURLcode rc = curl_easy_perform(c);
   if (rc == CURLE_ABORTED_BY_CALLBACK) {
-    return Error{fmt::format("{} {}: {}", request.method, redact_url(request.url), kInterrupted)};
+    return Error{fmt::format("{} {}: {}", request.method, redact_url(request.url), kInterrupted),
+                 ErrorKind::interrupted};
   }
   if (rc == CURLE_WRITE_ERROR && sink.truncated) {
     // A response all the same: its status decides, its body is cut at the limit.

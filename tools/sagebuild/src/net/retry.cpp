@@ -74,7 +74,8 @@ Expected<HttpResponse> perform_with_retries(const HttpRequest& request, const Ht
   for (int attempt = 1;; ++attempt) {
     auto response = perform(request, options);
     if (cancelled()) {
-      return Error{fmt::format("{} {}: {}", request.method, redact_url(request.url), kInterrupted)};
+      return Error{fmt::format("{} {}: {}", request.method, redact_url(request.url), kInterrupted),
+                   ErrorKind::interrupted};
     }
     std::optional<std::chrono::milliseconds> wait;
     std::string why;

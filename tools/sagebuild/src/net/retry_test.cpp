@@ -102,6 +102,7 @@ TEST_CASE("a cancelled call stops during its backoff and is not retried", "[retr
   auto r = perform_with_retries(req, options, p);
   REQUIRE_FALSE(r);
   CHECK_THAT(r.error().message, Catch::Contains("interrupted"));
+  CHECK(r.error().kind == ErrorKind::interrupted);  // a command ends with exit code 130 on it
   REQUIRE(slept.size() == 1);  // one short step of the 10 s wait, then no second attempt
   CHECK(slept[0] <= milliseconds(200));
 }

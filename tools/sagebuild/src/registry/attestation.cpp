@@ -37,7 +37,8 @@ std::optional<std::string> base64_decode(std::string_view in) {
     if (i + 4 == in.size() && in[i + 3] == '=') pad = in[i + 2] == '=' ? 2 : 1;
     std::uint32_t v = 0;
     for (std::size_t k = 0; k < 4; ++k) {
-      const std::int8_t d = k >= 4 - pad ? std::int8_t{0} : table[static_cast<unsigned char>(in[i + k])];
+      const std::int8_t d =
+          k >= 4 - pad ? std::int8_t{0} : table[static_cast<unsigned char>(in[i + k])];
       if (d < 0) return std::nullopt;
       v = (v << 6) | static_cast<std::uint32_t>(d);
     }

@@ -60,7 +60,7 @@ Expected<CudaToolkitPath> inspect_toolkit(const stdfs::path& root) {
   if (!stdfs::exists(nvcc, ec)) return Error{"no bin/nvcc"};
   auto r =
       platform::run_process({nvcc.string(), "--version"}, {.timeout = std::chrono::minutes(1)});
-  if (!r) return Error{r.error().message};
+  if (!r) return r.error();
   if (!r->ok()) return Error{fmt::format("`nvcc --version` failed: {}", r->last_line())};
   std::smatch m;
   if (!std::regex_search(r->output, m, std::regex(R"(release (\d+\.\d+), V(\d+\.\d+\.\d+))"))) {

@@ -145,7 +145,7 @@ std::optional<stdfs::path> shared_runtime_of(const stdfs::path& venv) {
 Expected<BuildEnvironment> probe_torch(const stdfs::path& python, const stdfs::path& log) {
   auto r = platform::run_process({python.string(), "-c", kProbeTorch},
                                  {.timeout = std::chrono::minutes(2), .log_file = log});
-  if (!r) return Error{r.error().message};
+  if (!r) return r.error();
   if (!r->ok()) {
     return Error{fmt::format("{} cannot import torch: {}", python.string(), r->last_line())};
   }

@@ -8,8 +8,20 @@
 
 namespace sagebuild {
 
+// What a failure is, for the command that reports it: its exit code comes from this and nothing
+// else (cli/exit_codes.h: exit_code_for, the table of docs/cli.md). Set where the failure is
+// understood; `unclassified` where a layer cannot tell (a file that cannot be written is the
+// user's output in one command and a build's work folder in another): its caller says (as()).
+enum class ErrorKind { unclassified, usage, config, build, verify, publish, interrupted, internal };
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::unclassified;
+
+  // This error, of kind `otherwise` unless it already has one.
+  Error as(ErrorKind otherwise) const& {
+    return {message, kind == ErrorKind::unclassified ? otherwise : kind};
+  }
 };
 
 template <typename T>

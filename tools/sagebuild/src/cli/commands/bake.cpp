@@ -42,16 +42,16 @@ class BakeCommand final : public Command {
         profile.empty() ? m.matrix.profile_names() : std::vector<std::string>{profile};
     for (const std::string& name : names) {
       auto entries = matrix::expand_profile(m.matrix, name, {m.package_version, "all"});
-      if (!entries) throw CommandError{kUsageError, entries.error().message};
+      if (!entries) throw CommandError(entries.error().as(ErrorKind::usage));
       groups.push_back({name, std::move(*entries)});
     }
     if (ca_bundle_option_->count() == 0) options.ca_bundle = backend::host_ca_bundle();
     options.compile_cache_remote_env = backend::host_compile_cache_remote_env();
     auto made = backend::make_bake_file(m.matrix, groups, options);
-    if (!made) throw CommandError{kUsageError, made.error().message};
+    if (!made) throw CommandError(made.error().as(ErrorKind::usage));
     const nlohmann::ordered_json& file = *made;
     if (file["target"].empty()) {
-      throw CommandError{kUsageError,
+      throw CommandError{ErrorKind::usage,
                          fmt::format("profile '{}' has no entries that Docker can build (only "
                                      "platforms with 'docker:' in matrix.yaml; Windows wheels "
                                      "are built natively)",
@@ -62,7 +62,7 @@ class BakeCommand final : public Command {
       out_ << text;
     } else {
       auto written = fs::write_file_atomic(output, text);
-      if (!written) throw CommandError{kUsageError, written.error().message};
+      if (!written) throw CommandError(written.error().as(ErrorKind::usage));
       err_ << fmt::format("sagebuild: wrote {} ({} targets)\n", output, file["target"].size());
     }
     return kSuccess;

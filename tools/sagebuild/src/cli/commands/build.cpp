@@ -138,16 +138,16 @@ class BuildCommand final : public Command {
  private:
   int build(const BuildFlags& flags) {
     if (flags.env.empty() && flags.profile.empty() && flags.entries.empty()) {
-      throw CommandError{kUsageError,
+      throw CommandError{ErrorKind::usage,
                          "say what to build: --profile NAME, --entry ID, or --env current"};
     }
     if (!flags.env.empty() && (!flags.profile.empty() || !flags.entries.empty())) {
-      throw CommandError{kUsageError,
+      throw CommandError{ErrorKind::usage,
                          "--env current builds this environment's wheel; it does not take "
                          "--profile or --entry"};
     }
     if (flags.env.empty() && flags.check_reproducible) {
-      throw CommandError{kUsageError, "--check-reproducible works with --env current"};
+      throw CommandError{ErrorKind::usage, "--check-reproducible works with --env current"};
     }
     const LoadedMatrix m = load();
     std::vector<matrix::Entry> selected;
@@ -155,7 +155,7 @@ class BuildCommand final : public Command {
       selected = select_entries(m, flags.profile, flags.entries, flags.platform);
       const auto builder = backend::make_backend(flags.options, selected);
       if (auto refused = builder->refuse(selected, flags.options)) {
-        throw CommandError{kUsageError, refused.message};
+        throw CommandError{ErrorKind::usage, refused.message};
       }
       if (flags.options.dry_run && builder->name() == std::string_view("msvc")) {
         // A Windows plan needs no version or toolchain of this machine.
@@ -172,12 +172,12 @@ class BuildCommand final : public Command {
     options.source_date_epoch = source.source_date_epoch;
     if (auto normalized = backend::normalize_build_options(options, flags.cuda_paths);
         !normalized) {
-      throw CommandError{kUsageError, normalized.error().message};
+      throw CommandError(normalized.error().as(ErrorKind::usage));
     }
     if (!flags.env.empty()) {
       auto current = backend::probe_current_environment(m.matrix, flags.python, flags.arch_list,
                                                         options.package_version);
-      if (!current) throw CommandError{kBuildFailure, current.error().message};
+      if (!current) throw CommandError(current.error().as(ErrorKind::build));
       if (!current->warning.empty()) err_ << "sagebuild: warning: " << current->warning << "\n";
       backend::use_current_environment(*current, options);
       selected = {current->entry};
@@ -193,7 +193,7 @@ class BuildCommand final : public Command {
       if (auto problem = backend::make_backend(options, selected)
                              ->describe(m.matrix, selected, options, out_)) {
         throw CommandError{
-            problem.kind == backend::PlanProblem::Kind::usage ? kUsageError : kBuildFailure,
+            problem.kind == backend::PlanProblem::Kind::usage ? ErrorKind::usage : ErrorKind::build,
             problem.message};
       }
       return kSuccess;
@@ -248,7 +248,7 @@ class BuildCommand final : public Command {
     }
     const stdfs::path dist = options.dist.is_absolute() ? options.dist : m.root / options.dist;
     if (platform::stop_requested()) {
-      throw CommandError{kInterrupted,
+      throw CommandError{ErrorKind::interrupted,
                          fmt::format("interrupted by {}: {} of {} entr{} finished; nothing "
                                      "unfinished reached {}",
                                      platform::stop_cause(), built, results.size(),
@@ -259,7 +259,7 @@ class BuildCommand final : public Command {
                                   ? results.front().message
                                   : fmt::format("{} of {} entries failed; logs under build/logs/",
                                                 failed + verification, results.size());
-      throw CommandError{failed ? kBuildFailure : kVerificationFailure, why};
+      throw CommandError{failed ? ErrorKind::build : ErrorKind::verify, why};
     }
     if (!skipped.empty()) {
       info() << fmt::format(
@@ -270,9 +270,9 @@ class BuildCommand final : public Command {
         info() << fmt::format("  {}: {}\n", r->id, backend::short_reason(r->message));
     }
     if (built == 0) {
-      throw CommandError{kBuildFailure, fmt::format("no entry could be built on this machine "
-                                                    "({} skipped)",
-                                                    skipped.size())};
+      throw CommandError{ErrorKind::build, fmt::format("no entry could be built on this machine "
+                                                       "({} skipped)",
+                                                       skipped.size())};
     }
     info() << fmt::format("sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s",
                           dist.string());
@@ -295,7 +295,7 @@ class BuildCommand final : public Command {
     stdfs::remove_all(options.dist, ec);
     const auto again = run_builds(m, {entry}, options, Reason::in_error);
     auto compared = wheel::compare_wheels(first.wheel, again.front().wheel);
-    if (!compared) throw CommandError{kBuildFailure, compared.error().message};
+    if (!compared) throw CommandError(compared.error().as(ErrorKind::build));
     if (compared->identical) {
       out_ << fmt::format("sagebuild: reproducible: the second build of {} is byte-identical\n",
                           first.wheel.filename().string());
@@ -306,7 +306,7 @@ class BuildCommand final : public Command {
       lines += fmt::format("\n  {}{}", d.entry.empty() ? "" : d.entry + ": ", d.detail);
     }
     throw CommandError{
-        kVerificationFailure,
+        ErrorKind::verify,
         fmt::format("not reproducible: two builds of {} differ (second: {}):{}",
                     first.wheel.filename().string(), again.front().wheel.string(), lines)};
   }

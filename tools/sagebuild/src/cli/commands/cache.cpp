@@ -88,18 +88,18 @@ class CacheCommand final : public Command {
   int prune(const stdfs::path& cache) {
     if (!older_than_.empty()) {
       auto age = backend::parse_age(older_than_);
-      if (!age) throw CommandError{kUsageError, "--older-than: " + age.error().message};
+      if (!age) throw CommandError{ErrorKind::usage, "--older-than: " + age.error().message};
       policy_.older_than = *age;
     }
     if (!max_size_.empty()) {
       auto size = backend::parse_size(max_size_);
-      if (!size) throw CommandError{kUsageError, "--max-size: " + size.error().message};
+      if (!size) throw CommandError{ErrorKind::usage, "--max-size: " + size.error().message};
       policy_.max_bytes = *size;
     }
     const auto entries = backend::list_cache(cache);
     const auto doomed = backend::plan_prune(entries, policy_);
     if (!policy_.all && !policy_.older_than && !policy_.max_bytes && doomed.empty()) {
-      throw CommandError{kUsageError,
+      throw CommandError{ErrorKind::usage,
                          "say what to prune: --older-than AGE, --max-size SIZE or --all "
                          "(`sagebuild cache` lists the entries)"};
     }
@@ -130,8 +130,8 @@ class CacheCommand final : public Command {
                         dry_run_ ? "would remove" : "removed", removed, removed == 1 ? "y" : "ies",
                         backend::describe_size(freed), backend::describe_size(total - freed));
     if (left) {
-      throw CommandError{kBuildFailure, fmt::format("{} entr{} could not be removed (see above)",
-                                                    left, left == 1 ? "y" : "ies")};
+      throw CommandError{ErrorKind::build, fmt::format("{} entr{} could not be removed (see above)",
+                                                       left, left == 1 ? "y" : "ies")};
     }
     return kSuccess;
   }

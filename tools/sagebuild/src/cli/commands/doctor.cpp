@@ -41,7 +41,7 @@ class DoctorCommand final : public Command {
     options.root = m.root;
     options.backend = backend_ == "docker" ? backend::Backend::docker : backend::Backend::native;
     if (auto normalized = backend::normalize_build_options(options, cuda_paths_); !normalized) {
-      throw CommandError{kUsageError, normalized.error().message};
+      throw CommandError(normalized.error().as(ErrorKind::usage));
     }
     const backend::DoctorReport report = backend::examine_machine(m.matrix, selected, options);
     if (json_) {

@@ -27,12 +27,12 @@ class IndexCommand final : public Command {
     for (const auto& w : wheels) {
       auto d = registry::describe_wheel(w);
       if (!d)
-        throw CommandError{kUsageError,
+        throw CommandError{ErrorKind::usage,
                            fmt::format("cannot index {}: {}", w.string(), d.error().message)};
       described.push_back(std::move(*d));
     }
     auto summary = registry::write_index(described, site);
-    if (!summary) throw CommandError{kUsageError, summary.error().message};
+    if (!summary) throw CommandError(summary.error().as(ErrorKind::usage));
     out_ << fmt::format(
         "sagebuild: indexed {} wheel{} into {}: simple/, per CUDA major {}, per variant {}\n",
         summary->wheels, summary->wheels == 1 ? "" : "s", site,

@@ -52,7 +52,8 @@ class MatrixCommand final : public Command {
     if (diff_ && diff_->parsed()) return diff(revision_, diff_format_);
     if (profile_.empty()) {
       throw CommandError{
-          kUsageError, "matrix needs --profile NAME (see `sagebuild profiles`), or `matrix diff`"};
+          ErrorKind::usage,
+          "matrix needs --profile NAME (see `sagebuild profiles`), or `matrix diff`"};
     }
     return matrix(profile_, platform_, format_);
   }
@@ -75,7 +76,7 @@ class MatrixCommand final : public Command {
       out_ << json_text(doc, 2) << "\n";
     } else if (format == "github") {
       if (entries.size() > kGithubMaxMatrixJobs) {
-        throw CommandError{kConfigError,
+        throw CommandError{ErrorKind::config,
                            fmt::format("profile '{}' has {} entries for platform '{}'; a GitHub "
                                        "Actions matrix runs at most {} jobs: split it with "
                                        "--platform or a smaller profile",
@@ -86,7 +87,7 @@ class MatrixCommand final : public Command {
            {std::pair<std::string, std::string>{"matrix", json_text(doc)},
             {"count", std::to_string(entries.size())}}) {
         auto written = github::set_output(name, value);
-        if (!written) throw CommandError{kUsageError, written.error().message};
+        if (!written) throw CommandError(written.error().as(ErrorKind::usage));
       }
       out_ << fmt::format("sagebuild: wrote matrix ({} entr{}) and count to $GITHUB_OUTPUT\n",
                           entries.size(), entries.size() == 1 ? "y" : "ies");
@@ -101,14 +102,14 @@ class MatrixCommand final : public Command {
     const stdfs::path path =
         matrix_option.empty() ? now.root / "matrix.yaml" : stdfs::path(matrix_option);
     auto text = vcs::read_file_at_revision(path, revision);
-    if (!text) throw CommandError{kUsageError, text.error().message};
+    if (!text) throw CommandError(text.error().as(ErrorKind::usage));
     const std::string shown = fmt::format("{}@{}", now.display_name, revision);
     matrix::LoadResult old = matrix::load_matrix(*text, shown);
     if (!old.matrix) {
       report_diagnostics(old.diagnostics, *text);
-      throw CommandError{kConfigError, fmt::format("{} does not load ({} problem{})", shown,
-                                                   old.diagnostics.size(),
-                                                   old.diagnostics.size() == 1 ? "" : "s")};
+      throw CommandError{ErrorKind::config, fmt::format("{} does not load ({} problem{})", shown,
+                                                        old.diagnostics.size(),
+                                                        old.diagnostics.size() == 1 ? "" : "s")};
     }
     const auto diffs = matrix::diff_profiles(*old.matrix, now.matrix, {now.package_version, "all"});
     if (format == "json") {

@@ -73,13 +73,13 @@ class PublishCommand final : public Command {
     for (const auto& r : results)
       failed += r.outcome == registry::PublishOutcome::failed;
     if (platform::stop_requested()) {
-      throw CommandError{kInterrupted,
+      throw CommandError{ErrorKind::interrupted,
                          fmt::format("interrupted: {} of {} file{} not published; run it again "
                                      "(a registry keeps no half-sent file)",
                                      failed, results.size(), results.size() == 1 ? "" : "s")};
     }
     if (failed) {
-      throw CommandError{kPublishFailure,
+      throw CommandError{ErrorKind::publish,
                          fmt::format("{} of {} file{} not published", failed, results.size(),
                                      results.size() == 1 ? "" : "s")};
     }
@@ -99,7 +99,7 @@ class PublishCommand final : public Command {
                           field ? "attestation names it" : field.error().message);
     }
     if (failed) {
-      throw CommandError{kPublishFailure,
+      throw CommandError{ErrorKind::publish,
                          fmt::format("{} of {} file{} without a valid attestation", failed,
                                      paths.size(), paths.size() == 1 ? "" : "s")};
     }

@@ -45,7 +45,7 @@ class ReleaseCommand final : public Command {
     const platform::InterruptGuard ctrl_c;  // the upload in flight is aborted, temp files go
     if (!notes_file_.empty()) {
       auto notes = fs::read_file(notes_file_);
-      if (!notes) throw CommandError{kUsageError, notes.error().message};
+      if (!notes) throw CommandError(notes.error().as(ErrorKind::usage));
       request_.notes = *notes;
     }
     // Assets are one flat namespace (`pip install --find-links <release>`): every wheel goes
@@ -69,11 +69,11 @@ class ReleaseCommand final : public Command {
               const NetworkFlags& network) {
     request.token = env_or({"GITHUB_TOKEN", "GH_TOKEN"});
     if (request.token.empty()) {
-      throw CommandError{kUsageError, "no token: set GITHUB_TOKEN (or GH_TOKEN)"};
+      throw CommandError{ErrorKind::usage, "no token: set GITHUB_TOKEN (or GH_TOKEN)"};
     }
     if (request.repo.empty()) request.repo = env_or({"GITHUB_REPOSITORY"});
     if (request.repo.empty() || request.repo.find('/') == std::string::npos) {
-      throw CommandError{kUsageError,
+      throw CommandError{ErrorKind::usage,
                          "no repository: pass --repo owner/name (or set "
                          "GITHUB_REPOSITORY)"};
     }
@@ -81,22 +81,20 @@ class ReleaseCommand final : public Command {
     network.apply(request.http, request.retry, err_);
     auto result = github::upload_release_assets(
         request, paths, [this](const std::string& line) { out_ << "sagebuild: " << line << "\n"; });
-    if (!result) {
-      throw CommandError{platform::stop_requested() ? kInterrupted : kPublishFailure,
-                         result.error().message};
-    }
+    // (Its error is `interrupted` when a stop request ended it.)
+    if (!result) throw CommandError(result.error().as(ErrorKind::publish));
     std::size_t failed = 0;
     for (const auto& a : result->assets)
       failed += a.outcome == github::AssetOutcome::failed;
     if (platform::stop_requested()) {
       throw CommandError{
-          kInterrupted,
+          ErrorKind::interrupted,
           fmt::format("interrupted: {} of {} asset{} not uploaded; run it again (a "
                       "half-sent asset is replaced)",
                       failed, result->assets.size(), result->assets.size() == 1 ? "" : "s")};
     }
     if (failed) {
-      throw CommandError{kPublishFailure,
+      throw CommandError{ErrorKind::publish,
                          fmt::format("{} of {} asset{} not uploaded", failed, result->assets.size(),
                                      result->assets.size() == 1 ? "" : "s")};
     }

@@ -46,24 +46,24 @@ class SummaryCommand final : public Command {
         std::sort(files.begin(), files.end());
       }
       if (files.empty()) {
-        throw CommandError{kUsageError,
+        throw CommandError{ErrorKind::usage,
                            "no results: the last build recorded none in build/results/"};
       }
     }
     std::vector<nlohmann::json> results;
     for (const std::string& file : files) {
       auto text = fs::read_file(file);
-      if (!text) throw CommandError{kUsageError, text.error().message};
+      if (!text) throw CommandError(text.error().as(ErrorKind::usage));
       auto doc = parse_json_bounded(*text);
       if (doc.is_discarded() || !doc.is_object()) {
-        throw CommandError{kUsageError, fmt::format("{} is not a results JSON object", file)};
+        throw CommandError{ErrorKind::usage, fmt::format("{} is not a results JSON object", file)};
       }
       results.push_back(std::move(doc));
     }
     const std::string markdown = github::summary_markdown(results);
     if (const char* path = std::getenv("GITHUB_STEP_SUMMARY"); path && *path) {
       auto written = fs::append_file(path, markdown);
-      if (!written) throw CommandError{kUsageError, written.error().message};
+      if (!written) throw CommandError(written.error().as(ErrorKind::usage));
       out_ << fmt::format("sagebuild: summary of {} entr{} appended to $GITHUB_STEP_SUMMARY\n",
                           results.size(), results.size() == 1 ? "y" : "ies");
     } else {

@@ -49,7 +49,7 @@ class VerifyWheelCommand final : public Command {
   int run() override {
     if (list_) return list_checks(json_);
     if (wheels_.empty())
-      throw CommandError{kUsageError, "verify-wheel needs at least one wheel file"};
+      throw CommandError{ErrorKind::usage, "verify-wheel needs at least one wheel file"};
     const bool install = import_test_ || !import_options_.python.empty();
     return verify_wheel(wheels_, options_, expect_profile_, expect_entry_, json_,
                         install ? std::optional(import_options_) : std::nullopt);
@@ -82,7 +82,7 @@ class VerifyWheelCommand final : public Command {
       };
     }
     if (!m && (!expect_profile.empty() || !expect_entry.empty())) {
-      throw CommandError{kUsageError,
+      throw CommandError{ErrorKind::usage,
                          "--expect-profile and --expect-entry need matrix.yaml "
                          "(run in the repository or pass --matrix)"};
     }
@@ -100,8 +100,8 @@ class VerifyWheelCommand final : public Command {
           std::vector<std::string> ids;
           for (const auto& e : options.known_entries)
             ids.push_back(e.id);
-          throw CommandError{kUsageError, fmt::format("unknown entry '{}'{}", expect_entry,
-                                                      text::did_you_mean(expect_entry, ids))};
+          throw CommandError{ErrorKind::usage, fmt::format("unknown entry '{}'{}", expect_entry,
+                                                           text::did_you_mean(expect_entry, ids))};
         }
         options.expected = std::vector<wheel::ExpectedBuild>{*it};
       }
@@ -180,8 +180,8 @@ class VerifyWheelCommand final : public Command {
     std::vector<std::string> names;
     for (const auto& c : wheel::check_catalog())
       names.emplace_back(c.name);
-    throw CommandError{kUsageError, fmt::format("unknown check '{}'{}; see --list-checks", key,
-                                                text::did_you_mean(key, names))};
+    throw CommandError{ErrorKind::usage, fmt::format("unknown check '{}'{}; see --list-checks", key,
+                                                     text::did_you_mean(key, names))};
   }
 
   std::vector<std::string> wheels_;

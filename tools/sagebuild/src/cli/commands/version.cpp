@@ -35,7 +35,7 @@ class VersionCommand final : public Command {
     if (check_tag && !tagged) {
       const char* ref = std::getenv("GITHUB_REF");
       throw CommandError{
-          kConfigError,
+          ErrorKind::config,
           fmt::format("--check-tag: this is not a release tag build (GITHUB_REF {}; HEAD {}); "
                       "release builds run from a {}X.Y.Z tag",
                       ref && *ref ? ref : "unset",
@@ -74,7 +74,7 @@ class VersionCommand final : public Command {
                {"release_tag", tagged ? v.resolved.tag : ""},
                {"commit", v.git ? v.git->commit : ""}}) {
         if (auto set = github::set_output(name, value); !set) {
-          throw CommandError{kUsageError, set.error().message};
+          throw CommandError(set.error().as(ErrorKind::usage));
         }
       }
       out_ << fmt::format("sagebuild: version={} written to $GITHUB_OUTPUT\n", v.resolved.version);
