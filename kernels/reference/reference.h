@@ -26,8 +26,8 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
 
 // The INT8 value the kernels give x in a group whose largest |value| is amax: the factor
 // 127 / amax and the product each rounded to float, then to the nearest integer, ties to even
-// (device_primitives.cuh: int8_inverse_scale, quantize_int8x8). Not the exact quotient: where
-// the float product falls on the other side of a half the two differ by one (x = amax / 2 is
+// (src/common/device_primitives.cuh: int8_inverse_scale, quantize_int8x8). Not the exact quotient:
+// where the float product falls on the other side of a half the two differ by one (x = amax / 2 is
 // 63.5 exactly, 64, but 63 when 127 / amax rounds down in float), and with outlier K one such
 // Q or K value moves an output row by up to ~1%.
 double round_int8(double x, double amax);

@@ -37,8 +37,8 @@ struct AttentionConfig {
   static constexpr int kQBytes = kCtaRows * D;
   static constexpr int kKBytes = kBlockN * D;
   static constexpr int kVBytes = PATH == PvPath::fp8 ? D * kBlockN : kBlockN * D * 2;
-  // Q's quantization (quantize_q.cuh): per row sm_scale·(q · mean(K)) for the LSE, and per warp
-  // its rows' max |q| (per_block scales take the block's).
+  // Q's quantization (quantize/q_int8.cuh): per row sm_scale·(q · mean(K)) for the LSE, and per
+  // warp its rows' max |q| (per_block scales take the block's).
   static constexpr int kQAuxOffset = kQBytes + 2 * kKBytes + 2 * kVBytes;
   static constexpr int kSmemBytes = kQAuxOffset + (kCtaRows + 4) * 4;
   // log2 of the factor P is computed with: 448 (e4m3's largest value) on the fp8 path, so that

@@ -43,7 +43,7 @@ constexpr int kFusedSlots = 3;
 template <int D>
 constexpr int kFusedSmemBytes = kFusedSlots* kStageBytes<D> + kScratchWords<D> * 4;
 
-// A fused slice (quantize_queue.h numbers them, per barrier group of kv_jobs slices): its unit,
+// A fused slice (queue.h numbers them, per barrier group of kv_jobs slices): its unit,
 // K or V, and which job of kJobRows<D> rows. Per unit: its K slices, then its V slices (FP8
 // paths): quant_jobs in all.
 // `empty`: past its varlen sequence's region (UnitSequence::past_region): it loads, adds and
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
   auto stage = [&](int round) {
     return Stage<D>{dynamic_smem + round % kFusedSlots * kStageWords};
   };
-  // Slice r·G + c of the call's total_jobs (quantize_queue.h: fused_slice).
+  // Slice r·G + c of the call's total_jobs (queue.h: fused_slice).
   auto exists = [&](int round) {
     return round * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x) < p.total_jobs;
   };

@@ -10,7 +10,7 @@ namespace sageattn::detail {
 namespace {
 
 // --- K to INT8 ------------------------------------------------------------------------------
-// (Q is quantized by the attention kernels themselves, as they read it: quantize_q.cuh.)
+// (Q is quantized by the attention kernels themselves, as they read it: q_int8.cuh.)
 
 // A rows job's unit: its rows of the caller's K (from `in`, `len` of them), its region of the
 // workspace (`out` and `scales` at its first row; len_pad rows written), and its mean.

@@ -1,5 +1,5 @@
 // The plain queue: statistics jobs queued a fixed distance ahead of the quantizing jobs of their
-// unit (quantize_queue.h), tickets from an atomic, persistent CTAs.
+// unit (queue.h), tickets from an atomic, persistent CTAs.
 // Part of quantize.cu's one translation unit (its anonymous namespace): included there only.
 #pragma once
 

@@ -3,7 +3,7 @@
 // sequence and V's FP8 scale its per-channel max |v|, both before a single value can be
 // quantized; K and V are far larger than L2, so a statistics pass followed by a quantizing pass
 // reads them twice from DRAM. Two queues (Q is quantized by the attention kernels as they read
-// it, quantize_q.cuh):
+// it, q_int8.cuh):
 //
 // - The fused queue (fused_quantize_kernel), wherever it can run: each slice of K or V is read
 //   once into shared memory and held there while its unit's statistics complete; persistent
@@ -12,7 +12,7 @@
 // - The plain queue (quantize_kernel) otherwise (units longer than the resident CTAs can hold,
 //   a refused cooperative launch, FP8 V on GPUs with more DRAM bandwidth: plan_jobs): each
 //   (batch, KV head) "unit" has statistics jobs and quantizing jobs, and a unit's statistics
-//   jobs are queued a fixed distance ahead of its quantizing jobs (quantize_queue.h): far
+//   jobs are queued a fixed distance ahead of its quantizing jobs (queue.h): far
 //   enough that the statistics are done when they start (twice as many jobs as the GPU runs at
 //   once). Job numbers come from an atomic ticket, not from blockIdx. A job that needs
 //   statistics waits (spins) until its unit's statistics jobs have all finished; those have

@@ -1,6 +1,6 @@
 // The quantization kernels' launchers (quantize.cu): K's column sums, V's per-channel maxima,
 // K to INT8 with per-block or per-warp scales (smoothed by its mean), V to FP8 transposed. (Q is
-// quantized by the attention kernels: quantize_q.cuh.)
+// quantized by the attention kernels: q_int8.cuh.)
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -14,7 +14,7 @@ namespace {
 // The 4 keys whose e4m3 values sit at positions 4·quad .. 4·quad+3 of a tile. Within each
 // group of 32 keys the FP8 P·V mma's k index 4t+i (i < 2) is key 2t+i and 4t+i (i >= 2) is
 // key 8+2t+i-2, per half of 16: where the P fragment left by the Q·Kᵀ mma already holds those
-// keys (attention.cuh). So a quad of positions is keys {first, first+1, first+8, first+9}.
+// keys (mma/attention.cuh). So a quad of positions is keys {first, first+1, first+8, first+9}.
 __device__ __forceinline__ int quad_first_key(int quad) {
   return 32 * (quad / 8) + 16 * (quad % 8 / 4) + 2 * (quad % 4);
 }
