@@ -9,7 +9,7 @@
 #   2. the outputs, the verdict: compare_libs.py --exact (every O and LSE bit, every path and
 #      head dim, causal, K offsets, sharp inputs that the guard redoes);
 #   3. the tree's kernel suite (test_kernels.py --quick) and both libraries' speed, round-robin
-#      (bench_kernels.py at d=64 and 128).
+#      (bench_kernels.py at d=64 and 128; NO_BENCH=1 leaves it out).
 # The copy before: `mkdir -p build/base && git archive REV kernels | tar -x -C build/base`, carried
 # to the GPU machine (it has no history). Results under $OUT (or build/unchanged).
 #   bash kernels/tests/check_unchanged.sh build/base
@@ -40,7 +40,8 @@ python3 kernels/tests/compare_libs.py "$(lib base)" "$(lib tree)" --exact 2>&1 |
 ((PIPESTATUS[0] == 0)) || status=1
 SAGEATTN_CAPI=$(lib tree) timeout 900 python3 kernels/tests/test_kernels.py --quick 2>&1 | tail -15 | tee "$out/suite.txt"
 ((PIPESTATUS[0] == 0)) || status=1
-[[ -n ${NO_BENCH:-} ]] && { echo "check_unchanged: $([[ $status == 0 ]] && echo "unchanged" || echo "CHANGED (above)")"; exit $status; }
+verdict() { echo "check_unchanged: $([[ $status == 0 ]] && echo "unchanged" || echo "CHANGED (above)")"; }
+[[ -n ${NO_BENCH:-} ]] && { verdict; exit $status; }
 for round in 1 2; do
   for side in base tree; do
     echo "== $side, round $round"
@@ -48,5 +49,5 @@ for round in 1 2; do
       --json "$out/bench-$side-$round.json"
   done
 done 2>&1 | tee "$out/bench.txt"
-echo "check_unchanged: $([[ $status == 0 ]] && echo "unchanged" || echo "CHANGED (above)")"
+verdict
 exit $status
