@@ -127,7 +127,8 @@ def main():
         # The build's own record, as the real Dockerfile exports it: what its compiles found.
         os.makedirs(os.path.join(root, "input", "sagebuild-results"))
         with open(os.path.join(root, "input", "sagebuild-results", ENTRY + ".json"), "w") as f:
-            json.dump({"id": ENTRY, "status": "built", "phases": {"kernels": 1.5, "binding": 2.0},
+            json.dump({"id": ENTRY, "status": "built", "python": "3.12.9",
+                       "phases": {"kernels": 1.5, "binding": 2.0},
                        "compile_cache": {"compiles": 7, "local_hits": 0, "remote_hits": 6,
                                          "compiled": 1, "uncached": 0, "remote_errors": 0}}, f)
         remote = "redis://:" + REMOTE_PASSWORD + "@172.17.0.1:16379"
@@ -161,9 +162,11 @@ def main():
         with open(os.path.join(root, "build", "results", ENTRY + ".json")) as f:
             record = json.load(f)
         check("the build's own record comes back: its compile cache figures in the progress and "
-              "build/results, its compile phases beside the bake's",
+              "build/results, its compile phases beside the bake's, the image's Python (not "
+              "this host's)",
               "compile cache: 7 compiles: 6 from the remote cache, 1 compiled" in text
               and record.get("compile_cache", {}).get("remote_hits") == 6
+              and record.get("python") == "3.12.9"
               and set(record.get("phases", {})) == {"docker", "kernels", "binding", "verify"},
               f"{record}\n{text[-2000:]}")
         check("the exported wheel is collected from the target's folder and verified on the host; "

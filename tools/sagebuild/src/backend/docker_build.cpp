@@ -211,13 +211,15 @@ std::string low_space_note(const stdfs::path& out_dir) {
 }
 
 // What the build inside the container recorded (docker/Dockerfile.linux exports its
-// build/results record beside the wheel): the compile cache's figures, the kernel cache, and the
-// phases that compiled, for the progress, build/results and the GitHub summary.
+// build/results record beside the wheel): the Python it built with (the image's, not this
+// host's), the compile cache's figures, the kernel cache, and the phases that compiled, for the
+// progress, build/results and the GitHub summary.
 void report_inner_build(const stdfs::path& exported, const std::string& id, EntryResult& r,
                         Progress& progress) {
   const auto inner = read_result_file(exported / "sagebuild-results" / (id + ".json"), id);
   if (!inner) return;
   const EntryResult& in = inner->result;
+  if (!in.python.empty()) r.python = in.python;
   r.compile_cache = in.compile_cache;
   r.kernels = in.kernels;
   r.kernel_cache_hit = in.kernel_cache_hit;
