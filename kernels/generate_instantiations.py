@@ -19,6 +19,7 @@ per (type, N): each names every accumulator register (N/2 of them), which nobody
 import json
 import os
 import sys
+from typing import NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import manifest  # noqa: E402
@@ -31,27 +32,37 @@ CXX_TYPE = {"f16": "half", "bf16": "__nv_bfloat16"}
 SHORT = {"half": "f16", "__nv_bfloat16": "bf16", "__nv_fp8_e4m3": "e4m3"}
 
 
+class Instantiation(NamedTuple):
+    file: str      # under src/instantiations/
+    text: str      # the translation unit
+    call: str      # the kernel template it instantiates, as dispatch.h calls it
+    path: str
+    dtype: str     # the input type it serves, or "" when it serves both (V quantized)
+    head_dim: int
+
+
 def instantiations():
-    """(file name, kernel template call, path name, dtype or None, head dim) of every attention
-    instantiation the manifest asks for. The mma.sync fp8 path does not read V's type (V is
-    quantized): one instantiation each, on half. The Hopper kernel's P·V type is e4m3 or the
-    input's 16-bit type."""
+    """Every attention instantiation the manifest asks for. The type each one is built on: one
+    per input type on the 16-bit P·V paths; on the FP8 ones e4m3 for the Hopper kernel and, for
+    mma.sync, half alone (V is quantized, its type not read)."""
     out = []
     for p in manifest.PATHS:
+        if p.pv == "16bit":
+            types = [CXX_TYPE[t] for t in manifest.DTYPES]
+        else:
+            types = ["half"] if p.kernel == "mma" else ["__nv_fp8_e4m3"]
         for d in p.head_dims:
-            if p.kernel == "mma":
-                types = ["half"] if p.pv == "e4m3" else [CXX_TYPE[t] for t in manifest.DTYPES]
-                for vt in types:
-                    dtype = None if p.pv == "e4m3" else SHORT[vt]
-                    out.append((f"attention_{p.name}_{SHORT[vt]}_d{d}.cu",
-                                f"launch_attention<{d}, PvPath::{p.name}, {vt}>", p.name, dtype, d))
-            else:
-                types = (["__nv_fp8_e4m3"] if p.pv == "e4m3"
-                         else [CXX_TYPE[t] for t in manifest.DTYPES])
-                for pv in types:
-                    dtype = None if p.pv == "e4m3" else SHORT[pv]
-                    out.append((f"attention_sm90_{SHORT[pv]}_d{d}.cu",
-                                f"launch_attention_sm90<{d}, {pv}>", p.name, dtype, d))
+            for t in types:
+                dtype = SHORT[t] if p.pv == "16bit" else ""
+                if p.kernel == "mma":
+                    out.append(Instantiation(f"attention_{p.name}_{SHORT[t]}_d{d}.cu",
+                                             HEADER.format(d=d, path=p.name, vt=t),
+                                             f"launch_attention<{d}, PvPath::{p.name}, {t}>",
+                                             p.name, dtype, d))
+                else:
+                    out.append(Instantiation(f"attention_sm90_{SHORT[t]}_d{d}.cu",
+                                             SM90_HEADER.format(d=d, pv=t),
+                                             f"launch_attention_sm90<{d}, {t}>", p.name, dtype, d))
     return out
 
 
@@ -98,15 +109,7 @@ template cudaError_t launch_attention<{d}, PvPath::{path}, {vt}>(const Attention
 
 def instantiation_files():
     """{path relative to kernels/: text} of src/instantiations/."""
-    files = {}
-    for name, call, path, dtype, d in instantiations():
-        if name.startswith("attention_sm90_"):
-            pv = call[call.index(", ") + 2:-1]
-            text = SM90_HEADER.format(d=d, pv=pv)
-        else:
-            vt = call[call.rindex(", ") + 2:-1]
-            text = HEADER.format(d=d, path=path, vt=vt)
-        files[f"src/instantiations/{name}"] = text
+    files = {f"src/instantiations/{i.file}": i.text for i in instantiations()}
     for t in manifest.DTYPES:
         for d in manifest.SHARP_HEAD_DIMS:
             files[f"src/instantiations/sharp_redo_{t}_d{d}.cu"] = SHARP_HEADER.format(
@@ -207,9 +210,9 @@ def dispatch_header():
     for p in manifest.PATHS:
         lines = [f"    case PvPath::{p.name}:", "      switch (head_dim) {"]
         for d in p.head_dims:
-            found = {dtype: call for _, call, path, dtype, dd in made if path == p.name and dd == d}
-            if None in found:  # one instantiation for both input types
-                lines.append(f"        case {d}:\n          return {found[None]}(a, batch, s);")
+            found = {i.dtype: i.call for i in made if i.path == p.name and i.head_dim == d}
+            if "" in found:  # one instantiation for both input types
+                lines.append(f"        case {d}:\n          return {found['']}(a, batch, s);")
             else:
                 lines.append(f"        case {d}:\n"
                              f"          return dtype == DType::f16\n"

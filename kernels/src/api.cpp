@@ -89,16 +89,15 @@ cudaError_t redo_sharp_tiles(const detail::AttentionArgs& a, const Params& p, cu
   return detail::launch_sharp_instantiation(p.dtype, p.head_dim, a, sms, programmatic, stream);
 }
 
-// The head dims a path takes, as a message lists them ("64, 128 and 256"); `last` joins the
-// last two.
-std::string head_dims_taken(PvPath path, const char* last = " and ") {
+// The head dims a path takes, as a message lists them ("64, 128 and 256").
+std::string head_dims_taken(PvPath path) {
   std::string text;
   int listed = 0, count = 0;
   for (int d : kSupportedHeadDims)
     count += path_supports_head_dim(path, d);
   for (int d : kSupportedHeadDims) {
     if (!path_supports_head_dim(path, d)) continue;
-    if (listed > 0) text += listed + 1 == count ? last : ", ";
+    if (listed > 0) text += listed + 1 == count ? " and " : ", ";
     text += std::to_string(d);
     ++listed;
   }
