@@ -32,8 +32,10 @@ rm -f build/logs/*-again.log
 # The entry as matrix.yaml declares it (all its architectures), so that the wheel also passes
 # verify-wheel against matrix.yaml below.
 # --check-reproducible builds it twice and requires byte-identical wheels (docs/reproducible.md).
+# The cache is the one scripts/test-universal.sh builds with: its wheel's kernels (the same
+# sources, toolkit and architectures) come from this build's, not from a third compile of them.
 PATH="$launcher:$PATH" env -u TORCH_CUDA_ARCH_LIST "$sb" build --env current --python "$venv/bin/python" \
-  --dist build/ci-dist --check-reproducible
+  --dist build/ci-dist --check-reproducible --cache-dir build/sagebuild-cache
 sources=$(git ls-files 'kernels/src/*.cu' | sed 's|^kernels/||' | sort)
 through_ccache=$(grep -o -E '[^ ]+/kernels/src/[^ ]+\.cu( |$)' "$launcher/log" | sed 's/ $//' | sort | uniq -c || true)
 if grep -q -v -E '^ *1 ' <<<"${through_ccache:-  1 none}"; then

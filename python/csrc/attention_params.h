@@ -109,13 +109,17 @@ sageattn::Params varlen_attention_params(const Tensor& q, const Tensor& k, const
   return p;
 }
 
-// The library's own choice of P·V path (its PvPath number), which sageattn's Python rule
-// (core.path_for_capability) must match: the CPU tests compare the two.
+// The library's own choice of P·V path (its PvPath number) for a query length and head dim (0:
+// not known), which sageattn's Python rule (plan.path_for_capability) must match: the CPU tests
+// compare the two.
 inline std::int64_t default_pv_path_number(std::int64_t major, std::int64_t minor,
-                                           std::int64_t qo_len) {
-  const std::int64_t rows = std::min<std::int64_t>(qo_len, std::numeric_limits<int>::max());
+                                           std::int64_t qo_len, std::int64_t head_dim) {
+  const auto to_int = [](std::int64_t n) {
+    return static_cast<int>(std::clamp<std::int64_t>(n, std::numeric_limits<int>::min(),
+                                                     std::numeric_limits<int>::max()));
+  };
   return static_cast<std::int64_t>(sageattn::default_pv_path(
-      static_cast<int>(major), static_cast<int>(minor), static_cast<int>(rows)));
+      static_cast<int>(major), static_cast<int>(minor), to_int(qo_len), to_int(head_dim)));
 }
 
 // The library's capability rule (sageattn::capability_gap) for a PvPath number, as the
@@ -142,7 +146,7 @@ inline constexpr const char* kAttentionVarlenSchema =
     "-> (Tensor, Tensor)";
 inline constexpr const char* kHasSm90aSchema = "has_sm90a() -> bool";
 inline constexpr const char* kDefaultPvPathSchema =
-    "default_pv_path(int major, int minor, int qo_len) -> int";
+    "default_pv_path(int major, int minor, int qo_len, int head_dim) -> int";
 inline constexpr const char* kCapabilityGapSchema =
     "capability_gap(int pv_path, int major, int minor, bool has_sm90a) -> int";
 

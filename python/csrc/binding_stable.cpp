@@ -114,8 +114,9 @@ bool has_sm90a() {
   return sageattn::has_sm90a();
 }
 
-std::int64_t default_pv_path(std::int64_t major, std::int64_t minor, std::int64_t qo_len) {
-  return sageattention::default_pv_path_number(major, minor, qo_len);
+std::int64_t default_pv_path(std::int64_t major, std::int64_t minor, std::int64_t qo_len,
+                             std::int64_t head_dim) {
+  return sageattention::default_pv_path_number(major, minor, qo_len, head_dim);
 }
 
 std::int64_t capability_gap(std::int64_t pv_path, std::int64_t major, std::int64_t minor,

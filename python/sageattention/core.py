@@ -3,44 +3,36 @@ compute capability, and the fallback to torch's scaled_dot_product_attention for
 kernels do not cover (one warning per cause; an error instead in strict mode)."""
 
 import math
-import os
-import warnings
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention.bias import causal_lower_right
 
 from . import _manifest, _ops
+from . import plan as _plan
 
-# The kernel library's facts, from kernels/manifest.py (generated into _manifest.py, as into the
-# library's sageattn/manifest.h): the head dims it takes and each path's, the largest head dim of
-# the FP8 P·V kernels (above it the 16-bit P·V kernel of the same family runs: fp16_sm90 on
-# Hopper, fp16 elsewhere), the head dims only the Hopper kernel takes (elsewhere they are padded
-# to 128 and 256), the query heads one call takes (the kernels' grids hold them in their y
-# dimension, which CUDA limits to 65,535; _run calls larger ones in slices of the heads), and the
-# operator's path and granularity numbers (sageattn.h's enums) and capability-gap names.
-SUPPORTED_HEAD_DIMS = _manifest.SUPPORTED_HEAD_DIMS
-MAX_QUERY_HEADS = _manifest.MAX_QUERY_HEADS
-FP8_PV_MAX_HEAD_DIM = _manifest.FP8_PV_MAX_HEAD_DIM
-HOPPER_ONLY_HEAD_DIMS = _manifest.HOPPER_ONLY_HEAD_DIMS
-
-
-def head_dims_for(path):
-    """The head dims a path's kernel takes (sageattn::path_supports_head_dim); others are
-    zero-padded to the next of these."""
-    return _manifest.PATH_HEAD_DIMS[path]
-
+# The kernel library's facts (kernels/manifest.py, generated into _manifest.py) and the rules
+# over them that decide where a call goes live in plan.py; the names below are this module's
+# public face for them.
+SUPPORTED_HEAD_DIMS = _plan.SUPPORTED_HEAD_DIMS
+MAX_QUERY_HEADS = _plan.MAX_QUERY_HEADS
+FP8_PV_MAX_HEAD_DIM = _plan.FP8_PV_MAX_HEAD_DIM
+HOPPER_ONLY_HEAD_DIMS = _plan.HOPPER_ONLY_HEAD_DIMS
+HOPPER_PV16_MAX_QUERY_LEN = _plan.HOPPER_PV16_MAX_QUERY_LEN
+CAPABILITY_GAPS = _plan.CAPABILITY_GAPS
+SageAttentionError = _plan.SageAttentionError
+head_dims_for = _plan.head_dims_for
+path_for_capability = _plan.path_for_capability
+capability_gap = _plan.capability_gap
+uses_sdpa_for_short_queries = _plan.uses_sdpa_for_short_queries
+_head_slices = _plan.head_slices
+_strict = _plan.strict_mode
+_warn_once = _plan.warn_once
+_warned = _plan._warned  # the same set: tests clear it
 
 _LAYOUTS = _manifest.LAYOUTS
 _PATHS = _manifest.PATHS
 _GRANULARITY = _manifest.GRANULARITIES
-CAPABILITY_GAPS = _manifest.CAPABILITY_GAPS
-_warned: set[str] = set()
-
-
-class SageAttentionError(ValueError):
-    """Raised for inputs sageattn cannot take, or in strict mode for what it would fall back on."""
-
 
 _capabilities: dict = {}
 
@@ -55,125 +47,9 @@ def _capability(device):
     return cc
 
 
-def _strict(strict):
-    if strict is not None:
-        return bool(strict)
-    return os.environ.get("SAGEATTENTION_STRICT", "0") not in ("", "0", "false", "False")
-
-
-# Query lengths up to which sageattn runs the Hopper kernel's 16-bit P·V (fp16_sm90) instead of
-# its FP8 one: it meets the accuracy bar where FP8 P·V does not (docs/kernels.md, "Accuracy"),
-# at some speed (docs/benchmarks.md, the fp16-PV and fp8-PV columns; kernels/NOTES.md,
-# sm90-pv16-path); below 4k most calls go to SDPA anyway (uses_sdpa_for_short_queries). The
-# number is the manifest's; the library's rule over it (sageattn.h: default_pv_path) and this
-# package's are compared by test_api_cpu.py.
-HOPPER_PV16_MAX_QUERY_LEN = _manifest.HOPPER_PV16_MAX_QUERY_LEN
 # The sharp-tile guard's default threshold in logits (the manifest's): tiles with a row whose
 # largest logit exceeds it are computed again with 16-bit Q·Kᵀ.
 SHARP_THRESHOLD = _manifest.SHARP_THRESHOLD
-
-# Calls the kernels cannot make pay: few queries against K/V (a generation loop's decode steps,
-# speculative decoding, short chunks, cross-attention of a few latents) are bound by reading K and
-# V, which the kernels read three times (the 16-bit originals to quantize them, then the INT8/FP8
-# copies they wrote) and torch's SDPA once; short square calls are bound by fixed costs (two more
-# launches, more host time, a CTA's set-up and epilogue against few key blocks). sageattn() gives
-# these to torch's SDPA, which is then faster and exact; the per-path functions always run their
-# kernel. The limits below are where an H100 measures the kernel slower, d=64 and 128, MHA and
-# GQA, batch 1-32 (docs/benchmarks.md, "Where sageattn() hands over to SDPA" and "Decode", with
-# the figures; bench/sageattn_bench.py --suite decode,short). Causal calls of more than one
-# query against more keys go to SDPA only when few and MHA: torch repeats K and V for a
-# bottom-right causal GQA mask, and its bottom-right kernel is FA2, slower than the kernel from
-# 256 queries. Off with sageattn(..., sdpa_for_short_queries=False) or
-# SAGEATTENTION_SDPA_SHORT_QUERIES=0.
-SDPA_MAX_QUERY_LEN = 1024  # no mask: up to this many queries, any number of keys
-SDPA_MAX_SHORT_LEN = 3072  # no mask: queries and keys both up to this (the kernel no
-# faster than SDPA in 16 shapes of 3072 tokens, d 64/128, b 1-8)
-SDPA_MAX_CAUSAL_SHORT_LEN = 4096  # causal, as many queries as keys: up to this
-SDPA_MAX_CAUSAL_QUERY_LEN = 128  # causal, fewer queries than keys, MHA: up to this many queries
-
-
-def uses_sdpa_for_short_queries(
-    seq_q, seq_k, is_causal, return_lse, gqa=False, sdpa_for_short_queries=None
-):
-    """Whether sageattn() gives a call of seq_q queries and seq_k keys to torch's SDPA by the rule
-    above (gqa: fewer KV heads than query heads). Never with return_lse (SDPA returns no
-    log-sum-exp) nor for causal calls with more queries than keys (rows with no key to see)."""
-    if sdpa_for_short_queries is None:
-        sdpa_for_short_queries = os.environ.get("SAGEATTENTION_SDPA_SHORT_QUERIES", "1") not in (
-            "0",
-            "false",
-            "False",
-        )
-    if not sdpa_for_short_queries or return_lse:
-        return False
-    if not is_causal or seq_q == 1:  # one query sees every key: the mask changes nothing
-        return seq_q <= SDPA_MAX_QUERY_LEN or max(seq_q, seq_k) <= SDPA_MAX_SHORT_LEN
-    if seq_q == seq_k:
-        return seq_q <= SDPA_MAX_CAUSAL_SHORT_LEN
-    return seq_q < seq_k and seq_q <= SDPA_MAX_CAUSAL_QUERY_LEN and not gqa
-
-
-def path_for_capability(major, minor, seq_q=None, head_dim=None):
-    """The P·V path sageattn uses on a GPU, or None when it has no kernel for it.
-
-    sm80: 16-bit P·V; sm89 (Ada) and sm100+ (Blackwell): FP8 P·V with mma.sync, native there;
-    sm90 (Hopper): the wgmma kernel when the wheel has sm_90a code, with FP8 P·V ("fp8_sm90"),
-    or with 16-bit P·V ("fp16_sm90") for query lengths up to HOPPER_PV16_MAX_QUERY_LEN when
-    seq_q is given; else 16-bit P·V on mma.sync (FP8 mma.sync is emulated through f16 on
-    Hopper; docs/kernels.md). Head dims above FP8_PV_MAX_HEAD_DIM take the 16-bit P·V path.
-    """
-    cc = major * 10 + minor
-    if cc < 80:
-        return None
-    pv16_only = head_dim is not None and head_dim > FP8_PV_MAX_HEAD_DIM
-    if cc == 90:
-        if not _ops.HAS_SM90A:
-            return "fp16"
-        short = seq_q is not None and seq_q <= HOPPER_PV16_MAX_QUERY_LEN
-        return "fp16_sm90" if short or pv16_only else "fp8_sm90"
-    if (cc == 89 or cc >= 100) and not pv16_only:
-        return "fp8"
-    return "fp16"
-
-
-def pv16_for_head_dim(caller, path, head_dim, strict):
-    """The path a call asked for, or where FP8 P·V does not take its head dim (above
-    FP8_PV_MAX_HEAD_DIM) the 16-bit P·V path of the same kernel family, with one warning (strict
-    mode raises instead)."""
-    if path not in ("fp8", "fp8_sm90") or head_dim <= FP8_PV_MAX_HEAD_DIM:
-        return path
-    instead = "fp16_sm90" if path == "fp8_sm90" else "fp16"
-    if _strict(strict):
-        raise SageAttentionError(
-            f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}, not "
-            f"{head_dim}; the {instead} path (16-bit P·V) takes up to "
-            f"{max(SUPPORTED_HEAD_DIMS)}: call sageattn or set SAGEATTENTION_STRICT=0"
-        )
-    _warn_once(
-        f"head_dim {head_dim} on {path}",
-        f"{caller}: FP8 P·V ({path}) takes head dims up to {FP8_PV_MAX_HEAD_DIM}; head_dim "
-        f"{head_dim} runs with 16-bit P·V ({instead}), which is more accurate",
-        stacklevel=4,
-    )
-    return instead
-
-
-def capability_gap(path, major, minor, has_sm90a):
-    """Why `path` cannot run on a GPU of compute capability major.minor (a name of
-    CAPABILITY_GAPS; "none" when it can), given whether the wheel has sm_90a code: the library's
-    rule (sageattn.h: capability_gap), applied here before the op is called so that the error is
-    Python's and torch.compile traces no call to ask."""
-    cc = major * 10 + minor
-    if cc < 80:
-        return "below_sm80"
-    if path == "fp8" and cc < 89:
-        return "fp8_needs_sm89"
-    if path in ("fp8_sm90", "fp16_sm90"):
-        if cc != 90:
-            return "hopper_only"
-        if not has_sm90a:
-            return "no_sm90a_code"
-    return "none"
 
 
 def _validate(q, k, v, tensor_layout):
@@ -252,14 +128,6 @@ def _fallback_reason(q, attn_mask, dropout_p):
     if path_for_capability(major, minor) is None:
         return f"compute capability {major}.{minor} (sageattn needs 8.0 or newer)"
     return None
-
-
-def _warn_once(cause, message, stacklevel):
-    """warnings.warn(message) the first time `cause` comes up in the process (stacklevel: the
-    user's frame, counted from the caller)."""
-    if cause not in _warned:
-        _warned.add(cause)
-        warnings.warn(message, stacklevel=stacklevel + 1)
 
 
 def _fall_back(caller, reason, strict, how="", stacklevel=3):
@@ -375,8 +243,9 @@ def _run(
     short_queries=False,
     sharp_threshold=SHARP_THRESHOLD,
 ):
-    """short_queries: whether the short-query rule applies (sageattn's sdpa_for_short_queries:
-    None for the environment's choice); False for the per-path functions."""
+    """path: the kernel path a per-path function asks for, or None for sageattn's choice.
+    short_queries: whether the short-query rule applies (sageattn's sdpa_for_short_queries: None
+    for the environment's choice); False for the per-path functions. (plan.plan_call decides.)"""
     _validate(q, k, v, tensor_layout)
     sharp = sharp_threshold_value(sharp_threshold)
     reason = _fallback_reason(q, attn_mask, dropout_p)
@@ -384,38 +253,27 @@ def _run(
         _fall_back("sageattn", reason, strict, stacklevel=4)
         return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p)
     h, s = (1, 2) if tensor_layout == "HND" else (2, 1)  # the heads' and the sequence's dims
-    if short_queries is not False and uses_sdpa_for_short_queries(
-        q.shape[s], k.shape[s], is_causal, return_lse, q.shape[h] != k.shape[h], short_queries
-    ):
-        return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, False, None, 0.0)
     major, minor = _capability(q.device)
-    if path == "fp16" and (major, minor) == (9, 0) and _ops.HAS_SM90A:
-        path = "fp16_sm90"  # the same algorithm on the Hopper kernel: 1.5-1.7x the mma.sync one
-    gap = capability_gap(path, major, minor, _ops.HAS_SM90A)
-    if gap == "fp8_needs_sm89":
-        raise SageAttentionError(
-            f"sageattn: the FP8 P·V kernels need compute capability 8.9 or newer; "
-            f"{q.device} is {major}.{minor} (use sageattn_qk_int8_pv_fp16_cuda)"
-        )
-    if gap == "hopper_only":
-        raise SageAttentionError(
-            f"sageattn: sageattn_qk_int8_pv_fp8_cuda_sm90 runs on Hopper (compute "
-            f"capability 9.0) only; {q.device} is {major}.{minor} (use sageattn)"
-        )
-    if gap == "no_sm90a_code":
-        raise SageAttentionError(
-            "sageattn: this wheel has no sm_90a code for the Hopper kernel; build it "
-            "with 9.0a in its architectures (use sageattn_qk_int8_pv_fp16_cuda)"
-        )
-    head_dim = q.shape[3]
-    path = pv16_for_head_dim("sageattn", path, head_dim, strict)
-    padded = next(d for d in head_dims_for(path) if d >= head_dim)  # the next the kernel takes
-    scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
-    if padded != head_dim:  # other head dims are zero-padded: the dot products do not change
-        q, k, v = (F.pad(t, (0, padded - head_dim)) for t in (q, k, v))
-    q, k, v = (
-        t if _rows_aligned(t) else t.clone(memory_format=torch.contiguous_format) for t in (q, k, v)
+    plan = _plan.plan_call(
+        "sageattn",
+        major,
+        minor,
+        seq_q=q.shape[s],
+        seq_k=k.shape[s],
+        heads_q=q.shape[h],
+        heads_kv=k.shape[h],
+        head_dim=q.shape[3],
+        is_causal=is_causal,
+        return_lse=return_lse,
+        path=path,
+        short_queries=short_queries,
+        strict=strict,
+        instead="sageattn picks a path this GPU runs",
+        user_frames=2,
     )
+    if plan.sdpa:
+        return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, False, None, 0.0)
+    scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(q.shape[3])
 
     def attention(q, k, v):
         return torch.ops.sageattention.attention(
@@ -425,7 +283,7 @@ def _run(
             _LAYOUTS[tensor_layout],
             bool(is_causal),
             float(scale),
-            _PATHS[path],
+            _PATHS[plan.path],
             _GRANULARITY[q_gran],
             _GRANULARITY[k_gran],
             bool(smooth_k),
@@ -433,34 +291,37 @@ def _run(
             bool(return_lse),
         )
 
-    if q.shape[h] <= MAX_QUERY_HEADS:
+    o, lse = run_planned(plan, q, k, v, attention, h, 1, return_lse)
+    return (o, lse) if return_lse else o
+
+
+def run_planned(plan, q, k, v, attention, head_axis, lse_head_axis, return_lse):
+    """(O, LSE) of a planned kernel call: Q, K and V padded to the plan's head dim (zeros leave
+    the dot products as they are) and made readable by the kernels, `attention` called on them
+    whole or on slices of the heads (plan.sliced; the slices' LSE joined when return_lse), O cut
+    back to the call's head dim."""
+    head_dim = q.shape[-1]
+    if plan.padded_head_dim != head_dim:
+        q, k, v = (F.pad(t, (0, plan.padded_head_dim - head_dim)) for t in (q, k, v))
+    q, k, v = (
+        t if _rows_aligned(t) else t.clone(memory_format=torch.contiguous_format) for t in (q, k, v)
+    )
+    if not plan.sliced:
         o, lse = attention(q, k, v)
     else:
         parts = [
             attention(
-                q.narrow(h, first, n), k.narrow(h, kv_first, kv_n), v.narrow(h, kv_first, kv_n)
+                q.narrow(head_axis, first, n),
+                k.narrow(head_axis, kv_first, kv_n),
+                v.narrow(head_axis, kv_first, kv_n),
             )
-            for first, n, kv_first, kv_n in _head_slices(q.shape[h], k.shape[h])
+            for first, n, kv_first, kv_n in _head_slices(q.shape[head_axis], k.shape[head_axis])
         ]
-        o = torch.cat([part[0] for part in parts], dim=h)
-        lse = torch.cat([part[1] for part in parts], dim=1) if return_lse else parts[0][1]
-    if padded != head_dim:
+        o = torch.cat([part[0] for part in parts], dim=head_axis)
+        lse = torch.cat([p[1] for p in parts], dim=lse_head_axis) if return_lse else parts[0][1]
+    if plan.padded_head_dim != head_dim:
         o = o[..., :head_dim]
-    return (o, lse) if return_lse else o
-
-
-def _head_slices(heads_q, heads_kv):
-    """(first query head, count, first KV head, count) of calls of at most MAX_QUERY_HEADS query
-    heads each, every slice whole groups of one KV head's query heads, or part of one group."""
-    group = heads_q // heads_kv
-    first = 0
-    while first < heads_q:
-        if group <= MAX_QUERY_HEADS:
-            n = min(MAX_QUERY_HEADS // group * group, heads_q - first)
-        else:  # one KV head's group alone is too many: slices of it
-            n = min(MAX_QUERY_HEADS, group - first % group)
-        yield first, n, first // group, max(1, n // group)
-        first += n
+    return o, lse
 
 
 def _check_pv_accum(pv_accum_dtype, supported):
@@ -523,12 +384,6 @@ def sageattn(
     (nearly one-hot rows, as with massive activations); None turns it off. Default 100: INT8
     keeps a cosine of ~0.998 to full precision below it and falls to ~0.975 on one-hot rows.
     """
-    if isinstance(q, torch.Tensor) and q.is_cuda:
-        major, minor = _capability(q.device)
-        seq_q = q.shape[2 if tensor_layout == "HND" else 1] if q.dim() == 4 else None
-        path = path_for_capability(major, minor, seq_q, q.shape[-1]) or "fp16"
-    else:
-        path = "fp16"
     return _run(
         q,
         k,
@@ -537,7 +392,7 @@ def sageattn(
         is_causal,
         sm_scale,
         return_lse,
-        path,
+        None,
         "per_warp",
         "per_block",
         True,

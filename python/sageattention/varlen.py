@@ -10,38 +10,24 @@ sequence) are its own, so a sequence's statistics never reach another's output."
 import math
 
 import torch
-import torch.nn.functional as F
 
-from . import _ops
 from .core import (
     _GRANULARITY,
     _PATHS,
-    MAX_QUERY_HEADS,
     SHARP_THRESHOLD,
     SageAttentionError,
     _capability,
     _fall_back,
     _fallback_reason,
     _granularity,
-    _head_slices,
-    _rows_aligned,
     _sdpa,
-    capability_gap,
-    head_dims_for,
-    path_for_capability,
-    pv16_for_head_dim,
+    run_planned,
     sharp_threshold_value,
 )
+from .plan import plan_call
 
 # The P·V paths a varlen call can ask for (pv_path=); None picks as sageattn does.
 VARLEN_PATHS = ("fp16", "fp8", "fp8_sm90", "fp16_sm90")
-# core.CAPABILITY_GAPS, said to a user.
-_GAP_TEXT = {
-    "below_sm80": "sageattn needs compute capability 8.0 or newer",
-    "fp8_needs_sm89": "FP8 P·V needs compute capability 8.9 or newer",
-    "hopper_only": "the Hopper kernel runs on compute capability 9.0 only",
-    "no_sm90a_code": "this wheel has no sm_90a code for the Hopper kernel",
-}
 
 
 def _validate_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
@@ -217,17 +203,24 @@ def sageattn_varlen(
     if reason is not None:
         _fall_back("sageattn_varlen", reason, strict, how=" per sequence")
         return _sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, is_causal, sm_scale, return_lse)
-    major, minor = _capability(q.device)
-    path = pv_path or path_for_capability(major, minor, max_seqlen_q, q.shape[2])
-    if path == "fp16" and (major, minor) == (9, 0) and _ops.HAS_SM90A:
-        path = "fp16_sm90"  # the same algorithm on the Hopper kernel
-    gap = capability_gap(path, major, minor, _ops.HAS_SM90A)
-    if gap != "none":
-        raise SageAttentionError(
-            f"sageattn_varlen: pv_path={path!r} cannot run on {q.device} (compute capability "
-            f"{major}.{minor}): {_GAP_TEXT[gap]}; pv_path=None picks one that can"
-        )
     head_dim = q.shape[2]
+    major, minor = _capability(q.device)
+    plan = plan_call(
+        "sageattn_varlen",
+        major,
+        minor,
+        seq_q=max_seqlen_q,
+        seq_k=max_seqlen_k,
+        heads_q=q.shape[1],
+        heads_kv=k.shape[1],
+        head_dim=head_dim,
+        is_causal=is_causal,
+        return_lse=return_lse,
+        path=pv_path,
+        strict=strict,
+        instead="pv_path=None picks one that can",
+    )
+
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
     cu_q, cu_k = (
         cu.to(device=q.device, dtype=torch.int32).contiguous()
@@ -246,11 +239,6 @@ def sageattn_varlen(
             device=q.device,
         )
         return (o, lse) if return_lse else o
-    path = pv16_for_head_dim("sageattn_varlen", path, head_dim, strict)
-    padded = next(d for d in head_dims_for(path) if d >= head_dim)
-    if padded != head_dim:  # zero-padded head dims leave the dot products as they are
-        q, k, v = (F.pad(t, (0, padded - head_dim)) for t in (q, k, v))
-    q, k, v = (t if _rows_aligned(t) else t.contiguous() for t in (q, k, v))
 
     def attention(q, k, v):
         return torch.ops.sageattention.attention_varlen(
@@ -263,7 +251,7 @@ def sageattn_varlen(
             int(max_seqlen_k),
             bool(is_causal),
             float(scale),
-            _PATHS[path],
+            _PATHS[plan.path],
             _GRANULARITY[q_gran],
             _GRANULARITY["per_block"],
             bool(smooth_k),
@@ -271,17 +259,5 @@ def sageattn_varlen(
             bool(return_lse),
         )
 
-    if q.shape[1] <= MAX_QUERY_HEADS:
-        o, lse = attention(q, k, v)
-    else:
-        parts = [
-            attention(
-                q.narrow(1, first, n), k.narrow(1, kv_first, kv_n), v.narrow(1, kv_first, kv_n)
-            )
-            for first, n, kv_first, kv_n in _head_slices(q.shape[1], k.shape[1])
-        ]
-        o = torch.cat([part[0] for part in parts], dim=1)
-        lse = torch.cat([part[1] for part in parts], dim=0) if return_lse else parts[0][1]
-    if padded != head_dim:
-        o = o[..., :head_dim]
+    o, lse = run_planned(plan, q, k, v, attention, 1, 0, return_lse)
     return (o, lse) if return_lse else o

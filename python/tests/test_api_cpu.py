@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import sageattention
-from sageattention import SageAttentionError, core, path_for_capability, sageattn
+from sageattention import SageAttentionError, core, path_for_capability, plan, sageattn
 
 
 def qkv(b=2, hq=4, hk=2, lq=17, lk=33, d=64, layout="HND", dtype=torch.float32, device="cpu"):
@@ -79,6 +79,37 @@ def test_head_dims_per_path():
     assert core.head_dims_for("fp8") == core.head_dims_for("fp8_sm90") == (64, 128)
 
 
+def plan_of(
+    cc,
+    path=None,
+    *,
+    seq_q=4096,
+    seq_k=4096,
+    heads_q=8,
+    heads_kv=8,
+    head_dim=128,
+    is_causal=False,
+    return_lse=False,
+    short_queries=False,
+    strict=None,
+):
+    return plan.plan_call(
+        "sageattn",
+        *cc,
+        seq_q=seq_q,
+        seq_k=seq_k,
+        heads_q=heads_q,
+        heads_kv=heads_kv,
+        head_dim=head_dim,
+        is_causal=is_causal,
+        return_lse=return_lse,
+        path=path,
+        short_queries=short_queries,
+        strict=strict,
+        instead="sageattn picks a path this GPU runs",
+    )
+
+
 def test_fp8_paths_above_128_run_16bit_pv_with_one_warning():
     core._warned.clear()
     with pytest.warns(
@@ -86,20 +117,91 @@ def test_fp8_paths_above_128_run_16bit_pv_with_one_warning():
         match=r"FP8 P·V \(fp8_sm90\) takes head dims up to 128; head_dim 256 runs "
         r"with 16-bit P·V \(fp16_sm90\)",
     ):
-        assert core.pv16_for_head_dim("sageattn", "fp8_sm90", 256, None) == "fp16_sm90"
+        assert plan_of((9, 0), "fp8_sm90", head_dim=256).path == "fp16_sm90"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # once per cause
-        assert core.pv16_for_head_dim("sageattn", "fp8_sm90", 256, None) == "fp16_sm90"
-        assert core.pv16_for_head_dim("sageattn", "fp8", 128, None) == "fp8"
-        assert core.pv16_for_head_dim("sageattn", "fp16", 256, None) == "fp16"
+        assert plan_of((9, 0), "fp8_sm90", head_dim=256).path == "fp16_sm90"
+        assert plan_of((8, 9), "fp8", head_dim=128).path == "fp8"
+        assert plan_of((8, 0), "fp16", head_dim=256).path == "fp16"
     with pytest.raises(SageAttentionError, match="the fp16 path \\(16-bit P·V\\) takes up to 256"):
-        core.pv16_for_head_dim("sageattn_varlen", "fp8", 256, True)
+        plan_of((8, 9), "fp8", head_dim=256, strict=True)
 
 
-@pytest.mark.parametrize("cc", [(7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0)])
+def test_a_path_the_gpu_cannot_run_is_refused_with_what_to_do():
+    for cc, path, why in [
+        ((8, 0), "fp8", "FP8 P·V needs compute capability 8.9 or newer"),
+        ((8, 9), "fp8_sm90", "the Hopper kernel runs on compute capability 9.0 only"),
+        ((12, 0), "fp16_sm90", "the Hopper kernel runs on compute capability 9.0 only"),
+    ]:
+        with pytest.raises(SageAttentionError) as error:
+            plan_of(cc, path)
+        assert str(error.value) == (
+            f"sageattn: the {path} path cannot run on compute capability {cc[0]}.{cc[1]}: {why}; "
+            "sageattn picks a path this GPU runs"
+        )
+
+
+CAPABILITIES = [(8, 0), (8, 6), (8, 7), (8, 9), (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1)]
+
+
+@pytest.mark.parametrize("cc", CAPABILITIES)
+def test_every_plan_runs_where_it_was_made(cc):
+    # Over every size class the rules tell apart: the plan's path runs on the GPU and takes the
+    # padded head dim (the next one at or above the call's), and the heads go in slices exactly
+    # when one call could not hold them; sageattn's own choice never needs a warning.
+    core._warned.clear()
+    lengths = (1, 2, 128, 129, 1024, 1025, 3072, 3073, 4096, 4097, 8192, 8193, 1 << 20)
+    head_dims = (1, 63, 64, 65, 80, 96, 97, 128, 129, 160, 192, 193, 255, 256)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for seq_q in lengths:
+            for head_dim in head_dims:
+                for heads_q in (1, 8, core.MAX_QUERY_HEADS, core.MAX_QUERY_HEADS + 1):
+                    p = plan_of(
+                        cc, seq_q=seq_q, seq_k=seq_q, heads_q=heads_q, heads_kv=1, head_dim=head_dim
+                    )
+                    assert not p.sdpa
+                    assert core.capability_gap(p.path, *cc, True) == "none", (cc, seq_q, p)
+                    assert p.padded_head_dim == min(
+                        d for d in core.head_dims_for(p.path) if d >= head_dim
+                    )
+                    assert p.sliced == (heads_q > core.MAX_QUERY_HEADS)
+
+
+@pytest.mark.parametrize("cc", CAPABILITIES)
+def test_the_short_query_hand_over_is_the_rule_and_comes_first(cc):
+    shapes = [(1, 8192), (128, 8192), (1024, 1024), (3072, 3072), (4096, 4096), (200, 100)]
+    for seq_q, seq_k in shapes:
+        for is_causal in (False, True):
+            for gqa in (False, True):
+                expected = core.uses_sdpa_for_short_queries(seq_q, seq_k, is_causal, False, gqa)
+                p = plan_of(
+                    cc,
+                    seq_q=seq_q,
+                    seq_k=seq_k,
+                    heads_kv=4 if gqa else 8,
+                    is_causal=is_causal,
+                    short_queries=None,
+                )
+                assert p.sdpa == expected
+                # A per-path function (short_queries False) always runs its kernel, and so does
+                # a call with return_lse, which SDPA does not give.
+                assert not plan_of(cc, seq_q=seq_q, seq_k=seq_k, is_causal=is_causal).sdpa
+                assert not plan_of(
+                    cc,
+                    seq_q=seq_q,
+                    seq_k=seq_k,
+                    is_causal=is_causal,
+                    return_lse=True,
+                    short_queries=None,
+                ).sdpa
+
+
+@pytest.mark.parametrize("cc", [(7, 5), *CAPABILITIES, (13, 0)])
 def test_python_and_the_library_pick_the_same_path(cc):
-    # core.path_for_capability is Python (torch.compile traces it; no op call inside sageattn),
-    # the library has its own rule (sageattn::default_pv_path): they must not drift apart.
+    # plan.path_for_capability is Python (torch.compile traces it; no op call inside sageattn),
+    # the library has its own rule (sageattn::default_pv_path): they must not drift apart, at any
+    # query length or head dim either side of the rule's bounds.
     names = {number: name for name, number in core._PATHS.items()}
     for seq_q in (
         None,
@@ -110,10 +212,13 @@ def test_python_and_the_library_pick_the_same_path(cc):
         1 << 20,
         1 << 40,
     ):
-        python = path_for_capability(*cc, seq_q)
-        library = torch.ops.sageattention.default_pv_path(*cc, 0 if seq_q is None else seq_q)
-        if python is not None:  # below sm80 the library has no kernel; Python says so
-            assert python == names[library], (cc, seq_q)
+        for head_dim in (None, 64, 96, core.FP8_PV_MAX_HEAD_DIM, core.FP8_PV_MAX_HEAD_DIM + 1, 256):
+            python = path_for_capability(*cc, seq_q, head_dim)
+            library = torch.ops.sageattention.default_pv_path(
+                *cc, 0 if seq_q is None else seq_q, 0 if head_dim is None else head_dim
+            )
+            if python is not None:  # below sm80 the library has no kernel; Python says so
+                assert python == names[library], (cc, seq_q, head_dim)
 
 
 def test_the_library_reports_its_hopper_kernel():

@@ -197,7 +197,7 @@ def main():
             api = state.api_base
             done = run(sb, api, "--tag", "v4.0.0", w29, verify=True)
             check("a wheel that fails verification: exit 5, nothing uploaded",
-                  done.returncode == 5 and not assets_of(state, "v4.0.0") and "B001" in done.stdout,
+                  done.returncode == 5 and not assets_of(state, "v4.0.0") and "B001" in done.stderr,
                   done.stdout + done.stderr)
             done = run(sb, api, "--tag", "v4.0.0", "--dry-run", w29, w_universal)
             check("--dry-run: the labelled names, no request made",

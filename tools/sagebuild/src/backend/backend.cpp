@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "backend/build_plan.h"
-#include "backend/docker_build.h"
-#include "backend/entry_build.h"
-#include "backend/msvc.h"
+#include "backend/docker/docker_build.h"
+#include "backend/msvc/msvc.h"
+#include "backend/native/build_plan.h"
+#include "backend/native/entry_build.h"
 #include "backend/wheel_finish.h"
 
 namespace sagebuild::backend {
@@ -37,18 +37,17 @@ class NativeBackend final : public BuildBackend {
   }
 
   PlanProblem describe(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                       const BuildOptions& o, std::ostream& out) const override {
-    const auto unavailable = describe_entries(m, entries, o, out);
-    out << fmt::format("sagebuild: {} of {} entr{} can build here",
-                       entries.size() - unavailable.size(), entries.size(),
-                       entries.size() == 1 ? "y" : "ies");
+                       const BuildOptions& o, Log& log) const override {
+    const auto unavailable = describe_entries(m, entries, o, log);
+    log.result("sagebuild: {} of {} entr{} can build here", entries.size() - unavailable.size(),
+               entries.size(), entries.size() == 1 ? "y" : "ies");
     if (unavailable.empty()) {
-      out << "\n";
+      log.result("\n");
       return {};
     }
-    out << fmt::format("; {} cannot:\n", unavailable.size());
+    log.result("; {} cannot:\n", unavailable.size());
     for (const auto& u : unavailable)
-      out << fmt::format("  {}: {}\n", u.id, u.reason.substr(0, u.reason.find(':')));
+      log.result("  {}: {}\n", u.id, u.reason.substr(0, u.reason.find(':')));
     if (o.skip_unavailable) return {};
     return {PlanProblem::Kind::unavailable,
             fmt::format("{} entr{} cannot build on this machine (see above; --skip-unavailable "
@@ -58,8 +57,8 @@ class NativeBackend final : public BuildBackend {
 
   std::vector<EntryResult> build(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
                                  const BuildOptions& o, Progress& progress,
-                                 std::ostream& out) const override {
-    return build_entries(m, entries, o, progress, out);
+                                 Log& log) const override {
+    return build_entries(m, entries, o, progress, log);
   }
 };
 
@@ -81,15 +80,15 @@ class DockerBackend final : public BuildBackend {
   }
 
   PlanProblem describe(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                       const BuildOptions& o, std::ostream& out) const override {
-    const std::string problem = describe_docker(m, entries, o, out);
+                       const BuildOptions& o, Log& log) const override {
+    const std::string problem = describe_docker(m, entries, o, log);
     return problem.empty() ? PlanProblem{} : usage(problem);
   }
 
   std::vector<EntryResult> build(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
                                  const BuildOptions& o, Progress& progress,
-                                 std::ostream& out) const override {
-    return build_entries_docker(m, entries, o, progress, out);
+                                 Log& log) const override {
+    return build_entries_docker(m, entries, o, progress, log);
   }
 };
 
@@ -105,17 +104,16 @@ class MsvcBackend final : public BuildBackend {
   }
 
   PlanProblem describe(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                       const BuildOptions&, std::ostream& out) const override {
+                       const BuildOptions&, Log& log) const override {
     std::vector<MsvcEntryPlan> plans;
     for (const auto& e : entries)
       plans.push_back({e.id, identity_of(e).file_name, e.cuda, m.package.build_command});
-    describe_msvc(plans, out);
+    describe_msvc(plans, log);
     return {};
   }
 
   std::vector<EntryResult> build(const matrix::Matrix&, const std::vector<matrix::Entry>& entries,
-                                 const BuildOptions& o, Progress& progress,
-                                 std::ostream&) const override {
+                                 const BuildOptions& o, Progress& progress, Log&) const override {
     // refuse() stops this before any build; kept total for a caller that skips it.
     std::vector<EntryResult> results;
     for (const auto& e : entries) {

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <memory>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "backend/progress.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
+#include "util/log.h"
 
 namespace sagebuild::backend {
 
@@ -39,12 +39,12 @@ class BuildBackend {
                              const BuildOptions& options) const = 0;
   // --dry-run: the plan, printed.
   virtual PlanProblem describe(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                               const BuildOptions& options, std::ostream& out) const = 0;
+                               const BuildOptions& options, Log& log) const = 0;
   // Every entry's result, in the entries' order; progress is stopped on return.
   virtual std::vector<EntryResult> build(const matrix::Matrix& m,
                                          const std::vector<matrix::Entry>& entries,
                                          const BuildOptions& options, Progress& progress,
-                                         std::ostream& out) const = 0;
+                                         Log& log) const = 0;
 };
 
 // options.backend's backend; for the native one, the MSVC backend when every entry is a Windows

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/compile_cache.h"
+#include "backend/cache/compile_cache.h"
 #include "matrix/expand.h"
 
 namespace sagebuild::backend {

@@ -23,7 +23,7 @@ wheel::ExpectedBuild expected_build(const matrix::Entry& e) {
           e.cuda, e.python,     e.platform_tag,        id.archs};
 }
 
-FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {
+FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& report_out) {
   FinishedWheel result{FinishedWheel::Outcome::repack_failed, {}, {}, {}, 0, 0, {}};
   std::error_code ec;
   stdfs::remove_all(r.work, ec);  // a wheel left by an earlier failed verification
@@ -37,12 +37,12 @@ FinishedWheel finish_wheel(const WheelToFinish& r, std::ostream& out) {
     result.message = "re-packing the wheel failed: " + repacked.error().message;
     return result;
   }
-  return verify_and_move(*repacked, r.dist, r.expected, r.import_tester, out);
+  return verify_and_move(*repacked, r.dist, r.expected, r.import_tester, report_out);
 }
 
 FinishedWheel verify_and_move(const stdfs::path& wheel, const stdfs::path& dist,
                               const wheel::ExpectedBuild& expected_build,
-                              const wheel::ImportTester& import_tester, std::ostream& out) {
+                              const wheel::ImportTester& import_tester, std::ostream& report_out) {
   FinishedWheel result{FinishedWheel::Outcome::verification_failed, {}, wheel, {}, 0, 0, {}};
   wheel::VerifyOptions verify;
   verify.known = wheel::KnownVersions{{expected_build.torch}, {expected_build.cuda}};
@@ -51,7 +51,7 @@ FinishedWheel verify_and_move(const stdfs::path& wheel, const stdfs::path& dist,
   verify.known_entries.push_back(expected);
   verify.import_tester = import_tester;
   const wheel::WheelReport report = wheel::verify_wheel(wheel, verify);
-  out << wheel::format_report(report);
+  report_out << wheel::format_report(report);
   result.checks = report.checks_run.size();
   if (!report.ok()) {
     result.message = fmt::format("{} failed verification; it stays in {}",

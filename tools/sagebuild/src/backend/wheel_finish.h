@@ -47,13 +47,13 @@ wheel::WheelIdentity identity_of(const matrix::Entry& e);
 // What verification holds a matrix entry's wheel to.
 wheel::ExpectedBuild expected_build(const matrix::Entry& e);
 
-// Prints the verification report to `out`.
-FinishedWheel finish_wheel(const WheelToFinish& request, std::ostream& out);
+// Writes the verification report to `report`, which the caller keeps with the entry's log.
+FinishedWheel finish_wheel(const WheelToFinish& request, std::ostream& report);
 
 // The second half of finish_wheel, for a wheel that is already named and recorded (the Docker
 // backend's, made by sagebuild inside the container): verify it, then move it into `dist`.
 FinishedWheel verify_and_move(const std::filesystem::path& wheel, const std::filesystem::path& dist,
                               const wheel::ExpectedBuild& expected,
-                              const wheel::ImportTester& import_tester, std::ostream& out);
+                              const wheel::ImportTester& import_tester, std::ostream& report);
 
 }  // namespace sagebuild::backend

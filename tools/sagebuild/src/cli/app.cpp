@@ -82,8 +82,8 @@ std::string explain_parse_error(const CLI::App& app, int argc, const char* const
 
 int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   std::string matrix_option;  // --matrix / SAGEBUILD_MATRIX, read by every command's load()
-  Verbosity verbosity = Verbosity::normal;
-  const Context context{out, err, matrix_option, verbosity};
+  Log log(out, err, Log::Level::info);
+  const Context context{log, matrix_option};
   CLI::App app{
       "sagebuild: builds, verifies and ships the SageAttention CUDA wheels described "
       "by matrix.yaml",
@@ -99,10 +99,10 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                  "matrix.yaml to read (default: the nearest one in this directory or above)")
       ->envname("SAGEBUILD_MATRIX");
   auto* quiet = app.add_flag_callback(
-      "-q,--quiet", [&verbosity] { verbosity = Verbosity::quiet; },
+      "-q,--quiet", [&log] { log.show(Log::Level::warning); },
       "print only results, failures and errors");
   app.add_flag_callback(
-         "-v,--verbose", [&verbosity] { verbosity = Verbosity::verbose; },
+         "-v,--verbose", [&log] { log.show(Log::Level::detail); },
          "also print each command a build runs with its output, and every check's outcome")
       ->excludes(quiet);
 

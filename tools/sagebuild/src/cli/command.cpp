@@ -118,15 +118,14 @@ void Command::report_diagnostics(const Diagnostics& diagnostics, std::string_vie
   const bool annotate = running_in_github_actions();
   for (std::size_t i = 0; i < diagnostics.size() && i < kMaxShownProblems; ++i) {
     const Diagnostic& d = diagnostics[i];
-    err_ << render(d, source);
+    log_.error("{}", render(d, source));
     if (annotate) {
       // Annotations go to stdout, where the runner reads workflow commands.
-      out_ << error_annotation(d.file, d.location.line, d.location.column, d.message) << "\n";
+      log_.result("{}\n", error_annotation(d.file, d.location.line, d.location.column, d.message));
     }
   }
   if (diagnostics.size() > kMaxShownProblems) {
-    err_ << fmt::format("... and {} more problems like these\n",
-                        diagnostics.size() - kMaxShownProblems);
+    log_.error("... and {} more problems like these\n", diagnostics.size() - kMaxShownProblems);
   }
 }
 
@@ -145,7 +144,7 @@ void Command::print_table(const std::vector<std::string>& header,
       line += row[c];
       if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
     }
-    out_ << line << "\n";
+    log_.result("{}\n", line);
   };
   // A key/value listing passes an empty header: no header line then.
   if (std::any_of(header.begin(), header.end(), [](const auto& h) { return !h.empty(); }))
@@ -163,8 +162,8 @@ void Command::print_entry_table(const std::string& profile, const std::string& p
     rows.push_back({e.id, matrix::every_python(e.abi) ? "any" : e.python.str(), e.torch.str(),
                     e.cuda_full, e.arch_list(), backend::identity_of(e).file_name});
   }
-  out_ << fmt::format("profile '{}', platform {}, version {}: {} entr{}\n", profile, platform,
-                      version, entries.size(), entries.size() == 1 ? "y" : "ies");
+  log_.result("profile '{}', platform {}, version {}: {} entr{}\n", profile, platform, version,
+              entries.size(), entries.size() == 1 ? "y" : "ies");
   print_table({"ID", "PYTHON", "TORCH", "CUDA", "ARCHS", "WHEEL"}, rows);
 }
 
@@ -227,12 +226,6 @@ std::vector<matrix::Entry> Command::select_entries(const LoadedMatrix& m,
   }
   if (selected.empty()) throw CommandError{ErrorKind::usage, "nothing to build"};
   return selected;
-}
-
-std::ostream& Command::info() const {
-  // A stream without a buffer drops what is written to it.
-  static std::ostream nowhere(nullptr);
-  return quiet() ? nowhere : out_;
 }
 
 std::string env_or(std::initializer_list<const char*> names, std::string fallback) {

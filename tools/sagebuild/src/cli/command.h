@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "matrix/diagnostics.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
+#include "util/log.h"
 #include "vcs/git.h"
 #include "vcs/release_version.h"
 #include "wheel/verify.h"
@@ -44,25 +44,17 @@ struct LoadedMatrix {
   std::string package_version;  // read from package.version
 };
 
-// How much a command says (-q/--quiet, -v/--verbose): quiet keeps results, failures and
-// errors; verbose adds each command a build runs and its output, and every check's outcome.
-enum class Verbosity { quiet, normal, verbose };
-
-// What a command is built with: the streams, and the global options (filled in by parsing).
+// What a command is built with: its voice (util/log.h: -q and -v set its level), and the global
+// options (filled in by parsing).
 struct Context {
-  std::ostream& out;
-  std::ostream& err;
+  Log& log;
   const std::string& matrix_option;
-  const Verbosity& verbosity;
 };
 
 class Command {
  public:
   explicit Command(const Context& context)
-      : out_(context.out),
-        err_(context.err),
-        matrix_option(context.matrix_option),
-        verbosity_(context.verbosity) {}
+      : log_(context.log), matrix_option(context.matrix_option) {}
   virtual ~Command() = default;
   Command(const Command&) = delete;
   Command& operator=(const Command&) = delete;
@@ -115,16 +107,10 @@ class Command {
   static std::vector<std::filesystem::path> wheel_files(const std::string& command,
                                                         const std::vector<std::string>& inputs);
 
-  // Progress and status lines ("sagebuild: 3 entries of profile stable ..."): out_, or nowhere
-  // with --quiet. Results, tables a user asked for, and errors go to out_/err_ whatever it is.
-  std::ostream& info() const;
-  bool quiet() const { return verbosity_ == Verbosity::quiet; }
-  bool verbose() const { return verbosity_ == Verbosity::verbose; }
-
-  std::ostream& out_;
-  std::ostream& err_;
+  // Results, status lines ("sagebuild: 3 entries of profile stable ..."), details, warnings:
+  // each at its level (util/log.h).
+  Log& log_;
   const std::string& matrix_option;  // --matrix / SAGEBUILD_MATRIX
-  const Verbosity& verbosity_;
 };
 
 // The first of these environment variables that is set and not empty, else `fallback`.

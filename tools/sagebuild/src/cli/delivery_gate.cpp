@@ -75,7 +75,7 @@ void keep_delivered(const std::vector<stdfs::path>& files, const stdfs::path& di
 }  // namespace
 
 DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOptions& options,
-                             std::ostream& out) {
+                             Log& log) {
   DeliverySet set;
   if (options.verify) {
     std::size_t failed = 0;
@@ -85,8 +85,8 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
       if (report.ok()) continue;
       ++failed;
       for (const wheel::Finding& f : report.findings) {
-        out << fmt::format("sagebuild: {}: {} {}{}\n", file.filename().string(), f.check,
-                           f.where.empty() ? "" : f.where + ": ", f.message);
+        log.error("sagebuild: {}: {} {}{}\n", file.filename().string(), f.check,
+                  f.where.empty() ? "" : f.where + ": ", f.message);
       }
     }
     if (failed) {
@@ -137,11 +137,11 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
   return set;
 }
 
-void print_dry_run(const DeliverySet& set, std::string_view verb, std::ostream& out) {
+void print_dry_run(const DeliverySet& set, std::string_view verb, Log& log) {
   for (const auto& file : set.files)
-    out << fmt::format("sagebuild: would {} {}\n", verb, file.filename().string());
-  out << fmt::format("sagebuild: dry run: {} file{} checked, nothing uploaded\n", set.files.size(),
-                     set.files.size() == 1 ? "" : "s");
+    log.result("sagebuild: would {} {}\n", verb, file.filename().string());
+  log.result("sagebuild: dry run: {} file{} checked, nothing uploaded\n", set.files.size(),
+             set.files.size() == 1 ? "" : "s");
 }
 
 }  // namespace sagebuild::cli

@@ -6,12 +6,12 @@
 
 #include <filesystem>
 #include <memory>
-#include <ostream>
 #include <string_view>
 #include <vector>
 
 #include "registry/delivery.h"
 #include "util/fs.h"
+#include "util/log.h"
 #include "wheel/verify.h"
 
 namespace sagebuild::cli {
@@ -40,9 +40,9 @@ struct DeliverySet {
 // cannot be labelled, or a --delivered-dir that already holds another file of a name: exit 6).
 // `out` gets one line per failed wheel's findings.
 DeliverySet prepare_delivery(const std::vector<std::filesystem::path>& files,
-                             const GateOptions& options, std::ostream& out);
+                             const GateOptions& options, Log& log);
 
 // --dry-run's report: "would <verb> <name>" per file, then the count; nothing was sent.
-void print_dry_run(const DeliverySet& set, std::string_view verb, std::ostream& out);
+void print_dry_run(const DeliverySet& set, std::string_view verb, Log& log);
 
 }  // namespace sagebuild::cli

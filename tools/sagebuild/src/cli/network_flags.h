@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
-#include <ostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +11,7 @@
 #include "net/http.h"
 #include "net/retry.h"
 #include "platform/process.h"
+#include "util/log.h"
 
 namespace sagebuild::cli {
 
@@ -60,13 +60,13 @@ struct NetworkFlags {
         "SECONDS");
   }
 
-  void apply(net::HttpOptions& http, net::RetryPolicy& retry, std::ostream& log) const {
+  void apply(net::HttpOptions& http, net::RetryPolicy& retry, Log& log) const {
     http.stall_timeout = std::chrono::seconds(std::max(1, timeout));
     http.user_agent = std::string("sagebuild/") + SAGEBUILD_VERSION;
     retry.max_attempts = std::max(1, retries + 1);
     retry.first_backoff = std::chrono::milliseconds(static_cast<long>(retry_wait * 1000));
     retry.max_wait = std::chrono::seconds(retry_max_wait);
-    retry.note = [&log](const std::string& line) { log << "sagebuild: " << line << "\n"; };
+    retry.note = [&log](const std::string& line) { log.warning("sagebuild: {}\n", line); };
     // Ctrl-C (with the command's platform::InterruptGuard) aborts the transfer in flight.
     http.cancelled = [] { return platform::stop_requested(); };
   }

@@ -1,4 +1,4 @@
-#include "backend/bake.h"
+#include "backend/docker/bake.h"
 
 #include <fmt/format.h>
 
@@ -59,11 +59,11 @@ class BakeCommand final : public Command {
     }
     const std::string text = json_text(file, 2) + "\n";
     if (output == "-") {
-      out_ << text;
+      log_.result("{}", text);
     } else {
       auto written = fs::write_file_atomic(output, text);
       if (!written) throw CommandError(written.error().as(ErrorKind::usage));
-      err_ << fmt::format("sagebuild: wrote {} ({} targets)\n", output, file["target"].size());
+      log_.error("sagebuild: wrote {} ({} targets)\n", output, file["target"].size());
     }
     return kSuccess;
   }

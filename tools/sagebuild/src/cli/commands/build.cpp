@@ -4,7 +4,7 @@
 
 #include "backend/backend.h"
 #include "backend/build_options.h"
-#include "backend/current_environment.h"
+#include "backend/native/current_environment.h"
 #include "backend/wheel_finish.h"
 #include "cli/commands/commands.h"
 #include "cli/progress_display.h"
@@ -26,14 +26,14 @@ class LogEcho {
  public:
   // `direct`: lines go straight to the output (the GitHub style otherwise holds an entry's notes
   // until it finishes, to print them in its group).
-  LogEcho(backend::Progress* progress, bool direct, std::ostream& out) {
+  LogEcho(backend::Progress* progress, bool direct, Log& out) {
     if (!progress) return;
     platform::set_log_observer(
         [progress, direct, &out](const stdfs::path& log, std::string_view line) {
           std::string id = log.filename().string();
           id = id.substr(0, id.find(".log"));
           if (direct) {
-            out << fmt::format("[{}] {}\n", id, line) << std::flush;
+            out.result("[{}] {}\n", id, line);
           } else {
             progress->note(id, std::string(line));
           }
@@ -159,7 +159,7 @@ class BuildCommand final : public Command {
       }
       if (flags.options.dry_run && builder->name() == std::string_view("msvc")) {
         // A Windows plan needs no version or toolchain of this machine.
-        builder->describe(m.matrix, selected, flags.options, out_);
+        builder->describe(m.matrix, selected, flags.options, log_);
         return kSuccess;
       }
     }
@@ -178,20 +178,20 @@ class BuildCommand final : public Command {
       auto current = backend::probe_current_environment(m.matrix, flags.python, flags.arch_list,
                                                         options.package_version);
       if (!current) throw CommandError(current.error().as(ErrorKind::build));
-      if (!current->warning.empty()) err_ << "sagebuild: warning: " << current->warning << "\n";
+      if (!current->warning.empty()) log_.warning("sagebuild: warning: {}\n", current->warning);
       backend::use_current_environment(*current, options);
       selected = {current->entry};
     }
-    info() << fmt::format("sagebuild: {} entr{} of {}, version {}, cache {}{}\n", selected.size(),
-                          selected.size() == 1 ? "y" : "ies",
-                          !flags.env.empty()      ? "this environment"
-                          : flags.profile.empty() ? "the matrix"
-                                                  : "profile " + flags.profile,
-                          options.package_version, options.cache.string(),
-                          options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
+    log_.info("sagebuild: {} entr{} of {}, version {}, cache {}{}\n", selected.size(),
+              selected.size() == 1 ? "y" : "ies",
+              !flags.env.empty()      ? "this environment"
+              : flags.profile.empty() ? "the matrix"
+                                      : "profile " + flags.profile,
+              options.package_version, options.cache.string(),
+              options.kernel_cache ? "" : " (kernels not cached: --no-cache)");
     if (options.dry_run) {
       if (auto problem = backend::make_backend(options, selected)
-                             ->describe(m.matrix, selected, options, out_)) {
+                             ->describe(m.matrix, selected, options, log_)) {
         throw CommandError{
             problem.kind == backend::PlanProblem::Kind::usage ? ErrorKind::usage : ErrorKind::build,
             problem.message};
@@ -222,18 +222,19 @@ class BuildCommand final : public Command {
     const ProgressStyle style = running_in_github_actions() ? ProgressStyle::github
                                 : terminal_redraws()        ? ProgressStyle::live
                                                             : ProgressStyle::plain;
-    auto progress = make_progress(style, out_, {.color = color_wanted(), .quiet = quiet()});
+    auto progress = make_progress(style, log_.result_stream(),
+                                  {.color = color_wanted(), .quiet = log_.quiet()});
     // A Docker build is one long bake (an hour for a release): on GitHub its output goes to the
     // Actions log as it comes, not only into build/logs/docker-bake.log.
     const bool docker_on_github =
         options.backend == backend::Backend::docker && style == ProgressStyle::github;
-    const bool stream = verbose() || (docker_on_github && !quiet());
-    const LogEcho echo(stream ? progress.get() : nullptr, docker_on_github, out_);
+    const bool stream = log_.verbose() || (docker_on_github && !log_.quiet());
+    const LogEcho echo(stream ? progress.get() : nullptr, docker_on_github, log_);
     auto results = backend::make_backend(options, selected)
-                       ->build(m.matrix, selected, options, *progress, info());
+                       ->build(m.matrix, selected, options, *progress, log_);
     const bool all_ok = std::all_of(results.begin(), results.end(),
                                     [](const backend::EntryResult& r) { return r.ok(); });
-    if (!quiet() || !all_ok) out_ << "\n" << backend::format_results(results);
+    if (!log_.quiet() || !all_ok) log_.result("\n{}", backend::format_results(results));
     std::size_t failed = 0, verification = 0, built = 0;
     std::vector<const backend::EntryResult*> skipped;
     for (const auto& r : results) {
@@ -262,20 +263,19 @@ class BuildCommand final : public Command {
       throw CommandError{failed ? ErrorKind::build : ErrorKind::verify, why};
     }
     if (!skipped.empty()) {
-      info() << fmt::format(
+      log_.info(
           "sagebuild: skipped {} entr{} this machine lacks the toolchain of "
           "(--skip-unavailable):\n",
           skipped.size(), skipped.size() == 1 ? "y" : "ies");
       for (const auto* r : skipped)
-        info() << fmt::format("  {}: {}\n", r->id, backend::short_reason(r->message));
+        log_.info("  {}: {}\n", r->id, backend::short_reason(r->message));
     }
     if (built == 0) {
       throw CommandError{ErrorKind::build, fmt::format("no entry could be built on this machine "
                                                        "({} skipped)",
                                                        skipped.size())};
     }
-    info() << fmt::format("sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s",
-                          dist.string());
+    log_.info("sagebuild: {} wheel{} in {}\n", built, built == 1 ? "" : "s", dist.string());
     return results;
   }
 
@@ -283,7 +283,7 @@ class BuildCommand final : public Command {
   // the first; the second wheel never reaches dist/.
   int check_reproducibility(const LoadedMatrix& m, const matrix::Entry& entry,
                             backend::BuildOptions options, const backend::EntryResult& first) {
-    info() << "sagebuild: --check-reproducible: building it a second time\n";
+    log_.info("sagebuild: --check-reproducible: building it a second time\n");
     options.reproducibility_run = true;
     // The first build is an ordinary one (kernels and binding from sagebuild's cache, objects
     // from ccache, or the wheel up to date); the second compiles everything afresh, with
@@ -297,8 +297,8 @@ class BuildCommand final : public Command {
     auto compared = wheel::compare_wheels(first.wheel, again.front().wheel);
     if (!compared) throw CommandError(compared.error().as(ErrorKind::build));
     if (compared->identical) {
-      out_ << fmt::format("sagebuild: reproducible: the second build of {} is byte-identical\n",
-                          first.wheel.filename().string());
+      log_.result("sagebuild: reproducible: the second build of {} is byte-identical\n",
+                  first.wheel.filename().string());
       return kSuccess;
     }
     std::string lines;

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "backend/cache_inventory.h"
+#include "backend/cache/cache_inventory.h"
 #include "cli/commands/commands.h"
 #include "util/fs.h"
 #include "util/json_text.h"
@@ -57,15 +57,14 @@ class CacheCommand final : public Command {
                         {"unused_seconds", e.age.count()},
                         {"incomplete", e.incomplete}});
       }
-      out_ << json_text(
-                  nlohmann::ordered_json{
-                      {"cache", cache.string()}, {"bytes", total}, {"entries", list}},
-                  2)
-           << "\n";
+      log_.result("{}\n", json_text(
+                              nlohmann::ordered_json{
+                                  {"cache", cache.string()}, {"bytes", total}, {"entries", list}},
+                              2));
       return kSuccess;
     }
     if (entries.empty()) {
-      out_ << fmt::format("sagebuild: the cache {} is empty\n", cache.string());
+      log_.result("sagebuild: the cache {} is empty\n", cache.string());
       return kSuccess;
     }
     std::vector<std::vector<std::string>> rows;
@@ -77,11 +76,11 @@ class CacheCommand final : public Command {
                       backend::describe_age(e.age) + (e.age.count() >= 60 ? " ago" : "")});
     }
     print_table({"ENTRY", "SIZE", "LAST USED"}, rows);
-    out_ << fmt::format("sagebuild: {} in {} entr{} in {}{}\n", backend::describe_size(total),
-                        entries.size(), entries.size() == 1 ? "y" : "ies", cache.string(),
-                        incomplete ? "; incomplete ones are what an interrupted run left: "
-                                     "`sagebuild cache prune` removes them"
-                                   : "");
+    log_.result("sagebuild: {} in {} entr{} in {}{}\n", backend::describe_size(total),
+                entries.size(), entries.size() == 1 ? "y" : "ies", cache.string(),
+                incomplete ? "; incomplete ones are what an interrupted run left: "
+                             "`sagebuild cache prune` removes them"
+                           : "");
     return kSuccess;
   }
 
@@ -111,24 +110,24 @@ class CacheCommand final : public Command {
       const std::string why = fmt::format("{}, unused for {}", backend::describe_size(e.bytes),
                                           backend::describe_age(e.age));
       if (dry_run_) {
-        info() << fmt::format("would remove {} ({})\n", e.name, why);
+        log_.info("would remove {} ({})\n", e.name, why);
         freed += e.bytes;
         ++removed;
         continue;
       }
       auto done = backend::remove_cache_entry(e);
       if (!done) {
-        err_ << "sagebuild: " << done.error().message << "\n";
+        log_.error("sagebuild: {}\n", done.error().message);
         ++left;
         continue;
       }
-      info() << fmt::format("removed {} ({})\n", e.name, why);
+      log_.info("removed {} ({})\n", e.name, why);
       freed += e.bytes;
       ++removed;
     }
-    out_ << fmt::format("sagebuild: {} {} entr{}, {}; the cache now holds {}\n",
-                        dry_run_ ? "would remove" : "removed", removed, removed == 1 ? "y" : "ies",
-                        backend::describe_size(freed), backend::describe_size(total - freed));
+    log_.result("sagebuild: {} {} entr{}, {}; the cache now holds {}\n",
+                dry_run_ ? "would remove" : "removed", removed, removed == 1 ? "y" : "ies",
+                backend::describe_size(freed), backend::describe_size(total - freed));
     if (left) {
       throw CommandError{ErrorKind::build, fmt::format("{} entr{} could not be removed (see above)",
                                                        left, left == 1 ? "y" : "ies")};

@@ -21,7 +21,7 @@ class CompletionCommand final : public Command {
 
   int run() override {
     const auto commands = describe_cli(*root_);
-    out_ << (shell_ == "bash" ? bash_completion(commands) : zsh_completion(commands));
+    log_.result("{}", (shell_ == "bash" ? bash_completion(commands) : zsh_completion(commands)));
     return kSuccess;
   }
 
@@ -48,7 +48,7 @@ class CompleteValuesCommand final : public Command {
     if (!m) return kSuccess;
     if (what_ == "profiles") {
       for (const auto& p : m->matrix.profiles)
-        out_ << p.name << "\n";
+        log_.result("{}\n", p.name);
       return kSuccess;
     }
     std::set<std::string> ids;
@@ -59,7 +59,7 @@ class CompleteValuesCommand final : public Command {
         ids.insert(e.id);
     }
     for (const auto& id : ids)
-      out_ << id << "\n";
+      log_.result("{}\n", id);
     return kSuccess;
   }
 

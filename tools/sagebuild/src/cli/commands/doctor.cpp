@@ -1,4 +1,4 @@
-#include "backend/doctor.h"
+#include "backend/native/doctor.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,23 +55,22 @@ class DoctorCommand final : public Command {
  private:
   void print_text(const backend::DoctorReport& report, std::size_t total,
                   const backend::BuildOptions& options) {
-    info() << fmt::format(
-        "sagebuild doctor: {} entr{} of {}, cache {}\n\n", total, total == 1 ? "y" : "ies",
-        profile_.empty() ? "the matrix" : "profile " + profile_, options.cache.string());
+    log_.info("sagebuild doctor: {} entr{} of {}, cache {}\n\n", total, total == 1 ? "y" : "ies",
+              profile_.empty() ? "the matrix" : "profile " + profile_, options.cache.string());
     for (const auto& c : report.checks) {
-      if (quiet() && c.health == backend::Health::ok) continue;
+      if (log_.quiet() && c.health == backend::Health::ok) continue;
       const char* mark = c.health == backend::Health::ok        ? "ok"
                          : c.health == backend::Health::warning ? "warning"
                                                                 : "PROBLEM";
-      out_ << fmt::format("  {:<8} {:<28} {}\n", mark, c.subject, c.detail);
-      if (!c.fix.empty()) out_ << fmt::format("  {:<8} {:<28} fix: {}\n", "", "", c.fix);
+      log_.result("  {:<8} {:<28} {}\n", mark, c.subject, c.detail);
+      if (!c.fix.empty()) log_.result("  {:<8} {:<28} fix: {}\n", "", "", c.fix);
     }
-    out_ << fmt::format("\n{} of {} entr{} can build here\n", report.ready(), report.entries.size(),
-                        report.entries.size() == 1 ? "y" : "ies");
+    log_.result("\n{} of {} entr{} can build here\n", report.ready(), report.entries.size(),
+                report.entries.size() == 1 ? "y" : "ies");
     for (const auto& e : report.entries) {
-      if (e.ready && (quiet() || !verbose())) continue;
-      out_ << fmt::format("  {:<8} {}{}\n", e.ready ? "ready" : "cannot", e.id,
-                          e.ready ? "" : ": " + e.reason);
+      if (e.ready && (log_.quiet() || !log_.verbose())) continue;
+      log_.result("  {:<8} {}{}\n", e.ready ? "ready" : "cannot", e.id,
+                  e.ready ? "" : ": " + e.reason);
     }
   }
 
@@ -90,12 +89,11 @@ class DoctorCommand final : public Command {
       if (!e.ready) row["reason"] = e.reason;
       entries.push_back(row);
     }
-    out_ << json_text(nlohmann::ordered_json{{"ready", report.ready()},
-                                             {"total", report.entries.size()},
-                                             {"checks", checks},
-                                             {"entries", entries}},
-                      2)
-         << "\n";
+    log_.result("{}\n", json_text(nlohmann::ordered_json{{"ready", report.ready()},
+                                                         {"total", report.entries.size()},
+                                                         {"checks", checks},
+                                                         {"entries", entries}},
+                                  2));
   }
 
   std::string profile_;

@@ -33,7 +33,7 @@ class IndexCommand final : public Command {
     }
     auto summary = registry::write_index(described, site);
     if (!summary) throw CommandError(summary.error().as(ErrorKind::usage));
-    out_ << fmt::format(
+    log_.result(
         "sagebuild: indexed {} wheel{} into {}: simple/, per CUDA major {}, per variant {}\n",
         summary->wheels, summary->wheels == 1 ? "" : "s", site,
         text::join(summary->cuda_indexes, "/simple, ") + "/simple",

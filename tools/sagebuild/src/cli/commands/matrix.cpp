@@ -73,7 +73,7 @@ class MatrixCommand final : public Command {
                                     {"version", m.package_version},
                                     {"count", entries.size()},
                                     {"include", include}};
-      out_ << json_text(doc, 2) << "\n";
+      log_.result("{}\n", json_text(doc, 2));
     } else if (format == "github") {
       if (entries.size() > kGithubMaxMatrixJobs) {
         throw CommandError{ErrorKind::config,
@@ -89,8 +89,8 @@ class MatrixCommand final : public Command {
         auto written = github::set_output(name, value);
         if (!written) throw CommandError(written.error().as(ErrorKind::usage));
       }
-      out_ << fmt::format("sagebuild: wrote matrix ({} entr{}) and count to $GITHUB_OUTPUT\n",
-                          entries.size(), entries.size() == 1 ? "y" : "ies");
+      log_.result("sagebuild: wrote matrix ({} entr{}) and count to $GITHUB_OUTPUT\n",
+                  entries.size(), entries.size() == 1 ? "y" : "ies");
     } else {
       print_entry_table(profile, platform, m.package_version, entries);
     }
@@ -125,7 +125,7 @@ class MatrixCommand final : public Command {
                        {"lost", d.lost},
                        {"rebuilt", d.rebuilt}});
       }
-      out_ << json_text(doc, 2) << "\n";
+      log_.result("{}\n", json_text(doc, 2));
       return kSuccess;
     }
     std::vector<std::string> unchanged;
@@ -142,21 +142,21 @@ class MatrixCommand final : public Command {
                       fmt::format("+{}", d.gained.size()), fmt::format("-{}", d.lost.size()),
                       std::to_string(d.rebuilt.size())});
     }
-    out_ << fmt::format("{} against {}: {} profile{} changed\n", now.display_name, shown,
-                        rows.size(), rows.size() == 1 ? "" : "s");
+    log_.result("{} against {}: {} profile{} changed\n", now.display_name, shown, rows.size(),
+                rows.size() == 1 ? "" : "s");
     if (!rows.empty())
       print_table({"PROFILE", "BEFORE", "AFTER", "GAINED", "LOST", "REBUILT"}, rows);
     for (const auto& d : diffs) {
       if (d.empty()) continue;
-      out_ << d.profile << ":\n";
+      log_.result("{}:\n", d.profile);
       for (const auto& id : d.gained)
-        out_ << "  + " << id << "\n";
+        log_.result("  + {}\n", id);
       for (const auto& id : d.lost)
-        out_ << "  - " << id << "\n";
+        log_.result("  - {}\n", id);
       for (const auto& line : d.rebuilt)
-        out_ << "  ~ " << line << "\n";
+        log_.result("  ~ {}\n", line);
     }
-    if (!unchanged.empty()) out_ << "unchanged: " << text::join(unchanged, ", ") << "\n";
+    if (!unchanged.empty()) log_.result("unchanged: {}\n", text::join(unchanged, ", "));
     return kSuccess;
   }
 

@@ -41,7 +41,7 @@ class ParseWheelNamesCommand final : public Command {
         row["error"] = parsed.error().message;
       }
       // Invalid UTF-8 in hostile names must not stop the run: replace it in the output.
-      out_ << row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      log_.result("{}\n", row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     return kSuccess;
   }

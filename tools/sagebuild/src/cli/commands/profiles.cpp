@@ -47,7 +47,7 @@ class ProfilesCommand final : public Command {
       rows.push_back({profile.name, text::join(counts, ", "), profile.description});
     }
     if (format == "json") {
-      out_ << json_text(list, 2) << "\n";
+      log_.result("{}\n", json_text(list, 2));
     } else {
       print_table({"PROFILE", "ENTRIES", "DESCRIPTION"}, rows);
     }

@@ -51,9 +51,9 @@ class PublishCommand final : public Command {
     if (gate_.label) request_.allow_local_versions = true;
     if (const auto m = load_if_present()) add_matrix_expectations(*m, gate_.checks);
     const DeliverySet set =
-        prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate_, out_);
+        prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate_, log_);
     if (dry_run_) {
-      print_dry_run(set, "upload", out_);
+      print_dry_run(set, "upload", log_);
       return check_attestations(set.files);
     }
     return publish(request_, set.files, network_);
@@ -64,11 +64,11 @@ class PublishCommand final : public Command {
               const NetworkFlags& network) {
     request.username = env_or({"SAGEBUILD_PUBLISH_USERNAME", "TWINE_USERNAME"});
     request.password = env_or({"SAGEBUILD_PUBLISH_PASSWORD", "TWINE_PASSWORD"});
-    network.apply(request.http, request.retry, err_);
-    info() << fmt::format("sagebuild: publishing {} file{} to {}\n", paths.size(),
-                          paths.size() == 1 ? "" : "s", redact_url(request.repository_url));
+    network.apply(request.http, request.retry, log_);
+    log_.info("sagebuild: publishing {} file{} to {}\n", paths.size(), paths.size() == 1 ? "" : "s",
+              redact_url(request.repository_url));
     const auto results = registry::publish_wheels(
-        request, paths, [this](const std::string& line) { out_ << "sagebuild: " << line << "\n"; });
+        request, paths, [this](const std::string& line) { log_.result("sagebuild: {}\n", line); });
     std::size_t failed = 0;
     for (const auto& r : results)
       failed += r.outcome == registry::PublishOutcome::failed;
@@ -95,8 +95,8 @@ class PublishCommand final : public Command {
       auto field = digest ? registry::attestations_field(path, to_hex(digest->digest))
                           : Expected<std::string>(digest.error());
       if (!field) ++failed;
-      out_ << fmt::format("sagebuild:   {}: {}\n", path.filename().string(),
-                          field ? "attestation names it" : field.error().message);
+      log_.result("sagebuild:   {}: {}\n", path.filename().string(),
+                  field ? "attestation names it" : field.error().message);
     }
     if (failed) {
       throw CommandError{ErrorKind::publish,

@@ -56,9 +56,9 @@ class ReleaseCommand final : public Command {
     gate.delivered_dir = delivered_dir_;
     if (const auto m = load_if_present()) add_matrix_expectations(*m, gate.checks);
     const DeliverySet set =
-        prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate, out_);
+        prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate, log_);
     if (dry_run_) {
-      print_dry_run(set, "attach", out_);
+      print_dry_run(set, "attach", log_);
       return kSuccess;
     }
     return release(request_, set.files, network_);
@@ -78,9 +78,9 @@ class ReleaseCommand final : public Command {
                          "GITHUB_REPOSITORY)"};
     }
     request.api_url = env_or({"GITHUB_API_URL"}, "https://api.github.com");
-    network.apply(request.http, request.retry, err_);
+    network.apply(request.http, request.retry, log_);
     auto result = github::upload_release_assets(
-        request, paths, [this](const std::string& line) { out_ << "sagebuild: " << line << "\n"; });
+        request, paths, [this](const std::string& line) { log_.result("sagebuild: {}\n", line); });
     // (Its error is `interrupted` when a stop request ended it.)
     if (!result) throw CommandError(result.error().as(ErrorKind::publish));
     std::size_t failed = 0;
@@ -98,8 +98,8 @@ class ReleaseCommand final : public Command {
                          fmt::format("{} of {} asset{} not uploaded", failed, result->assets.size(),
                                      result->assets.size() == 1 ? "" : "s")};
     }
-    out_ << fmt::format("sagebuild: release {} has all {} asset{}\n", request.tag,
-                        result->assets.size(), result->assets.size() == 1 ? "" : "s");
+    log_.result("sagebuild: release {} has all {} asset{}\n", request.tag, result->assets.size(),
+                result->assets.size() == 1 ? "" : "s");
     return kSuccess;
   }
 

@@ -64,10 +64,10 @@ class SummaryCommand final : public Command {
     if (const char* path = std::getenv("GITHUB_STEP_SUMMARY"); path && *path) {
       auto written = fs::append_file(path, markdown);
       if (!written) throw CommandError(written.error().as(ErrorKind::usage));
-      out_ << fmt::format("sagebuild: summary of {} entr{} appended to $GITHUB_STEP_SUMMARY\n",
-                          results.size(), results.size() == 1 ? "y" : "ies");
+      log_.result("sagebuild: summary of {} entr{} appended to $GITHUB_STEP_SUMMARY\n",
+                  results.size(), results.size() == 1 ? "y" : "ies");
     } else {
-      out_ << markdown;
+      log_.result("{}", markdown);
     }
     return kSuccess;
   }

@@ -21,9 +21,9 @@ class ValidateCommand final : public Command {
     const LoadedMatrix m = load();
     const std::size_t entries =
         matrix::expand_all_profiles(m.matrix, {m.package_version, "all"}).size();
-    out_ << fmt::format("{}: ok ({} {} {}, {} profiles, {} distinct entries)\n", m.display_name,
-                        m.matrix.package.name, m.package_version, m.matrix.package.version.file,
-                        m.matrix.profiles.size(), entries);
+    log_.result("{}: ok ({} {} {}, {} profiles, {} distinct entries)\n", m.display_name,
+                m.matrix.package.name, m.package_version, m.matrix.package.version.file,
+                m.matrix.profiles.size(), entries);
     return kSuccess;
   }
 };

@@ -118,22 +118,22 @@ class VerifyWheelCommand final : public Command {
         continue;
       }
       // --quiet: only the wheels that failed; --verbose: every check's outcome after the report.
-      if (quiet() && report.ok()) continue;
-      out_ << wheel::format_report(report);
-      if (verbose()) out_ << check_outcomes(report);
+      if (log_.quiet() && report.ok()) continue;
+      log_.result("{}", wheel::format_report(report));
+      if (log_.verbose()) log_.result("{}", check_outcomes(report));
       if (annotate) {
         for (const auto& f : report.findings) {
-          out_ << error_annotation(file.string(), 0, 0,
-                                   fmt::format("{} {}{}", f.check,
-                                               f.where.empty() ? "" : f.where + ": ", f.message))
-               << "\n";
+          log_.result("{}\n", error_annotation(
+                                  file.string(), 0, 0,
+                                  fmt::format("{} {}{}", f.check,
+                                              f.where.empty() ? "" : f.where + ": ", f.message)));
         }
       }
     }
-    if (json) out_ << json_text(reports, 2) << "\n";
+    if (json) log_.result("{}\n", json_text(reports, 2));
     if (failed) {
-      err_ << fmt::format("sagebuild: {} of {} wheel{} failed verification\n", failed,
-                          wheels.size(), wheels.size() == 1 ? "" : "s");
+      log_.error("sagebuild: {} of {} wheel{} failed verification\n", failed, wheels.size(),
+                 wheels.size() == 1 ? "" : "s");
       return kVerificationFailure;
     }
     return kSuccess;
@@ -162,7 +162,7 @@ class VerifyWheelCommand final : public Command {
       for (const auto& c : wheel::check_catalog()) {
         list.push_back({{"id", c.id}, {"name", c.name}, {"summary", c.summary}, {"fix", c.fix}});
       }
-      out_ << json_text(list, 2) << "\n";
+      log_.result("{}\n", json_text(list, 2));
       return kSuccess;
     }
     std::vector<std::vector<std::string>> rows;

@@ -65,7 +65,7 @@ class VersionCommand final : public Command {
                     {"distance", g.tag ? nlohmann::ordered_json(g.tag->distance) : nullptr}};
     }
     if (format == "json") {
-      out_ << json_text(doc, 2) << "\n";
+      log_.result("{}\n", json_text(doc, 2));
       return kSuccess;
     }
     if (format == "github") {
@@ -77,11 +77,11 @@ class VersionCommand final : public Command {
           throw CommandError(set.error().as(ErrorKind::usage));
         }
       }
-      out_ << fmt::format("sagebuild: version={} written to $GITHUB_OUTPUT\n", v.resolved.version);
+      log_.result("sagebuild: version={} written to $GITHUB_OUTPUT\n", v.resolved.version);
       return kSuccess;
     }
     if (format == "short") {
-      out_ << v.resolved.version << "\n";
+      log_.result("{}\n", v.resolved.version);
       return kSuccess;
     }
     std::vector<std::vector<std::string>> rows = {

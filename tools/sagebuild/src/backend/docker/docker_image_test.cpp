@@ -1,4 +1,4 @@
-#include "backend/docker_image.h"
+#include "backend/docker/docker_image.h"
 
 #include <cstdlib>
 

@@ -1,10 +1,10 @@
-#include "backend/bake.h"
+#include "backend/docker/bake.h"
 
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 
-#include "backend/docker_image.h"
+#include "backend/docker/docker_image.h"
 #include "backend/wheel_finish.h"
 #include "util/text.h"
 

@@ -51,7 +51,7 @@ struct BakeGroup {
 
 // One target per distinct entry (entries that Docker cannot build, i.e. Windows, are left out),
 // one group per profile, and "default": the profile named "default" if present, else the first.
-// Each target's build arguments are its entry's image (backend/docker_image.h); an entry the
+// Each target's build arguments are its entry's image (backend/docker/docker_image.h); an entry the
 // image set cannot build is an error naming every such entry.
 Expected<nlohmann::ordered_json> make_bake_file(const matrix::Matrix& m,
                                                 const std::vector<BakeGroup>& groups,

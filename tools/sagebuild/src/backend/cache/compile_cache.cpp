@@ -1,4 +1,4 @@
-#include "backend/compile_cache.h"
+#include "backend/cache/compile_cache.h"
 
 #include <cstdlib>
 

@@ -15,7 +15,6 @@
 // build/results/<id>.json records each outcome (build_results.h).
 #pragma once
 
-#include <ostream>
 #include <vector>
 
 #include "backend/build_options.h"
@@ -23,13 +22,13 @@
 #include "backend/progress.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
+#include "util/log.h"
 
 namespace sagebuild::backend {
 
 std::vector<EntryResult> build_entries(const matrix::Matrix& m,
                                        const std::vector<matrix::Entry>& entries,
-                                       const BuildOptions& options, Progress& progress,
-                                       std::ostream& out);
+                                       const BuildOptions& options, Progress& progress, Log& log);
 
 // The compile budget a build of these entries gets (build_options.h's plan_budget, with this
 // machine's cores and memory and the package's kernel sources).

@@ -1,4 +1,4 @@
-#include "backend/current_environment.h"
+#include "backend/native/current_environment.h"
 
 #include <chrono>
 #include <cstdlib>

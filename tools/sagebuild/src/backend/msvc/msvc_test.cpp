@@ -1,4 +1,4 @@
-#include "backend/msvc.h"
+#include "backend/msvc/msvc.h"
 
 #include <sstream>
 
@@ -67,11 +67,12 @@ TEST_CASE("nvcc's accepted MSVC range is checked before compiling", "[msvc]") {
 
 TEST_CASE("a Windows entry's plan names each step", "[msvc]") {
   std::ostringstream out;
+  Log log(out, out, Log::Level::detail);
   describe_msvc({{"windows-pytorch28-cu129-python312",
                   "x-1.0-280.129-cp312-cp312-win_amd64.whl",
                   *Version::parse("12.9"),
                   {"{python}", "-m", "pip", "wheel"}}},
-                out);
+                log);
   const std::string plan = out.str();
   CHECK(plan.find("vswhere.exe -latest -products * -requires "
                   "Microsoft.VisualStudio.Component.VC.Tools.x86.x64") != std::string::npos);

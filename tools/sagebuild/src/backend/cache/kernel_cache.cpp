@@ -1,4 +1,4 @@
-#include "backend/kernel_cache.h"
+#include "backend/cache/kernel_cache.h"
 
 #include <algorithm>
 #include <cstdlib>

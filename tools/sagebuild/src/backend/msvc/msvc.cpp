@@ -1,4 +1,4 @@
-#include "backend/msvc.h"
+#include "backend/msvc/msvc.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -101,21 +101,19 @@ std::optional<std::string> check_msvc_compatibility(const Version& cuda, int msc
       fmt::format("14.{}", msc_ver - 1900), msc_ver, cuda.str(), low, high);
 }
 
-void describe_msvc(const std::vector<MsvcEntryPlan>& entries, std::ostream& out) {
+void describe_msvc(const std::vector<MsvcEntryPlan>& entries, Log& log) {
   for (const MsvcEntryPlan& e : entries) {
     const auto [low, high] = msvc_range(e.cuda);
-    out << fmt::format("{}\n  wheel        {}\n  backend      msvc (on a Windows runner)\n", e.id,
-                       e.wheel);
-    out << fmt::format("  find VS      {}\n",
-                       text::join(vswhere_command("%ProgramFiles(x86)%"), " "));
-    out << fmt::format("  environment  {}\n",
-                       text::join(vcvars_command({"<installationPath>", "", ""}), " "));
-    out << fmt::format(
+    log.result("{}\n  wheel        {}\n  backend      msvc (on a Windows runner)\n", e.id, e.wheel);
+    log.result("  find VS      {}\n", text::join(vswhere_command("%ProgramFiles(x86)%"), " "));
+    log.result("  environment  {}\n",
+               text::join(vcvars_command({"<installationPath>", "", ""}), " "));
+    log.result(
         "  check        nvcc {} accepts _MSC_VER {} to {} (VCToolsVersion 14.{} to "
         "14.{})\n",
         e.cuda.str(), low, high, low - 1900, high - 1900);
-    out << fmt::format("  command      {}\n    CMAKE_GENERATOR=Ninja\n\n",
-                       text::join(e.build_command, " "));
+    log.result("  command      {}\n    CMAKE_GENERATOR=Ninja\n\n",
+               text::join(e.build_command, " "));
   }
 }
 

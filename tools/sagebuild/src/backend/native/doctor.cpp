@@ -1,4 +1,4 @@
-#include "backend/doctor.h"
+#include "backend/native/doctor.h"
 
 #include <algorithm>
 #include <fstream>
@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "backend/docker_build.h"
-#include "backend/entry_build.h"
-#include "backend/entry_toolchain.h"
+#include "backend/docker/docker_build.h"
+#include "backend/native/entry_build.h"
+#include "backend/native/entry_toolchain.h"
 #include "platform/process.h"
 #include "util/fs.h"
 #include "util/secrets.h"

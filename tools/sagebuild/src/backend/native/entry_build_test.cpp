@@ -4,7 +4,7 @@
 
 #include "backend/build_options.h"
 #include "backend/build_results.h"
-#include "backend/kernel_cache.h"
+#include "backend/cache/kernel_cache.h"
 #include "util/fs.h"
 
 namespace sagebuild::backend {

@@ -1,4 +1,4 @@
-#include "backend/docker_build.h"
+#include "backend/docker/docker_build.h"
 
 #include <chrono>
 #include <optional>
@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "backend/bake.h"
 #include "backend/build_results.h"
-#include "backend/compile_cache.h"
-#include "backend/docker_image.h"
+#include "backend/cache/compile_cache.h"
+#include "backend/docker/bake.h"
+#include "backend/docker/docker_image.h"
 #include "backend/wheel_finish.h"
 #include "platform/process.h"
 #include "util/fs.h"
@@ -172,14 +172,14 @@ std::map<std::string, std::string> docker_entry_problems(const matrix::Matrix& m
 }
 
 std::string describe_docker(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                            const BuildOptions& o, std::ostream& out) {
+                            const BuildOptions& o, Log& log) {
   const auto p = plan(m, entries, o);
   if (!p) return p.error().message;
-  out << fmt::format("bake file    {} ({} targets)\n", p->bake_file.string(), entries.size());
-  out << fmt::format("command      {}\n", shown(p->argv));
+  log.result("bake file    {} ({} targets)\n", p->bake_file.string(), entries.size());
+  log.result("command      {}\n", shown(p->argv));
   for (const auto& e : entries) {
     const auto& args = p->bake["target"][e.id]["args"];
-    out << fmt::format(
+    log.result(
         "{}\n  wheel        {}\n  image        {} (CUDA: {}, Python {}: {})\n"
         "  output       {}\n",
         e.id, identity_of(e).file_name, args["BASE_IMAGE"].get<std::string>(),
@@ -235,8 +235,7 @@ void report_inner_build(const stdfs::path& exported, const std::string& id, Entr
 // One `docker buildx bake` of entries that can start (docker_entry_problems found nothing).
 std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
                                       const std::vector<matrix::Entry>& entries,
-                                      const BuildOptions& o, Progress& progress,
-                                      std::ostream& out) {
+                                      const BuildOptions& o, Progress& progress, Log& log) {
   const auto start = Clock::now();
   std::vector<EntryResult> results(entries.size());
   auto planned = plan(m, entries, o);
@@ -250,15 +249,15 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
     return results;
   }
   const DockerPlan& p = *planned;
-  const stdfs::path log = o.root / "build" / "logs" / "docker-bake.log";
+  const stdfs::path bake_log = o.root / "build" / "logs" / "docker-bake.log";
   std::error_code ec;
-  stdfs::create_directories(log.parent_path(), ec);
+  stdfs::create_directories(bake_log.parent_path(), ec);
   stdfs::create_directories(p.bake_file.parent_path(), ec);
-  stdfs::remove(log, ec);
+  stdfs::remove(bake_log, ec);
   for (const auto& e : entries)
     stdfs::remove_all(p.out_dir / e.id, ec);  // only this run's wheels are collected
   auto written = fs::write_file_atomic(p.bake_file, json_text(p.bake, 2) + "\n");
-  out << fmt::format("sagebuild: {}\n", shown(p.argv));
+  log.info("sagebuild: {}\n", shown(p.argv));
   for (const auto& e : entries)
     progress.phase(e.id, "docker buildx bake");
 
@@ -267,23 +266,23 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
     ran = platform::run_process(p.argv, {.working_directory = o.root,
                                          .timeout = std::chrono::hours(6),
                                          .keep_output = 8192,
-                                         .log_file = log});
+                                         .log_file = bake_log});
   }
   const double bake_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::string failure;
   if (!ran) {
     failure = ran.error().message.empty() ? "cannot run docker" : ran.error().message;
   } else if (!ran->ok()) {
-    failure =
-        fmt::format("docker buildx bake failed ({}); log: {}\n{}{}", ran->describe(), log.string(),
-                    text::last_lines(ran->output, 12), low_space_note(p.out_dir));
+    failure = fmt::format("docker buildx bake failed ({}); log: {}\n{}{}", ran->describe(),
+                          bake_log.string(), text::last_lines(ran->output, 12),
+                          low_space_note(p.out_dir));
   }
 
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const matrix::Entry& e = entries[i];
     EntryResult& r = results[i];
     r.id = e.id;
-    r.log = log;
+    r.log = bake_log;
     r.phases.push_back({"docker", bake_seconds});
     // A target whose wheel is there succeeded, even when another target failed the bake.
     stdfs::path produced;
@@ -342,8 +341,7 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
 
 std::vector<EntryResult> build_entries_docker(const matrix::Matrix& m,
                                               const std::vector<matrix::Entry>& entries,
-                                              const BuildOptions& o, Progress& progress,
-                                              std::ostream& out) {
+                                              const BuildOptions& o, Progress& progress, Log& log) {
   const auto problems = docker_entry_problems(m, entries, o);
   std::vector<matrix::Entry> ready;
   std::map<std::string, EntryResult> by_id;
@@ -361,7 +359,7 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix& m,
                       fmt::format("{}: {}", outcome_name(r.outcome), r.message));
   }
   if (!ready.empty()) {
-    for (EntryResult& r : bake_entries(m, ready, o, progress, out))
+    for (EntryResult& r : bake_entries(m, ready, o, progress, log))
       by_id[r.id] = std::move(r);
   }
   progress.stop();

@@ -1,4 +1,4 @@
-#include "backend/docker_image.h"
+#include "backend/docker/docker_image.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/entry_toolchain.h"
+#include "backend/native/entry_toolchain.h"
 #include "util/glob.h"
 #include "util/text.h"
 

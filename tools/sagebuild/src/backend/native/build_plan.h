@@ -4,13 +4,13 @@
 // installing or provisioning anything.
 #pragma once
 
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "backend/build_options.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
+#include "util/log.h"
 
 namespace sagebuild::backend {
 
@@ -23,6 +23,6 @@ struct Unavailable {
 // Prints the plan; returns the entries this machine cannot build.
 std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
                                           const std::vector<matrix::Entry>& entries,
-                                          const BuildOptions& options, std::ostream& out);
+                                          const BuildOptions& options, Log& log);
 
 }  // namespace sagebuild::backend

@@ -1,4 +1,4 @@
-#include "backend/docker_build.h"
+#include "backend/docker/docker_build.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,12 +1,12 @@
-#include "backend/build_plan.h"
+#include "backend/native/build_plan.h"
 
 #include <fmt/format.h>
 
 #include "backend/build_steps.h"
-#include "backend/entry_build.h"
-#include "backend/entry_toolchain.h"
-#include "backend/kernel_cache.h"
-#include "backend/wheel_environment.h"
+#include "backend/cache/kernel_cache.h"
+#include "backend/native/entry_build.h"
+#include "backend/native/entry_toolchain.h"
+#include "backend/native/wheel_environment.h"
 #include "backend/wheel_finish.h"
 #include "util/secrets.h"
 #include "util/text.h"
@@ -17,29 +17,28 @@ namespace stdfs = std::filesystem;
 
 std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
                                           const std::vector<matrix::Entry>& entries,
-                                          const BuildOptions& o, std::ostream& out) {
+                                          const BuildOptions& o, Log& log) {
   const BuildBudget budget = budget_for(m, entries, o);
-  out << "sagebuild: " << budget.why << "\n";
+  log.result("sagebuild: {}\n", budget.why);
   std::vector<Unavailable> unavailable;
   auto missing = [&](const matrix::Entry& e, const std::string& why) {
     if (unavailable.empty() || unavailable.back().id != e.id) unavailable.push_back({e.id, why});
   };
   for (const matrix::Entry& e : entries) {
-    out << fmt::format("{}\n", e.id);
-    out << fmt::format("  wheel        {}\n", identity_of(e).file_name);
+    log.result("{}\n", e.id);
+    log.result("  wheel        {}\n", identity_of(e).file_name);
     const auto python = find_entry_python(m, e, o);
     // A stable-ABI entry builds with the newest of its torch's Pythons found here: the plan
     // names the one the build would take, as the wheel's provenance will.
     const Version builds_with = python ? python->version : e.python;
-    out << fmt::format("  python       {}\n", python ? fmt::format("{} ({})", python->version.str(),
-                                                                   python->python.string())
-                                                     : "MISSING: " + python.error().message);
+    log.result("  python       {}\n",
+               python ? fmt::format("{} ({})", python->version.str(), python->python.string())
+                      : "MISSING: " + python.error().message);
     if (!python) missing(e, python.error().message);
-    out << fmt::format("  environment  {}/envs/cp{}{}-torch{}-*: torch=={} from {}{}\n",
-                       o.cache.string(), builds_with.major(), builds_with.minor(), e.torch.str(),
-                       e.torch.str(),
-                       o.torch.index_url.empty() ? "pip's index" : redact_url(o.torch.index_url),
-                       o.torch.find_links.empty() ? "" : " + --find-links " + o.torch.find_links);
+    log.result("  environment  {}/envs/cp{}{}-torch{}-*: torch=={} from {}{}\n", o.cache.string(),
+               builds_with.major(), builds_with.minor(), e.torch.str(), e.torch.str(),
+               o.torch.index_url.empty() ? "pip's index" : redact_url(o.torch.index_url),
+               o.torch.find_links.empty() ? "" : " + --find-links " + o.torch.find_links);
     if (!toolkit_declared(m, e, o)) {
       missing(e, fmt::format("CUDA {} is not in matrix.yaml", e.cuda.str()));
       continue;
@@ -50,7 +49,7 @@ std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
     toolchain::CudaToolkitPath shown;
     if (toolkit) {
       shown = *toolkit;
-      out << fmt::format("  toolkit      CUDA {}: {}\n", toolkit->version, toolkit->origin);
+      log.result("  toolkit      CUDA {}: {}\n", toolkit->version, toolkit->origin);
       if (m.package.kernels) {
         KernelInputs inputs{o.root, *m.package.kernels, *toolkit, e.archs,
                             user_settings_from_environment(m.package.kernels->user_settings)};
@@ -59,15 +58,14 @@ std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
                                ? o.cache / "kernels" / key->name / "prefix"
                                : o.root / "build" / "sagebuild" / e.id / "kernels" / "prefix";
         std::error_code ec;
-        out << fmt::format("  kernels      {} ({})\n", key ? key->name : key.error().message,
-                           !o.kernel_cache ? "compiled for this entry (--no-cache)"
-                           : stdfs::exists(prebuilt.kernels.parent_path() / "key.json", ec)
-                               ? "cached"
-                               : "to compile");
+        log.result("  kernels      {} ({})\n", key ? key->name : key.error().message,
+                   !o.kernel_cache ? "compiled for this entry (--no-cache)"
+                   : stdfs::exists(prebuilt.kernels.parent_path() / "key.json", ec) ? "cached"
+                                                                                    : "to compile");
       }
     } else {
       // The plan still shows the commands, with the toolkit's place left open.
-      out << fmt::format("  toolkit      MISSING: {}\n", toolkit.error().message);
+      log.result("  toolkit      MISSING: {}\n", toolkit.error().message);
       missing(e, toolkit.error().message);
       shown.root = fmt::format("<CUDA {} toolkit>", e.cuda.str());
       shown.nvcc = shown.root / "bin" / "nvcc";
@@ -78,17 +76,17 @@ std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
     }
     const stdfs::path work = o.root / "build" / "sagebuild" / e.id;
     const stdfs::path venv_python = o.cache / "envs" / "<environment>" / "bin" / "python";
-    out << "  command      "
-        << text::join(build_command_argv(m, o.root, venv_python, work / "backend"), " ") << "\n";
+    log.result("  command      {}\n",
+               text::join(build_command_argv(m, o.root, venv_python, work / "backend"), " "));
     if (m.package.binding && o.kernel_cache) {
       prebuilt.binding = o.cache / "bindings" / fmt::format("torch{}-<key>", e.torch.str()) /
                          "prefix" / m.package.binding->library;
     }
     for (const auto& [name, value] :
          wheel_build_environment(m, e, o, shown, prebuilt, work, budget.parallel)) {
-      if (name != "PATH") out << fmt::format("    {}={}\n", name, value);
+      if (name != "PATH") log.result("    {}={}\n", name, value);
     }
-    out << "\n";
+    log.result("\n");
   }
   return unavailable;
 }

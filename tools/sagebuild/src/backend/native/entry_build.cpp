@@ -1,4 +1,4 @@
-#include "backend/entry_build.h"
+#include "backend/native/entry_build.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/build_steps.h"
-#include "backend/compile_cache.h"
-#include "backend/entry_toolchain.h"
+#include "backend/cache/compile_cache.h"
+#include "backend/cache/kernel_cache.h"
 #include "backend/install_check.h"
-#include "backend/kernel_cache.h"
-#include "backend/wheel_environment.h"
+#include "backend/native/entry_toolchain.h"
+#include "backend/native/wheel_environment.h"
 #include "backend/wheel_finish.h"
 #include "platform/file_lock.h"
 #include "platform/process.h"
@@ -529,10 +529,9 @@ BuildBudget budget_for(const matrix::Matrix& m, const std::vector<matrix::Entry>
 
 std::vector<EntryResult> build_entries(const matrix::Matrix& m,
                                        const std::vector<matrix::Entry>& entries,
-                                       const BuildOptions& options, Progress& progress,
-                                       std::ostream& out) {
+                                       const BuildOptions& options, Progress& progress, Log& log) {
   const BuildBudget budget = budget_for(m, entries, options);
-  out << "sagebuild: " << budget.why << "\n";
+  log.info("sagebuild: {}\n", budget.why);
 
   std::vector<EntryResult> results(entries.size());
   std::atomic<std::size_t> next{0};

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <map>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,13 +16,14 @@
 #include "backend/progress.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
+#include "util/log.h"
 
 namespace sagebuild::backend {
 
 std::vector<EntryResult> build_entries_docker(const matrix::Matrix& m,
                                               const std::vector<matrix::Entry>& entries,
                                               const BuildOptions& options, Progress& progress,
-                                              std::ostream& out);
+                                              Log& log);
 
 // Why each entry cannot start its Docker build on this engine, by id (ready entries absent): no
 // image rule for its toolkit, or an image of the local kind (made by scripts/docker-engine.sh,
@@ -42,6 +42,6 @@ Expected<std::string> path_in_context(const std::filesystem::path& root,
                                       const std::filesystem::path& file);
 
 std::string describe_docker(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                            const BuildOptions& options, std::ostream& out);
+                            const BuildOptions& options, Log& log);
 
 }  // namespace sagebuild::backend

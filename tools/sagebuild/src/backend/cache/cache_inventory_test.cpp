@@ -1,4 +1,4 @@
-#include "backend/cache_inventory.h"
+#include "backend/cache/cache_inventory.h"
 
 #include <atomic>
 #include <chrono>

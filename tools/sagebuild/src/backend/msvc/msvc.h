@@ -9,13 +9,13 @@
 #pragma once
 
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "util/expected.h"
+#include "util/log.h"
 #include "util/version.h"
 
 namespace sagebuild::backend {
@@ -60,6 +60,6 @@ struct MsvcEntryPlan {
 
 // --dry-run for Windows entries (on any OS): Visual Studio discovery, the vcvars environment,
 // the compatibility rule, and the build with Ninja.
-void describe_msvc(const std::vector<MsvcEntryPlan>& entries, std::ostream& out);
+void describe_msvc(const std::vector<MsvcEntryPlan>& entries, Log& log);
 
 }  // namespace sagebuild::backend

@@ -1,4 +1,4 @@
-#include "backend/bake.h"
+#include "backend/docker/bake.h"
 
 #include <map>
 #include <set>

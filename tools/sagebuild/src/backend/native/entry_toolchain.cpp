@@ -1,4 +1,4 @@
-#include "backend/entry_toolchain.h"
+#include "backend/native/entry_toolchain.h"
 
 #include <algorithm>
 

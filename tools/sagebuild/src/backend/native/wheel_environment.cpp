@@ -1,9 +1,9 @@
-#include "backend/wheel_environment.h"
+#include "backend/native/wheel_environment.h"
 
 #include <cstdlib>
 
 #include "backend/build_steps.h"
-#include "backend/kernel_cache.h"
+#include "backend/cache/kernel_cache.h"
 #include "backend/wheel_finish.h"
 #include "util/text.h"
 
