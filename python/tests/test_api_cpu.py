@@ -458,16 +458,16 @@ def test_short_query_rule(monkeypatch):
     rule = core.uses_sdpa_for_short_queries
     monkeypatch.delenv("SAGEATTENTION_SDPA_SHORT_QUERIES", raising=False)
     # No mask: few queries against any keys, or a short call.
-    assert rule(1, 32768, False, False) and rule(core.SDPA_MAX_QUERY_LEN, 32768, False, False)
-    assert not rule(core.SDPA_MAX_QUERY_LEN + 1, 32768, False, False)
-    assert rule(core.SDPA_MAX_SHORT_LEN, core.SDPA_MAX_SHORT_LEN, False, False)
-    assert not rule(core.SDPA_MAX_SHORT_LEN, core.SDPA_MAX_SHORT_LEN + 1, False, False)
+    assert rule(1, 32768, False, False) and rule(plan.SDPA_MAX_QUERY_LEN, 32768, False, False)
+    assert not rule(plan.SDPA_MAX_QUERY_LEN + 1, 32768, False, False)
+    assert rule(plan.SDPA_MAX_SHORT_LEN, plan.SDPA_MAX_SHORT_LEN, False, False)
+    assert not rule(plan.SDPA_MAX_SHORT_LEN, plan.SDPA_MAX_SHORT_LEN + 1, False, False)
     # Causal: square calls up to their limit; fewer queries than keys only few and MHA.
-    assert rule(core.SDPA_MAX_CAUSAL_SHORT_LEN, core.SDPA_MAX_CAUSAL_SHORT_LEN, True, False)
+    assert rule(plan.SDPA_MAX_CAUSAL_SHORT_LEN, plan.SDPA_MAX_CAUSAL_SHORT_LEN, True, False)
     assert not rule(
-        2 * core.SDPA_MAX_CAUSAL_SHORT_LEN, 2 * core.SDPA_MAX_CAUSAL_SHORT_LEN, True, False
+        2 * plan.SDPA_MAX_CAUSAL_SHORT_LEN, 2 * plan.SDPA_MAX_CAUSAL_SHORT_LEN, True, False
     )
-    limit = core.SDPA_MAX_CAUSAL_QUERY_LEN
+    limit = plan.SDPA_MAX_CAUSAL_QUERY_LEN
     assert rule(limit, 8192, True, False) and not rule(limit + 1, 8192, True, False)
     assert not rule(16, 8192, True, False, gqa=True), "torch repeats K and V for causal GQA"
     assert rule(1, 8192, True, False, gqa=True), "one query: the causal mask changes nothing"

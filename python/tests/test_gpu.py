@@ -166,10 +166,10 @@ def test_views_whose_rows_are_not_16_byte_aligned_are_copied():
     [
         (1, False, 2),
         (16, False, 2),
-        (sageattention.core.SDPA_MAX_QUERY_LEN, False, 8),
+        (sageattention.plan.SDPA_MAX_QUERY_LEN, False, 8),
         (1, True, 2),
         (16, True, 8),
-        (sageattention.core.SDPA_MAX_CAUSAL_QUERY_LEN, True, 8),
+        (sageattention.plan.SDPA_MAX_CAUSAL_QUERY_LEN, True, 8),
     ],
 )
 def test_short_queries_run_sdpa_unless_told_not_to(lq, causal, hk):
