@@ -46,14 +46,6 @@ __device__ __forceinline__ void wait_for_prerequisites() {
 #endif
 }
 
-// Whether the Hopper kernel is a programmatic dependent of the K/V quantization before it: the
-// quantization kernels let it launch at their start, its CTAs set up and quantize their Q (the
-// caller's) as the quantization's last CTAs run, and wait_for_prerequisites before the first read
-// of anything the quantization writes (kernels/NOTES.md, sm90-pdl-after-quant).
-#ifndef SAGEATTN_PDL_AFTER_QUANT
-#define SAGEATTN_PDL_AFTER_QUANT 0
-#endif
-
 // ---- bar.red (PTX ISA: bar, barrier): named barrier `id` over `threads` threads (a multiple of
 // 32) that also ORs a predicate across them: true in every thread if any passed true. ----
 __device__ __forceinline__ bool barrier_or(int id, int threads, bool value) {

@@ -146,9 +146,6 @@ template <typename T, int D, bool kVarlen>
 __global__ void __launch_bounds__(kThreads<D>, 512 / kThreads<D>)
     fused_quantize_kernel(const __grid_constant__ JobPlan p) {
   extern __shared__ uint4 dynamic_smem[];  // kFusedSlots stages, then the scratch
-#if SAGEATTN_PDL_AFTER_QUANT
-  device::launch_dependents();  // the attention kernel may start setting up (device_primitives)
-#endif
   constexpr int kStageWords = kLoadsPerThread * kThreads<D>;  // uint4 per stage
   float* scratch = reinterpret_cast<float*>(dynamic_smem + kFusedSlots * kStageWords);
   auto stage = [&](int round) {

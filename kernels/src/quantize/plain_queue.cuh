@@ -54,9 +54,6 @@ __global__ void __launch_bounds__(kThreads<D>, kMinBlocks<D>)
     quantize_kernel(const __grid_constant__ JobPlan p) {
   __shared__ int next_ticket;
   extern __shared__ uint4 dynamic_smem[];  // the stage, then the scratch: kSmemBytes
-#if SAGEATTN_PDL_AFTER_QUANT
-  device::launch_dependents();  // the attention kernel may start setting up (device_primitives)
-#endif
   const Stage<D> stage{dynamic_smem};
   std::uint32_t* scratch =
       reinterpret_cast<std::uint32_t*>(dynamic_smem + kLoadsPerThread * kThreads<D>);

@@ -124,9 +124,6 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
       sm90::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // every consumer warp releases
     }
     sm90::fence_barrier_init();
-#if SAGEATTN_PDL_AFTER_QUANT
-    device::wait_for_prerequisites();  // K, V and their scales are the quantization's
-#endif
     // The first round of K and V is requested now, so that its latency overlaps the set-up
     // below and the CTA-wide barrier (CTA timeline: the set-up took ~900 cycles and a tile
     // arrived ~1,600 cycles after it).

@@ -69,16 +69,9 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
   const int q_barrier = 1 + Cfg::kConsumers + wg;
   const QTileTarget q_target{s_q, 64 * wg + 16 * w, row_km + 16 * w, warp_amax, w};
   float q_scales[1];
-#if SAGEATTN_PDL_AFTER_QUANT
-  // Q's quantization reads K's mean (a.k_sum) when the call returns the LSE: the quantization's.
-  if (a.k_sum != nullptr) device::wait_for_prerequisites();
-#endif
   quantize_q_rows<D, 16, Cfg::kQKBoxBytes>(
       a, c.seq, warp_row0, lane, q_raw, q_target, [&] { sm90::named_barrier_sync(q_barrier, 128); },
       q_scales);
-#if SAGEATTN_PDL_AFTER_QUANT
-  device::wait_for_prerequisites();  // V's factors (a.v_amax) are the quantization's
-#endif
   const float q_scale = q_scales[0];
   sm90::fence_proxy_async();
   sm90::named_barrier_sync(q_barrier, 128);

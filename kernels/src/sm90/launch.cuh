@@ -102,22 +102,7 @@ cudaError_t launch_sm90_kernel_as(const AttentionArgs& a, int batch, cudaStream_
     return e;
   }
   const dim3 grid((a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM, a.heads_q, batch);
-#if SAGEATTN_PDL_AFTER_QUANT
-  // A programmatic dependent of the quantization launched before it (device_primitives.cuh).
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = dim3(Cfg::kThreads);
-  config.dynamicSmemBytes = Cfg::kSmemBytes;
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  if (cudaError_t e = cudaLaunchKernelEx(&config, kernel, args)) return e;
-#else
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
-#endif
 #if SAGEATTN_SM90_TRACE
   sm90_trace_print<D><<<1, 1, 0, stream>>>(static_cast<int>(grid.x * grid.y * grid.z));
 #endif
