@@ -63,7 +63,7 @@ class BakeCommand final : public Command {
     } else {
       auto written = fs::write_file_atomic(output, text);
       if (!written) throw CommandError(written.error().as(ErrorKind::usage));
-      log_.error("sagebuild: wrote {} ({} targets)\n", output, file["target"].size());
+      log_.info("sagebuild: wrote {} ({} targets)\n", output, file["target"].size());
     }
     return kSuccess;
   }
