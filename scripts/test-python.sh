@@ -53,6 +53,11 @@ fi
 first=$(grep -c . <<<"$through_ccache" || true)
 echo "test-python: the second build compiled all $(wc -l <<<"$sources") kernel sources, none through ccache" \
   "(the first build compiled $first through it, $([[ $first == 0 ]] && echo "its kernels from sagebuild's cache" || echo "no cached kernels"))"
+# The kernel library the wheel links (the kernel cache's): SASS for every architecture of the
+# entry (matrix.yaml default_archs), the FP8 instantiations for none below sm_89.
+cuobjdump=$(ls build/pytools/lib/python3*/site-packages/nvidia/*/bin/cuobjdump | head -1)
+library=$(ls -t build/sagebuild-cache/kernels/*/prefix/lib/libsageattn.a | head -1)
+python3 tests/kernels_archs_check.py "$cuobjdump" "$library" sm_80 sm_86 sm_89 sm_90a sm_120
 wheel=$(ls build/ci-dist/sageattention-*.whl)
 "$sb" verify-wheel --import-python "$venv/bin/python" "$wheel"
 
