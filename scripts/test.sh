@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of the repository from a fresh machine: installs the build dependencies and a
-# Docker engine (busybox image only), configures the CI preset (warnings are errors), builds,
-# checks formatting (C++ and Python), clang-tidy and the Python package's types, runs ctest, then
-# the sanitizer build (ASan + UBSan + LeakSanitizer: unit tests and fuzz targets), then builds
-# the Python wheel and runs its CPU tests (pytest).
+# Docker engine (busybox image only), configures the CI preset (clang with ASan + UBSan +
+# LeakSanitizer, warnings are errors), builds, checks formatting (C++ and Python), clang-tidy and
+# the Python package's types, runs ctest (unit tests, fuzz targets and the end-to-end tests, all
+# against the sanitized sagebuild), then builds the Python wheel with that sagebuild and runs its
+# CPU tests (pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,13 +68,8 @@ lints() {
 }
 phase "lints (python, dockerfile, win32, workflows)" lints
 
+# Every test under the sanitizers, each fuzz target for a few seconds (docs/reliability.md).
 phase "ctest (ci preset)" ctest --preset ci -j "$(nproc)"
-
-# The same unit tests, and each fuzz target for a few seconds, under the sanitizers
-# (docs/reliability.md).
-cmake --preset sanitize >/dev/null
-phase "build (sanitizers)" cmake --build --preset sanitize
-phase "ctest (sanitizers)" ctest --preset sanitize -j "$(nproc)"
 
 # The Python package: wheel build against torch from PyPI, verify-wheel, CPU tests (pytest).
 phase "python wheel and tests" bash scripts/test-python.sh

@@ -23,8 +23,9 @@ for f in "${files[@]}"; do
 done
 ((${#selected[@]})) || exit 0
 start=$SECONDS
-# GCC's own warning options in the compile commands are unknown to clang; libgit2's option
-# initializer macros leave fields to their zero (clang warns, GCC does not).
+# The compile commands are clang's (the CI preset), but a build directory configured with GCC
+# has GCC's own warning options, unknown to clang; libgit2's option initializer macros leave
+# fields to their zero (clang warns: tools/sagebuild/CMakeLists.txt says so for git.cpp alone).
 # (clang-tidy counts the warnings of other libraries' headers it did not show on stderr: dropped.)
 printf '%s\0' "${selected[@]}" | xargs -0 -P "$(nproc)" -n 4 clang-tidy -p "$db" --quiet \
   --extra-arg=-Wno-unknown-warning-option --extra-arg=-Wno-missing-field-initializers \

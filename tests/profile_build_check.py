@@ -19,8 +19,10 @@ package with a test matrix (one architecture, so that the kernels compile in sec
 - SIGKILL, a dist/ that cannot be written or is full, and a crashing build command leave no
   partial wheel, and the next run completes; two runs of one entry at once take turns
 
-Usage: profile_build_check.py SAGEBUILD REPO TORCH_PYTHON
+Usage: profile_build_check.py SAGEBUILD REPO TORCH_PYTHON [--shared-cache]
 TORCH_PYTHON: an interpreter with torch 2.11 (CUDA 13), used as an existing environment.
+--shared-cache: only the two checkouts sharing one cache (two kernel compiles of their own, in a
+test of its own, so that ctest runs it beside the rest).
 """
 import glob
 import json
@@ -152,14 +154,13 @@ def interrupt_in_phase(project, argv, phase, env, sig=signal.SIGINT):
     return proc.returncode, "".join(output)
 
 
-def shared_cache(sagebuild, repo, tmp, torch_python, cache):
+def shared_cache(sagebuild, repo, tmp, torch_python):
     """Two sagebuild runs of two checkouts sharing one cache at the same moment: each compiles its
     own kernels and binding, since nvcc names symbols after the sources' absolute paths and the
     keys hold the checkout's path (a cache entry from another checkout would give other bytes);
     both succeed and leave no staging folder. (Two fills of one entry at once, one waiting for
     the other, are cache_inventory_test's.)"""
-    for cached in ("kernels", "bindings"):
-        shutil.rmtree(os.path.join(cache, cached), ignore_errors=True)
+    cache = os.path.join(tmp, "shared-cache")
     runs = []
     for name in ("checkout-a", "checkout-b"):
         other = Project(repo, os.path.join(tmp, name))
@@ -391,6 +392,10 @@ def main():
     sagebuild, repo, torch_python = (os.path.abspath(a) for a in sys.argv[1:4])
     tmp = tempfile.mkdtemp(prefix="sagebuild-profile-")
     try:
+        if sys.argv[4:] == ["--shared-cache"]:
+            recording_launcher(tmp)
+            shared_cache(sagebuild, repo, tmp, torch_python)
+            return finish("profile build, shared cache")
         project = Project(repo, tmp)
         launcher_log = recording_launcher(tmp)
         env = clean_env()
@@ -481,7 +486,6 @@ def main():
                                       torch_python, "--skip-unavailable"), env)
         check("--dry-run --skip-unavailable plans the others and succeeds",
               lenient.returncode == 0, lenient.stdout[-600:] + lenient.stderr)
-        shared_cache(sagebuild, repo, tmp, torch_python, project.cache)
 
         wheels = os.path.join(tmp, "wheels")
         os.makedirs(wheels)
