@@ -11,21 +11,12 @@ bash scripts/python-env.sh
 venv=build/torch-venv
 sb=build/ci/tools/sagebuild/sagebuild
 
-rm -rf build/ci-dist build/repro-dist
-# The entry as matrix.yaml declares it (all its architectures), so that the wheel also passes
-# verify-wheel against matrix.yaml below. The cache is the one scripts/test-universal.sh builds
-# with: its wheel's kernels (the same sources, toolkit and architectures) come from this build's,
-# not from a second compile of them.
-env -u TORCH_CUDA_ARCH_LIST "$sb" build --env current --python "$venv/bin/python" \
-  --dist build/ci-dist --cache-dir build/sagebuild-cache
-
-# --check-reproducible builds twice and requires byte-identical wheels (docs/reproducible.md), on
-# two of the architectures (sm_80 and sm_89: a fatbin of two, FP8 kernels in one), which costs a
-# fraction of the whole list's fresh compile. It compares an ordinary build (kernels and binding
-# from sagebuild's cache, objects from ccache) with a fresh compile of everything, which must
-# bypass ccache (whose objects would be the first's): a recording `ccache` first on PATH (the
-# real one behind it, if any) logs every compile it launches; no kernel source may appear there
-# twice, and the second build's log must show each one compiled.
+rm -rf build/ci-dist
+# --check-reproducible compares an ordinary build (kernels and binding from sagebuild's cache,
+# objects from ccache) with a fresh compile of everything, which must bypass ccache (whose objects
+# would be the first's): a recording `ccache` first on PATH (the real one behind it, if any) logs
+# every compile it launches; no kernel source may appear there twice, and the second build's log
+# must show each one compiled.
 launcher=$(mktemp -d)
 trap 'rm -rf "$launcher"' EXIT
 run='exec "$@"'  # the compiler itself where this machine has no ccache
@@ -38,8 +29,13 @@ EOF
 chmod +x "$launcher/ccache"
 touch "$launcher/log"
 rm -f build/logs/*-again.log
+# The entry as matrix.yaml declares it (all its architectures), so that the wheel also passes
+# verify-wheel against matrix.yaml below.
+# --check-reproducible builds it twice and requires byte-identical wheels (docs/reproducible.md).
+# The cache is the one scripts/test-universal.sh builds with: its wheel's kernels (the same
+# sources, toolkit and architectures) come from this build's, not from a third compile of them.
 PATH="$launcher:$PATH" env -u TORCH_CUDA_ARCH_LIST "$sb" build --env current --python "$venv/bin/python" \
-  --arch-list "8.0;8.9" --dist build/repro-dist --check-reproducible --cache-dir build/sagebuild-cache
+  --dist build/ci-dist --check-reproducible --cache-dir build/sagebuild-cache
 sources=$(git ls-files 'kernels/src/*.cu' | sed 's|^kernels/||' | sort)
 through_ccache=$(grep -o -E '[^ ]+/kernels/src/[^ ]+\.cu( |$)' "$launcher/log" | sed 's/ $//' | sort | uniq -c || true)
 if grep -q -v -E '^ *1 ' <<<"${through_ccache:-  1 none}"; then
