@@ -31,9 +31,6 @@ class Log {
   Log(const Log&) = delete;
   Log& operator=(const Log&) = delete;
 
-  // Writes nothing at all (tests, callers that only want a function's result).
-  static Log& discard();
-
   // Set once the command line is read (-q, -v), before anything is written.
   void show(Level shown) { shown_ = shown; }
   bool shows(Level level) const { return level <= shown_; }

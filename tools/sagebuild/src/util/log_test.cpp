@@ -82,12 +82,5 @@ TEST_CASE("lines written from many threads at once arrive whole", "[log]") {
   CHECK(count == kThreads * kLines);
 }
 
-TEST_CASE("the discarding log writes nothing and shows nothing but errors", "[log]") {
-  Log& log = Log::discard();
-  CHECK(log.quiet());
-  log.result("{}", "dropped");
-  log.error("{}", "dropped");
-}
-
 }  // namespace
 }  // namespace sagebuild
