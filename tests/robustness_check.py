@@ -26,7 +26,7 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 import zipfile
 
 from checklib import CPU_FACTOR, SANITIZED, check, finish
@@ -61,20 +61,16 @@ def cpu_bound(seconds):
 
 
 def run_measured(argv, preexec_fn, cwd, timeout=120):
-    """Runs argv to its end; returns its result and its own peak RSS in MiB (os.wait4's usage of
-    that one process, not of every child so far)."""
+    """Runs argv to its end (killed after `timeout` seconds); returns its result and its own peak
+    RSS in MiB (os.wait4's usage of that one process, not of every child so far)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(argv, stdout=out, stderr=err, preexec_fn=preexec_fn, cwd=cwd)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.05)
+        killer = threading.Timer(timeout, proc.kill)
+        killer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            killer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
