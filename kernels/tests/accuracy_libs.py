@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Accuracy of several builds of the kernel library side by side, against float64 attention, on
 the same fresh inputs: long sequences (1k to 32k keys), where an accumulator's precision over
-many key blocks shows, on four kinds of input:
+many key blocks shows, on five kinds of input:
 
   normal    Q, K, V ~ N(0, 1)
   k_offset  K with a per-channel offset ~10x its std (what K's smoothing is for)
   sharp     Q scaled by 6: logits of std ~6, a peaked softmax
   rising    K scaled up along the sequence (x1 to x4): each row's max keeps moving, so the
             running rescale of O is exercised on most blocks
+  rope      K with a per-channel offset ~2x its std, then K and Q rotated by rotary position
+            embeddings (base 10000, channel i paired with i + d/2): the offset turns with the
+            position, fastest in the first channels, so no one mean removes it
 
 Per case and build: relative L1 and cosine over the whole output, and the worst element's error
 in units of the output's RMS. Prints a table and writes JSON (--json).
@@ -26,7 +29,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sageattn_ctypes as sc  # noqa: E402
 
-KINDS = ("normal", "k_offset", "sharp", "rising")
+KINDS = ("normal", "k_offset", "sharp", "rising", "rope")
 
 
 def make_inputs(kind, heads, length, d, gen):
@@ -35,6 +38,19 @@ def make_inputs(kind, heads, length, d, gen):
     q, k, v = randn(), randn(), randn()
     if kind == "k_offset":
         k = k + 10 * torch.randn((1, 1, 1, d), generator=gen, device="cuda")
+    elif kind == "rope":
+        # (an offset of 2 std: turned by the rotation it spreads the logits by ~2, where
+        # k_offset's 10 would make every row sharp)
+        k = k + 2 * torch.randn((1, 1, 1, d), generator=gen, device="cuda")
+        half = d // 2
+        freq = 10000.0 ** (-torch.arange(half, device="cuda", dtype=torch.float32) / half)
+        angle = torch.arange(length, device="cuda", dtype=torch.float32)[:, None] * freq
+        cos, sin = angle.cos()[None, None], angle.sin()[None, None]
+
+        def rotate(x):
+            return torch.cat((x[..., :half] * cos - x[..., half:] * sin,
+                              x[..., :half] * sin + x[..., half:] * cos), dim=-1)
+        q, k = rotate(q), rotate(k)
     elif kind == "sharp":
         q = q * 6
     elif kind == "rising":
