@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "../src/common/tile_policy.h"  // where K is quantized, which the reference follows
 #include "reference.h"
 #include "sageattn/sageattn.h"
 
@@ -110,11 +109,7 @@ void sageattn_capi_reference(const SageCapiParams* c, int quantized, const doubl
       p.batch, p.heads_q, p.heads_kv, p.qo_len, p.kv_len, p.head_dim, p.causal, sm_scale, q, k, v};
   if (quantized) {
     sageattn::reference::quantized_attention(problem, p.pv_path, p.dtype, p.q_granularity,
-                                             p.k_granularity, p.smooth_k, out, lse,
-                                             sageattn::detail::k_quantized_in_kernel(
-                                                 p.pv_path, p.head_dim, p.is_varlen(), p.lse)
-                                                 ? sageattn::detail::kKInKernelMeanKeys
-                                                 : 0);
+                                             p.k_granularity, p.smooth_k, out, lse);
   } else {
     sageattn::reference::plain_attention(problem, out, lse);
   }

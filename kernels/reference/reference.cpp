@@ -115,8 +115,7 @@ void plain_attention(const Problem& p, double* out, double* lse) {
 }
 
 void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity q_granularity,
-                         Granularity k_granularity, bool smooth_k, double* out, double* lse,
-                         int mean_keys) {
+                         Granularity k_granularity, bool smooth_k, double* out, double* lse) {
   const int group = p.heads_q / p.heads_kv, D = p.head_dim;
   const int q_rows = q_granularity == Granularity::per_block ? 64 : 16;
   const int k_rows = k_granularity == Granularity::per_block ? 64 : 16;
@@ -130,13 +129,12 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
   const bool pv16 = !uses_fp8_v(path);
   for (int b = 0; b < p.batch; ++b) {
     for (int hk = 0; hk < p.heads_kv; ++hk) {
-      // K: mean over the sequence or its first mean_keys keys (smoothing), INT8 per k_rows rows.
-      const int n_mean = mean_keys > 0 ? std::min(mean_keys, p.kv_len) : p.kv_len;
+      // K: mean over the sequence (smoothing), INT8 per k_rows rows.
       std::vector<double> mean(D, 0.0), k(static_cast<std::size_t>(p.kv_len) * D);
       for (int j = 0; j < p.kv_len; ++j) {
         for (int d = 0; d < D; ++d) {
           k[static_cast<std::size_t>(j) * D + d] = p.k[at(b, hk, j, d, p.heads_kv, p.kv_len, D)];
-          if (smooth_k && j < n_mean) mean[d] += k[static_cast<std::size_t>(j) * D + d] / n_mean;
+          if (smooth_k) mean[d] += k[static_cast<std::size_t>(j) * D + d] / p.kv_len;
         }
       }
       for (int j = 0; j < p.kv_len; ++j) {

@@ -21,11 +21,8 @@ struct Problem {
 
 void plain_attention(const Problem& p, double* out, double* lse);
 
-// mean_keys: K's smoothing mean over its first mean_keys keys (0: the whole sequence), as the
-// Hopper kernel takes it where it quantizes K itself (tile_policy.h: k_quantized_in_kernel).
 void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity q_granularity,
-                         Granularity k_granularity, bool smooth_k, double* out, double* lse,
-                         int mean_keys = 0);
+                         Granularity k_granularity, bool smooth_k, double* out, double* lse);
 
 // The INT8 value the kernels give x in a group whose largest |value| is amax: the factor
 // 127 / amax and the product each rounded to float, then to the nearest integer, ties to even

@@ -50,9 +50,6 @@ struct AttentionArgs {
   int sharp_capacity, batch0;
   const void* k16;
   std::int64_t k_sb, k_sh, k_ss;
-  // K quantized by the Hopper kernel itself from k16 (tile_policy.h: k_quantized_in_kernel); the
-  // workspace's K is then unused; smooth_k: K smoothed by its mean (sageattn.h).
-  bool k_in_kernel, smooth_k;
 };
 
 // The kernels' arguments for a call: its tensors, the workspace's arrays (laid out by
@@ -109,8 +106,6 @@ inline AttentionArgs attention_args(const Params& p, const Workspace& w, float s
   a.k_sb = varlen ? 0 : p.k.stride_batch;
   a.k_sh = p.k.stride_head;
   a.k_ss = p.k.stride_seq;
-  a.k_in_kernel = k_quantized_in_kernel(p.pv_path, p.head_dim, varlen, p.lse != nullptr);
-  a.smooth_k = p.smooth_k;
   return a;
 }
 

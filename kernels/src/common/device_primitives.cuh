@@ -258,25 +258,6 @@ __device__ __forceinline__ float unpack_16bit_x8(const uint4& raw, float (&x)[8]
   return fmaxf(static_cast<float>(m.x), static_cast<float>(m.y));
 }
 
-// quantize_int8x8 of (x - mean) with the mean's product precomputed (mu_inv = mean · inv): the
-// product and the difference rounded once (one FFMA), then to the nearest integer as above. (K
-// quantized in the Hopper kernel: kernels/NOTES.md, sm90-k-in-kernel.)
-__device__ __forceinline__ uint2 quantize_int8x8_smoothed(const float (&x)[8], float inv,
-                                                          const float (&mu_inv)[8]) {
-  unsigned bits[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-    bits[i] = __float_as_uint(__fadd_rn(__fmaf_rn(x[i], inv, -mu_inv[i]), kSmallIntBias));
-  unsigned word[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const unsigned lo = __byte_perm(bits[4 * h], bits[4 * h + 1], 0x0040);
-    const unsigned hi = __byte_perm(bits[4 * h + 2], bits[4 * h + 3], 0x0040);
-    word[h] = __byte_perm(lo, hi, 0x5410);
-  }
-  return make_uint2(word[0], word[1]);
-}
-
 // The largest of x[0..N) (N a power of two), as a tree rather than a chain: shorter dependency
 // chains for the softmaxes' row maxima. Overwrites x.
 template <int N>

@@ -75,20 +75,6 @@ constexpr int sm90_key_block(int head_dim, int consumers) {
   return (head_dim == 128 && consumers == 3) || consumers == 4 || head_dim > 128 ? 64 : 128;
 }
 
-// Experiment (kernels/NOTES.md, sm90-k-in-kernel): K quantized by the Hopper kernel's producer
-// warpgroup from the caller's 16-bit K, on the 16-bit P·V path at d=64 and 128 (dense calls
-// without the LSE), so that such a call has no quantization launch at all. K is then smoothed by
-// the mean of its first kKInKernelMeanKeys keys (every CTA of a head reads the same ones), not the
-// sequence's. 0: off; 1: on; 2: the pipeline without the arithmetic (a timing ablation: wrong K).
-#ifndef SAGEATTN_SM90_K_IN_KERNEL
-#define SAGEATTN_SM90_K_IN_KERNEL 0
-#endif
-inline constexpr int kKInKernelMeanKeys = 64;
-constexpr bool k_quantized_in_kernel(PvPath path, int head_dim, bool varlen, bool lse) {
-  return SAGEATTN_SM90_K_IN_KERNEL != 0 && path == PvPath::fp16_sm90 &&
-         (head_dim == 64 || head_dim == 128) && !varlen && !lse;
-}
-
 inline int granularity_rows(Granularity g) {
   return g == Granularity::per_block ? kBlockM : kWarpRows;
 }

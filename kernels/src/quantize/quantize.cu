@@ -258,10 +258,6 @@ cudaError_t launch_for_head_dim(const Params& p, const Workspace& w, cudaStream_
 cudaError_t quantize_inputs(const Params& p, const Workspace& w, cudaStream_t stream) {
   // The statistics are accumulated with atomics and the queue's counters start at zero.
   if (cudaError_t e = cudaMemsetAsync(w.k_sum, 0, w.stats_bytes, stream)) return e;
-  // The Hopper kernel quantizes K itself, and the 16-bit path reads the caller's V.
-  if (k_quantized_in_kernel(p.pv_path, p.head_dim, p.is_varlen(), p.lse != nullptr)) {
-    return cudaSuccess;
-  }
   if (p.is_varlen()) return launch_for_head_dim<true>(p, w, stream);
   return launch_for_head_dim<false>(p, w, stream);
 }

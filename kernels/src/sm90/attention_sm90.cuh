@@ -53,11 +53,11 @@
 
 namespace sageattn::detail {
 
-template <int D, typename PvT, int kConsumers, bool kVarlen, bool kKIn = false>
+template <int D, typename PvT, int kConsumers, bool kVarlen>
 __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     attention_sm90_kernel(const __grid_constant__ Sm90Args args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Cfg = Sm90Config<D, PvT, kConsumers, kVarlen, kKIn>;
+  using Cfg = Sm90Config<D, PvT, kConsumers, kVarlen>;
   constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   const AttentionArgs& a = args.a;
 
@@ -75,8 +75,6 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   std::uint64_t* k_full = barriers;
   std::uint64_t* v_full = k_full + kStages;
   std::uint64_t* empty = v_full + kStages;
-  std::uint64_t* raw_full = empty + kStages;  // K in the kernel: [kRawStages]
-  unsigned char* s_raw = smem + Cfg::kRawOffset;
   // [kStages][kScaleGroups]
   float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);
 
@@ -107,8 +105,7 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
 
   const int first_round = min(kStages, n_blocks);  // blocks whose stages start free
   const Sm90Cta<kVarlen> cta {
-    args, smem, s_q, s_k, s_v, k_full, v_full, empty, s_kscale, s_raw, raw_full, head, batch,
-        kv_head, seq,
+    args, smem, s_q, s_k, s_v, k_full, v_full, empty, s_kscale, head, batch, kv_head, seq,
         causal_offset, n_blocks, n_unmasked, first_round, warp, lane, warp_row0, k_scales,
 #if SAGEATTN_SM90_TRACE
         cta_id
@@ -121,24 +118,17 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     sm90::prefetch_tensor_map(&args.k_map);
     sm90::prefetch_tensor_map(&args.v_map);
     for (int s = 0; s < kStages; ++s) {
-      // Two arrivals: the TMA's (with K's bytes) and the producer's once K's scales are staged;
-      // with K quantized in the kernel, the producer's once K and its scales are written.
-      sm90::mbarrier_init(&k_full[s], Cfg::kKIn ? 1 : 2);
+      // Two arrivals: the TMA's (with K's bytes) and the producer's once K's scales are staged.
+      sm90::mbarrier_init(&k_full[s], 2);
       sm90::mbarrier_init(&v_full[s], 1);
       sm90::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // every consumer warp releases
     }
-    for (int r = 0; r < Cfg::kRawStages; ++r)
-      sm90::mbarrier_init(&raw_full[r], 1);
     sm90::fence_barrier_init();
     // The first round of K and V is requested now, so that its latency overlaps the set-up
     // below and the CTA-wide barrier (CTA timeline: the set-up took ~900 cycles and a tile
     // arrived ~1,600 cycles after it).
     for (int nb = 0; nb < first_round; ++nb)
       load_kv(nb);
-    if constexpr (Cfg::kKIn) {
-      for (int nb = 0; nb < min(Cfg::kRawStages, n_blocks); ++nb)
-        sm90_load_raw_k<Cfg>(cta, nb);
-    }
   }
   // The ones rows of every V stage (e4m3 1.0 = 0x38; all equal, so the swizzle does not
   // matter). The tensor cores read them through the async proxy: fence before the barrier.

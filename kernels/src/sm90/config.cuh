@@ -63,12 +63,6 @@
 #define SAGEATTN_SM90_STAGES_D256 3
 #endif
 
-// K in the kernel (tile_policy.h: SAGEATTN_SM90_K_IN_KERNEL): raw 16-bit K tiles in flight with
-// 64-key blocks (two with 128-key ones, which shared memory holds no more of at d=128).
-#ifndef SAGEATTN_SM90_K_IN_KERNEL_RAW_N64
-#define SAGEATTN_SM90_K_IN_KERNEL_RAW_N64 2
-#endif
-
 // Consumer warpgroups (tile_policy.h: SAGEATTN_SM90_CONSUMERS_D64, _D128 and the rule): with 3, a
 // CTA owns 192 query rows, each consumer thread gets 160 registers, and a 16-bit turn retires its
 // P·V before it issues Q·Kᵀ (as the e4m3 one does for its merge), so that P's fragments and the
@@ -88,12 +82,7 @@ namespace sageattn::detail {
 // parts of 128 and 136 columns. D = 96 (16-bit P·V, two consumers, 128-key blocks): Q and K in
 // three boxes of 32 bytes; V and O are 128 channels wide (kDv), the last 32 zeros (the TMA fills
 // them), since V's 64-channel boxes hold no place for the ones columns at 96.
-// kKInKernel: K quantized by the producer warpgroup from the caller's 16-bit K (tile_policy.h:
-// k_quantized_in_kernel; 16-bit P·V at d=64 and 128, dense calls): the TMA brings each block's
-// 16-bit K into a ring of kRawStages raw tiles, and the producer's four warps smooth, scale and
-// round it into the INT8 K stage, with its scales, before they arrive on k_full.
-template <int D, typename PvT, int kConsumerWarpgroups, bool kVarlenCall = false,
-          bool kKInKernel = false>
+template <int D, typename PvT, int kConsumerWarpgroups, bool kVarlenCall = false>
 struct Sm90Config {
   static_assert(D == 64 || D == 128 ||
                     ((D == 96 || D == 192 || D == 256) && !std::is_same_v<PvT, __nv_fp8_e4m3>),
@@ -103,9 +92,6 @@ struct Sm90Config {
   static constexpr bool kVarlen = kVarlenCall;
   using Pv = PvT;
   static constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
-  static constexpr bool kKIn = kKInKernel;
-  static_assert(!kKIn || (!kPv8 && (D == 64 || D == 128) && !kVarlenCall),
-                "K quantized in the kernel: 16-bit P·V at d=64 and 128, dense calls");
   static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
                 "P·V in e4m3, fp16 or bf16");
   static constexpr int kConsumers = kConsumerWarpgroups;  // of 64 rows each
@@ -119,11 +105,9 @@ struct Sm90Config {
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
   // kernels/NOTES.md, sm90-d128-pv16-three-consumers.)
   static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3;
-  // (K in the kernel at d=128 with 128-key blocks: two stages, for the raw tiles' 64 KB.)
-  static constexpr int kStages = D == 256                               ? SAGEATTN_SM90_STAGES_D256
-                                 : kBlockN == 64                        ? SAGEATTN_SM90_STAGES_N64
-                                 : kKIn && D == 128 && kBlockN == 128 ? 2
-                                                                        : SAGEATTN_SM90_STAGES;
+  static constexpr int kStages = D == 256        ? SAGEATTN_SM90_STAGES_D256
+                                 : kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64
+                                                 : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
   static constexpr int kFmaExp2Groups = D > 128 ? SAGEATTN_SM90_FMA_EXP2_D256
                                         : D >= 96
@@ -132,12 +116,8 @@ struct Sm90Config {
                                         : kConsumers == 4 ? SAGEATTN_SM90_FMA_EXP2_D64_C4
                                         : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
                                                           : SAGEATTN_SM90_FMA_EXP2_D64;
-  // K in the kernel: the producer's four warps quantize, and take what the 16-bit consumers leave
-  // (two consumers need ~170 of their 240).
-  static constexpr int kProducerRegisters = !kKIn ? 24 : kConsumers == 2 ? 56 : 32;
-  static constexpr int kConsumerRegisters = kConsumers == 2 ? (kKIn ? 224 : 240)
-                                            : kConsumers == 3 ? 160
-                                                              : 112;
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : kConsumers == 3 ? 160 : 112;
   // The consumers' claim beyond the launch's allocation (64K over the threads, in steps of 8)
   // must fit in what the producer releases: setmaxnreg.inc waits for the registers the CTA's
   // setmaxnreg.dec gave back (four consumers claiming 120 each, 3,072 more than that, hung).
@@ -180,14 +160,8 @@ struct Sm90Config {
   static constexpr int kQOffset = 0;
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
-  // K in the kernel: the raw 16-bit K tiles, D/64 boxes of kBlockN keys × 64 channels (128-byte
-  // swizzle) each.
-  static constexpr int kRawStages = !kKIn ? 0 : kBlockN == 64 ? SAGEATTN_SM90_K_IN_KERNEL_RAW_N64 : 2;
-  static constexpr int kRawKBytes = kBlockN * D * 2;
-  static constexpr int kRawOffset = kVOffset + kStages * kVBytes;
-  static constexpr int kBarrierOffset = kRawOffset + kRawStages * kRawKBytes;
-  // k_full, v_full, empty per stage; raw_full per raw stage
-  static constexpr int kBarriers = 3 * kStages + kRawStages;
+  static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
+  static constexpr int kBarriers = 3 * kStages;  // k_full, v_full, empty per stage
   // K's scales of each stage's block: one per 16-key column group of the S tile (8 floats),
   // written by the producer beside the TMA's K tile.
   static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
@@ -197,13 +171,8 @@ struct Sm90Config {
   // warp its rows' max |q| (per_block scales take the warpgroup's).
   static constexpr int kQAuxOffset = kKScaleOffset + kKScaleBytes;
   static constexpr int kQAuxBytes = (kBlockM + 4 * kConsumers) * 4;
-  // K in the kernel: the producer's scratch: its four warps' partial sums of K's first keys
-  // [4][D], the mean [D], and the warps' maxima per scale group [kScaleGroups][4].
-  static constexpr int kProducerScratchOffset = kQAuxOffset + kQAuxBytes;
-  static constexpr int kProducerScratchBytes = kKIn ? (5 * D + 4 * kScaleGroups) * 4 : 0;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
-  static constexpr int kSmemBytes = kProducerScratchOffset + kProducerScratchBytes + 1024;
-  static_assert(kSmemBytes <= 227 * 1024, "the shared memory of one CTA");
+  static constexpr int kSmemBytes = kQAuxOffset + kQAuxBytes + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
                     kVBytes % 1024 == 0,
                 "swizzled tiles start on 1024-byte boundaries");
@@ -229,8 +198,6 @@ struct Sm90Cta {
   std::uint64_t* v_full;  // [kStages]: V landed
   std::uint64_t* empty;   // [kStages]: every consumer warp released the stage
   float* s_kscale;        // [kStages][kScaleGroups]
-  unsigned char* s_raw;    // K in the kernel: [kRawStages] raw 16-bit K tiles
-  std::uint64_t* raw_full;  // [kRawStages]: a raw tile landed
   int head, batch, kv_head;
   AttentionSequence<kVarlen> seq;  // its rows, lengths, workspace place and statistics
   int causal_offset;               // kv_len - qo_len: the causal diagonal, aligned bottom-right

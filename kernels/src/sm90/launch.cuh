@@ -56,11 +56,8 @@ inline bool encode_byte_tensor(CUtensorMap* map, const void* base, std::uint64_t
 // contiguous), read in boxes of 64 channels × `box_keys` keys with 128-byte swizzle. Keys past
 // kv_len arrive as zeros. A varlen call's V is one batch of total_k rows: keys past a sequence's
 // end are the next sequence's, which the softmax gives a weight of exactly 0.
-// The same for the caller's K (K quantized in the kernel: dense calls only), or any 16-bit
-// tensor of that shape at `base` with strides sb, sh, ss.
-inline bool encode_16bit_tensor(CUtensorMap* map, const AttentionArgs& a, const void* base,
-                                std::int64_t sb, std::int64_t sh, std::int64_t ss, int batch, int d,
-                                unsigned box_keys) {
+inline bool encode_v16_tensor(CUtensorMap* map, const AttentionArgs& a, int batch, int d,
+                              unsigned box_keys) {
   const auto encode = tensor_map_encoder();
   if (encode == nullptr) return false;
   const bool varlen = a.cu_k != nullptr;
@@ -68,20 +65,21 @@ inline bool encode_16bit_tensor(CUtensorMap* map, const AttentionArgs& a, const 
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), rows, static_cast<cuuint64_t>(a.heads_kv),
                               static_cast<cuuint64_t>(varlen ? 1 : batch)};
   // (A varlen map's one batch needs a stride all the same: any valid one.)
-  const cuuint64_t batch_stride = varlen ? rows * ss : static_cast<cuuint64_t>(sb);
-  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(ss) * 2, static_cast<cuuint64_t>(sh) * 2,
+  const cuuint64_t batch_stride = varlen ? rows * a.v_ss : static_cast<cuuint64_t>(a.v_sb);
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(a.v_ss) * 2,
+                                 static_cast<cuuint64_t>(a.v_sh) * 2,
                                  batch_stride * 2};  // bytes, of dims 1-3
   const cuuint32_t box[4] = {64, box_keys, 1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides, box,
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(a.v), dims, strides, box,
                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int D, typename PvT, int kConsumers, bool kVarlen, bool kKIn = false>
+template <int D, typename PvT, int kConsumers, bool kVarlen>
 cudaError_t launch_sm90_kernel_as(const AttentionArgs& a, int batch, cudaStream_t stream) {
-  using Cfg = Sm90Config<D, PvT, kConsumers, kVarlen, kKIn>;
+  using Cfg = Sm90Config<D, PvT, kConsumers>;
   Sm90Args args{};
   args.a = a;
   // The workspace's units of this launch (workspace.h): (batch, KV head) pairs, or the KV heads
@@ -89,19 +87,16 @@ cudaError_t launch_sm90_kernel_as(const AttentionArgs& a, int batch, cudaStream_
   const std::uint64_t units = a.unit_batch_stride == 0
                                   ? static_cast<std::uint64_t>(a.heads_kv)
                                   : static_cast<std::uint64_t>(batch) * a.unit_batch_stride;
-  bool encoded = kKIn ? encode_16bit_tensor(&args.k_map, a, a.k16, a.k_sb, a.k_sh, a.k_ss, batch,
-                                             D, Cfg::kBlockN)
-                      : encode_byte_tensor(&args.k_map, a.k, D, a.unit_rows, units,
-                                           Cfg::kQKBoxBytes, Cfg::kBlockN, Cfg::kQKSwizzle);
+  bool encoded = encode_byte_tensor(&args.k_map, a.k, D, a.unit_rows, units, Cfg::kQKBoxBytes,
+                                    Cfg::kBlockN, Cfg::kQKSwizzle);
   if constexpr (Cfg::kPv8) {
     encoded = encoded && encode_byte_tensor(&args.v_map, a.v_fp8, a.unit_rows, D, units,
                                             Cfg::kBlockN, D, Cfg::kVSwizzle);
   } else {
-    encoded = encoded &&
-              encode_16bit_tensor(&args.v_map, a, a.v, a.v_sb, a.v_sh, a.v_ss, batch, D, Cfg::kBlockN);
+    encoded = encoded && encode_v16_tensor(&args.v_map, a, batch, D, Cfg::kBlockN);
   }
   if (!encoded) return cudaErrorNotSupported;
-  auto kernel = attention_sm90_kernel<D, PvT, kConsumers, kVarlen, kKIn>;
+  auto kernel = attention_sm90_kernel<D, PvT, kConsumers, kVarlen>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Cfg::kSmemBytes)) {
     return e;
@@ -118,10 +113,6 @@ cudaError_t launch_sm90_kernel_as(const AttentionArgs& a, int batch, cudaStream_
 template <int D, typename PvT, int kConsumers>
 cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t stream) {
   if (a.cu_q != nullptr) return launch_sm90_kernel_as<D, PvT, kConsumers, true>(a, batch, stream);
-  if constexpr (SAGEATTN_SM90_K_IN_KERNEL != 0 && (D == 64 || D == 128) &&
-                !std::is_same_v<PvT, __nv_fp8_e4m3>) {
-    if (a.k_in_kernel) return launch_sm90_kernel_as<D, PvT, kConsumers, false, true>(a, batch, stream);
-  }
   return launch_sm90_kernel_as<D, PvT, kConsumers, false>(a, batch, stream);
 }
 
