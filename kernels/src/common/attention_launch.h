@@ -50,8 +50,6 @@ struct AttentionArgs {
   int sharp_capacity, batch0;
   const void* k16;
   std::int64_t k_sb, k_sh, k_ss;
-  // The persistent Hopper kernel's tile counter (zeroed per call; its last fetch resets it).
-  std::uint32_t* tile_counter;
 };
 
 // The kernels' arguments for a call: its tensors, the workspace's arrays (laid out by
@@ -108,7 +106,6 @@ inline AttentionArgs attention_args(const Params& p, const Workspace& w, float s
   a.k_sb = varlen ? 0 : p.k.stride_batch;
   a.k_sh = p.k.stride_head;
   a.k_ss = p.k.stride_seq;
-  a.tile_counter = w.tile_counter;
   return a;
 }
 

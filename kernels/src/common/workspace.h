@@ -34,7 +34,6 @@ struct Workspace {
   // KV head) one or two counts of statistics published (the fused queue's FP8 paths count K's
   // and V's apart; quantize.cu, statistics_counter).
   std::uint32_t* job_counters = nullptr;
-  std::uint32_t* tile_counter = nullptr;  // the persistent Hopper kernel's (config.cuh)
   // The sharp-tile guard (sharp_tiles.h; null without it): [0] the worklist's entries, [1] the
   // sharp kernel's CTAs done (the last one resets both for the next call), then the entries.
   std::uint32_t* sharp_count = nullptr;
@@ -46,7 +45,7 @@ struct Workspace {
   int unit_scales = 0;        // K scales of each unit: unit_rows / k_rows
   int unit_batch_stride = 0;  // units per batch: Hkv (dense), 0 (varlen: units are KV heads)
   int q_rows = 0, k_rows = 0;
-  // k_sum, v_amax, job_counters, tile_counter and sharp_count: contiguous, zeroed per call
+  // k_sum, v_amax, job_counters and sharp_count: contiguous, zeroed per call
   std::size_t stats_bytes = 0;
   std::size_t total = 0;
 };
@@ -116,7 +115,6 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   w.k_sum = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.v_amax = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.job_counters = reinterpret_cast<std::uint32_t*>(take((1 + 2 * bk) * sizeof(std::uint32_t)));
-  w.tile_counter = reinterpret_cast<std::uint32_t*>(take(sizeof(std::uint32_t)));
   const bool guard = p.guards_sharp_tiles();
   w.sharp_count = reinterpret_cast<std::uint32_t*>(take_if(guard, 2 * sizeof(std::uint32_t)));
   w.stats_bytes = at;

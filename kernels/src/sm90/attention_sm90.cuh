@@ -78,63 +78,41 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   // [kStages][kScaleGroups]
   float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);
 
-  // Persistent (Cfg::kPersistent): the tile ring's barriers and entries.
-  std::uint64_t* tile_full = empty + kStages;
-  std::uint64_t* tile_empty = tile_full + Cfg::kTileSlots;
-  int* s_tile = reinterpret_cast<int*>(smem + Cfg::kTileOffset);
-  // Query tiles per (batch, head), and tile t's place: (batch, head) major, and under causal
-  // masking the longest rows first within each: they have the most key blocks.
-  const int m_tiles = Cfg::kPersistent ? (a.q_pad + kBlockM - 1) / kBlockM : gridDim.x;
-  struct TilePlace {
-    int m_block, head, batch;
-  };
-  auto place = [&](int t) {
-    if constexpr (!Cfg::kPersistent) {
-      return TilePlace{a.causal ? m_tiles - 1 - static_cast<int>(blockIdx.x)
-                                : static_cast<int>(blockIdx.x),
-                       static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
-    }
-    const int m_index = t % m_tiles, bh = t / m_tiles;
-    return TilePlace{a.causal ? m_tiles - 1 - m_index : m_index, bh % a.heads_q, bh / a.heads_q};
-  };
+  // Longest rows first under causal masking: they have the most key blocks.
+  const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int head = blockIdx.y, batch = blockIdx.z;
+  const int kv_head = head / (a.heads_q / a.heads_kv);
+  const int m0 = m_block * kBlockM;
   // The sharp-tile kernel after this one may be scheduled as this grid's last CTAs run (it
   // waits for them before it reads the worklist): sharp_redo.cuh.
   if (a.sharp_count != nullptr) device::launch_dependents();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  // What a tile's set-up works out, for both roles (it0: key blocks of the CTA's earlier tiles).
-  auto tile_context = [&](TilePlace tp, int it0, bool first_tile) {
-    const int kv_head = tp.head / (a.heads_q / a.heads_kv);
-    const int m0 = tp.m_block * kBlockM;
-    const AttentionSequence<kVarlen> seq(a, tp.batch, kv_head);
-    const int causal_offset = diagonal_offset(seq.q_len, seq.kv_len);
-    const int n_blocks =
-        key_blocks(seq.kv_len, kBlockN, a.causal, m0 + kBlockM - 1, causal_offset);
-    // Key blocks before n_unmasked need no mask (common/causal.h).
-    const int n_unmasked =
-        unmasked_key_blocks(n_blocks, seq.kv_len, kBlockN, a.causal, m0, causal_offset);
-    // blocks whose stages start free
-    const int first_round = it0 < kStages ? min(kStages - it0, n_blocks) : 0;
-    return Sm90Cta<kVarlen>{args,  smem,      s_q,           s_k,           s_v,
-                            k_full, v_full,   empty,         s_kscale,      tp.head,
-                            tp.batch, kv_head, seq,          causal_offset, n_blocks,
-                            n_unmasked, first_round, first_tile, it0, warp,     lane,
-                            m0 + 16 * (warp - 4), seq.k_scales(a),
-#if SAGEATTN_SM90_TRACE
-                            cta_id
-#else
-                            0
-#endif
-    };
-  };
-  const Sm90Cta<kVarlen> cta = tile_context(place(static_cast<int>(blockIdx.x)), 0, true);
+  const AttentionSequence<kVarlen> seq(a, batch, kv_head);
   // A varlen sequence shorter than the grid's tiles (a dense call's grid covers its rows).
-  if (kVarlen && cta.warp_row0 - 16 * (warp - 4) >= cta.seq.q_len) return;
+  if (kVarlen && m0 >= seq.q_len) return;
+  const int causal_offset = diagonal_offset(seq.q_len, seq.kv_len);
+  const int n_blocks = key_blocks(seq.kv_len, kBlockN, a.causal, m0 + kBlockM - 1, causal_offset);
+  // Key blocks before n_unmasked need no mask (common/causal.h).
+  const int n_unmasked =
+      unmasked_key_blocks(n_blocks, seq.kv_len, kBlockN, a.causal, m0, causal_offset);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // A consumer warp's 16 query rows (warp 4 + 4·wg + w: rows m0 + 64·wg + 16·w ..; thread rows
   // g, g + 8), requested before anything else: their DRAM latency then overlaps the set-up
   // below, as the TMA of an INT8 Q issued at set-up did (kernels/NOTES.md, sm90-q-in-kernel).
+  const int warp_row0 = m0 + 16 * (warp - 4);
   uint4 q_raw[kQLoads<D, 16>];
-  if (warp >= 4) load_q_rows<D, 16>(a, cta.seq, cta.head, cta.warp_row0, lane, q_raw);
+  if (warp >= 4) load_q_rows<D, 16>(a, seq, head, warp_row0, lane, q_raw);
+  const float* k_scales = seq.k_scales(a);
 
+  const int first_round = min(kStages, n_blocks);  // blocks whose stages start free
+  const Sm90Cta<kVarlen> cta {
+    args, smem, s_q, s_k, s_v, k_full, v_full, empty, s_kscale, head, batch, kv_head, seq,
+        causal_offset, n_blocks, n_unmasked, first_round, warp, lane, warp_row0, k_scales,
+#if SAGEATTN_SM90_TRACE
+        cta_id
+#else
+        0
+#endif
+  };
   auto load_kv = [&](int nb) { sm90_load_kv<Cfg>(cta, nb); };
   if (threadIdx.x == 0) {  // the producer thread (warp 0, lane 0)
     sm90::prefetch_tensor_map(&args.k_map);
@@ -145,15 +123,11 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
       sm90::mbarrier_init(&v_full[s], 1);
       sm90::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // every consumer warp releases
     }
-    for (int slot = 0; slot < Cfg::kTileSlots; ++slot) {
-      sm90::mbarrier_init(&tile_full[slot], 1);
-      sm90::mbarrier_init(&tile_empty[slot], Cfg::kConsumers * 128);  // every consumer thread
-    }
     sm90::fence_barrier_init();
     // The first round of K and V is requested now, so that its latency overlaps the set-up
     // below and the CTA-wide barrier (CTA timeline: the set-up took ~900 cycles and a tile
     // arrived ~1,600 cycles after it).
-    for (int nb = 0; nb < cta.first_round; ++nb)
+    for (int nb = 0; nb < first_round; ++nb)
       load_kv(nb);
   }
   // The ones rows of every V stage (e4m3 1.0 = 0x38; all equal, so the swizzle does not
@@ -179,46 +153,9 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   if (warp < 4) {
     sm90::release_registers<Cfg::kProducerRegisters>();
     sm90_produce<Cfg>(cta);
-    if constexpr (Cfg::kPersistent) {
-      if (threadIdx.x != 0) return;
-      // The next tiles: fetched from the counter (past the grid's first tiles) once this tile's
-      // loads are requested, and passed to the consumers through the tile ring. The counter's
-      // last fetch (the grid makes exactly m_tiles · heads · batch of them) resets it.
-      const int n_tiles = m_tiles * a.heads_q * args.batches;
-      int it0 = cta.n_blocks;
-      for (int j = 0;; ++j) {
-        const int slot = j % Cfg::kTileSlots;
-        if (j >= Cfg::kTileSlots) {
-          sm90::mbarrier_wait(&tile_empty[slot], ((j / Cfg::kTileSlots) & 1) ^ 1);
-        }
-        const unsigned fetched = atomicAdd(a.tile_counter, 1u);
-        if (fetched == static_cast<unsigned>(n_tiles) - 1u) atomicExch(a.tile_counter, 0u);
-        const int t = static_cast<int>(fetched + gridDim.x);
-        s_tile[slot] = t < n_tiles ? t : -1;
-        sm90::mbarrier_arrive(&tile_full[slot]);
-        if (t >= n_tiles) break;
-        const Sm90Cta<kVarlen> next = tile_context(place(t), it0, false);
-        sm90_produce<Cfg>(next);
-        it0 += next.n_blocks;
-      }
-    }
   } else {
     sm90::claim_registers<Cfg::kConsumerRegisters>();
     sm90_consume<Cfg>(cta, q_raw);
-    if constexpr (Cfg::kPersistent) {
-      int it0 = cta.n_blocks;
-      for (int j = 0;; ++j) {
-        const int slot = j % Cfg::kTileSlots;
-        sm90::mbarrier_wait(&tile_full[slot], (j / Cfg::kTileSlots) & 1);
-        const int t = s_tile[slot];
-        sm90::mbarrier_arrive(&tile_empty[slot]);
-        if (t < 0) break;
-        const Sm90Cta<kVarlen> next = tile_context(place(t), it0, false);
-        load_q_rows<D, 16>(a, next.seq, next.head, next.warp_row0, lane, q_raw);
-        sm90_consume<Cfg>(next, q_raw);
-        it0 += next.n_blocks;
-      }
-    }
   }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 }

@@ -63,13 +63,6 @@
 #define SAGEATTN_SM90_STAGES_D256 3
 #endif
 
-// Experiment (kernels/NOTES.md, sm90-persistent-dynamic): one CTA per SM (dense calls), each taking
-// query tiles from a counter in the workspace (its first tile is its blockIdx.x), longest first
-// under causal masking; the K/V ring runs on across its tiles. 0: one CTA per tile.
-#ifndef SAGEATTN_SM90_PERSISTENT
-#define SAGEATTN_SM90_PERSISTENT 0
-#endif
-
 // Consumer warpgroups (tile_policy.h: SAGEATTN_SM90_CONSUMERS_D64, _D128 and the rule): with 3, a
 // CTA owns 192 query rows, each consumer thread gets 160 registers, and a 16-bit turn retires its
 // P·V before it issues Q·Kᵀ (as the e4m3 one does for its merge), so that P's fragments and the
@@ -116,7 +109,6 @@ struct Sm90Config {
                                  : kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64
                                                  : SAGEATTN_SM90_STAGES;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr bool kPersistent = SAGEATTN_SM90_PERSISTENT != 0 && !kVarlenCall;
   static constexpr int kFmaExp2Groups = D > 128 ? SAGEATTN_SM90_FMA_EXP2_D256
                                         : D >= 96
                                             ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3
@@ -169,9 +161,7 @@ struct Sm90Config {
   static constexpr int kKOffset = kQOffset + kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kVBytes;
-  // k_full, v_full, empty per stage; persistent: tile_full, tile_empty per slot of the tile ring
-  static constexpr int kTileSlots = kPersistent ? 2 : 0;
-  static constexpr int kBarriers = 3 * kStages + 2 * kTileSlots;
+  static constexpr int kBarriers = 3 * kStages;  // k_full, v_full, empty per stage
   // K's scales of each stage's block: one per 16-key column group of the S tile (8 floats),
   // written by the producer beside the TMA's K tile.
   static constexpr int kKScaleOffset = (kBarrierOffset + kBarriers * 8 + 15) / 16 * 16;
@@ -181,10 +171,8 @@ struct Sm90Config {
   // warp its rows' max |q| (per_block scales take the warpgroup's).
   static constexpr int kQAuxOffset = kKScaleOffset + kKScaleBytes;
   static constexpr int kQAuxBytes = (kBlockM + 4 * kConsumers) * 4;
-  // Persistent: the tile ring's entries (the producer's fetches, read by the consumers).
-  static constexpr int kTileOffset = kQAuxOffset + kQAuxBytes;
   // +1024: the dynamic shared memory base is aligned up to the swizzle pattern's 1024 bytes.
-  static constexpr int kSmemBytes = kTileOffset + kTileSlots * 4 + 1024;
+  static constexpr int kSmemBytes = kQAuxOffset + kQAuxBytes + 1024;
   static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kKBytes % 1024 == 0 &&
                     kVBytes % 1024 == 0,
                 "swizzled tiles start on 1024-byte boundaries");
@@ -195,7 +183,6 @@ struct Sm90Config {
 struct Sm90Args {
   CUtensorMap k_map, v_map;
   AttentionArgs a;
-  int batches;  // of this launch (the grid's z, or with persistent CTAs, part of its tiles)
 };
 
 // What a CTA's set-up works out (attention_sm90.cuh), which both roles read: its shared-memory
@@ -215,9 +202,7 @@ struct Sm90Cta {
   AttentionSequence<kVarlen> seq;  // its rows, lengths, workspace place and statistics
   int causal_offset;               // kv_len - qo_len: the causal diagonal, aligned bottom-right
   int n_blocks, n_unmasked;        // key blocks visited; those before n_unmasked need no mask
-  int first_round;                 // blocks whose stages start free
-  bool first_round_requested;      // their loads requested at set-up (the CTA's first tile)
-  int it0;                         // key blocks the CTA's earlier tiles took through the K/V ring
+  int first_round;                 // blocks whose stages start free (requested at set-up)
   int warp, lane;
   int warp_row0;  // a consumer warp's first query row
   const float* k_scales;

@@ -118,9 +118,8 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
     constexpr bool has_pv = decltype(has_pv_c)::value, has_qk = decltype(has_qk_c)::value;
     constexpr bool masked = decltype(masked_c)::value;
     SM90_TRACE(0);  // turn requested: waits for K/V and for the other warpgroup follow
-    const int it = c.it0 + nb;  // the block's place in the K/V ring
-    const int stage = it % kStages, prev_stage = (it + kStages - 1) % kStages;
-    const unsigned phase = (it / kStages) & 1, prev_phase = ((it - 1) / kStages) & 1;
+    const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
+    const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
     if constexpr (has_qk) sm90::mbarrier_wait(&k_full[stage], phase);
     if constexpr (has_pv) sm90::mbarrier_wait(&v_full[prev_stage], prev_phase);
     if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);

@@ -3,7 +3,6 @@
 // three or four consumer warpgroups by the tile policy.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -80,7 +79,7 @@ inline bool encode_v16_tensor(CUtensorMap* map, const AttentionArgs& a, int batc
 
 template <int D, typename PvT, int kConsumers, bool kVarlen>
 cudaError_t launch_sm90_kernel_as(const AttentionArgs& a, int batch, cudaStream_t stream) {
-  using Cfg = Sm90Config<D, PvT, kConsumers, kVarlen>;
+  using Cfg = Sm90Config<D, PvT, kConsumers>;
   Sm90Args args{};
   args.a = a;
   // The workspace's units of this launch (workspace.h): (batch, KV head) pairs, or the KV heads
@@ -102,17 +101,7 @@ cudaError_t launch_sm90_kernel_as(const AttentionArgs& a, int batch, cudaStream_
                                            Cfg::kSmemBytes)) {
     return e;
   }
-  args.batches = batch;
-  dim3 grid((a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM, a.heads_q, batch);
-  if constexpr (Cfg::kPersistent) {  // one CTA per SM, or per tile where there are fewer
-    int device = 0, sms = 0;
-    if (cudaError_t e = cudaGetDevice(&device)) return e;
-    if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) {
-      return e;
-    }
-    const long long tiles = static_cast<long long>(grid.x) * grid.y * grid.z;
-    grid = dim3(static_cast<unsigned>(std::min<long long>(tiles, sms)));
-  }
+  const dim3 grid((a.q_pad + Cfg::kBlockM - 1) / Cfg::kBlockM, a.heads_q, batch);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
 #if SAGEATTN_SM90_TRACE
   sm90_trace_print<D><<<1, 1, 0, stream>>>(static_cast<int>(grid.x * grid.y * grid.z));

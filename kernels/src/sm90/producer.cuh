@@ -22,7 +22,7 @@ __device__ __forceinline__ void sm90_load_kv(const Sm90Cta<Cfg::kVarlen>& c, int
   const int kv_head = c.kv_head;
   // The workspace's copies: the sequence's unit and its rows there (sequence.h).
   const int unit = c.seq.unit, row = c.seq.unit_row0 + nb * kBlockN;
-  const int stage = (c.it0 + nb) % kStages;
+  const int stage = nb % kStages;
   sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKBytes);
 #pragma unroll
   for (int box = 0; box < D / Cfg::kQKBoxBytes; ++box) {  // one below d=256
@@ -66,7 +66,7 @@ __device__ __forceinline__ void sm90_produce(const Sm90Cta<Cfg::kVarlen>& c) {
     // The last block may reach past the rows the quantization wrote (dense: kv_pad rows).
     const int k_scale_last = c.seq.kv_rows / a.k_rows - 1;
     auto stage_kscales = [&](int nb) {
-      float* dst = s_kscale + (c.it0 + nb) % kStages * Cfg::kScaleGroups;
+      float* dst = s_kscale + nb % kStages * Cfg::kScaleGroups;
       float scale[Cfg::kScaleGroups];  // all loads issued before the stores
 #pragma unroll
       for (int grp = 0; grp < Cfg::kScaleGroups; ++grp)
@@ -74,19 +74,14 @@ __device__ __forceinline__ void sm90_produce(const Sm90Cta<Cfg::kVarlen>& c) {
 #pragma unroll
       for (int grp = 0; grp < Cfg::kScaleGroups; ++grp)
         dst[grp] = scale[grp];
-      sm90::mbarrier_arrive(&k_full[(c.it0 + nb) % kStages]);
+      sm90::mbarrier_arrive(&k_full[nb % kStages]);
     };
-    // (A persistent CTA's later tiles: their first round's loads are requested here. A first
-    // tile with no key blocks leaves the next one it0 = 0, so it0 cannot tell them apart.)
-    for (int nb = 0; nb < first_round; ++nb) {
-      if (!c.first_round_requested) load_kv(nb);
+    for (int nb = 0; nb < first_round; ++nb)
       stage_kscales(nb);
-    }
     for (int nb = first_round; nb < n_blocks; ++nb) {
-      // The stage of ring block it was last filled for block it - kStages; its release
-      // completed phase (it / kStages - 1).
-      const int it = c.it0 + nb;
-      sm90::mbarrier_wait(&empty[it % kStages], ((it / kStages) & 1) ^ 1);
+      // Stage nb % kStages was last filled for block nb - kStages; its release completed
+      // phase (nb / kStages - 1).
+      sm90::mbarrier_wait(&empty[nb % kStages], ((nb / kStages) & 1) ^ 1);
       load_kv(nb);
       stage_kscales(nb);
     }
