@@ -5,19 +5,22 @@ Generates wheels and mutates them at every layer an installer reads (the ZIP's e
 central directory, entry flags and modes, METADATA's header lines, .data schemes, entry points),
 runs `sagebuild verify-wheel --json` on all of them (archive, RECORD, WHEEL and METADATA checks),
 and for every wheel it accepts requires the real readers to agree with its report:
-  - CPython's zipfile lists exactly the files verify-wheel verified, with the same bytes;
+  - CPython's zipfile, on every CPython installed here (--every-python: they read ZIP files
+    differently, e.g. 3.12+ honours the Unicode Path extra field), lists exactly the files
+    verify-wheel verified, with the same bytes;
   - Python's email parser (as importlib.metadata and pip read METADATA) gives the same
     Requires-Dist values;
-  - `pip install --no-deps --target` writes exactly those files into site-packages (and nothing
-    outside it but the project's own commands), and the installed distribution's requirements
+  - `pip install --no-deps --target` writes exactly those files into site-packages (and no
+    command but the project's own, whatever entry_points.txt's line ends say), and the installed distribution's requirements
     (importlib.metadata, what a later resolve reads) are the verified ones.
 A wheel verify-wheel refuses needs no agreement: refusing an ambiguity is the point.
 
-Usage: differential_install.py SAGEBUILD [--count N] [--pip-installs N] [--seed S]
+Usage: differential_install.py SAGEBUILD [--count N] [--pip-installs N] [--seed S] [--every-python]
 The test command runs a short version; docs/reliability.md gives the long one.
 """
 import argparse
 import base64
+import glob
 import email
 import hashlib
 import io
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 
 NAME, VERSION = "sageattention", "2.2.0"
 WHEEL_NAME = f"{NAME}-{VERSION}-py3-none-any.whl"
@@ -48,20 +52,31 @@ def digest(data):
     return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def build_wheel(files, metadata=BASE_METADATA, wheel=BASE_WHEEL, modes=None):
-    """A wheel zipfile writes, RECORD true to its files. files: {name: bytes}."""
+def unicode_path_field(unicode_name, header_name):
+    """An Info-ZIP Unicode Path extra field (0x7075) that CPython 3.12+ honours for header_name."""
+    data = b"\x01" + struct.pack("<I", zlib.crc32(header_name.encode())) + unicode_name.encode()
+    return struct.pack("<HH", 0x7075, len(data)) + data
+
+
+def build_wheel(files, metadata=BASE_METADATA, wheel=BASE_WHEEL, modes=None, extras=None,
+                record_edit=None, comment=b""):
+    """A wheel zipfile writes, RECORD true to its files. files: {name: bytes}; extras: {name:
+    extra field bytes}; record_edit: a function of RECORD's text."""
     members = dict(files)
     members[f"{DIST}/METADATA"] = metadata.encode("utf-8", "surrogateescape")
     members[f"{DIST}/WHEEL"] = wheel.encode()
     record = "".join(f"{n},sha256={digest(d)},{len(d)}\n" for n, d in members.items())
-    members[f"{DIST}/RECORD"] = (record + f"{DIST}/RECORD,,\n").encode()
+    record += f"{DIST}/RECORD,,\n"
+    members[f"{DIST}/RECORD"] = (record_edit(record) if record_edit else record).encode()
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for n, d in members.items():
             info = zipfile.ZipInfo(n, (2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = ((modes or {}).get(n, 0o100644)) << 16
+            info.extra = (extras or {}).get(n, b"")
             z.writestr(info, d)
+        z.comment = comment
     return out.getvalue()
 
 
@@ -83,7 +98,7 @@ def second_central_directory(data):
     cd_offset, cd_size = rec[6], rec[5]
     hidden = f"{NAME}/hidden.py".encode()
     payload = b"print('hidden')\n"
-    crc = __import__("zlib").crc32(payload)
+    crc = zlib.crc32(payload)
     local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 0, 0, 0x21, crc, len(payload),
                         len(payload), len(hidden), 0) + hidden + payload
     body = data[:cd_offset]
@@ -222,6 +237,30 @@ def cases(rng, count):
     }
     for label, extra in scoped.items():
         yield label, build_wheel({**BASE_FILES, **extra})
+    # One member, two names: CPython 3.12+ installs it under the Unicode Path field's name.
+    decoy = f"{NAME}/t4_decoy.py"
+    for label, target in [("unicode_path_init", f"{NAME}/__init__.py"),
+                          ("unicode_path_torch", "torch/__init__.py"),
+                          ("unicode_path_metadata", f"{DIST}/METADATA")]:
+        yield label, build_wheel({**BASE_FILES, decoy: b"import os\n"},
+                                 extras={decoy: unicode_path_field(target, decoy)})
+    yield "unicode_path_same", build_wheel(
+        {**BASE_FILES, decoy: b"x=1\n"}, extras={decoy: unicode_path_field(decoy, decoy)})
+    # .data/purelib and platlib install beside the top level, over the checked members.
+    for label, shadow in [("shadow_purelib_init", f"{DATA}/purelib/{NAME}/__init__.py"),
+                          ("shadow_platlib_core", f"{DATA}/platlib/{NAME}/core.py"),
+                          ("shadow_purelib_case", f"{DATA}/purelib/{NAME}/Core.py")]:
+        yield label, build_wheel({**BASE_FILES, shadow: b"import os\n"})
+    yield "record_blank_line", build_wheel(BASE_FILES, record_edit=lambda r: r.replace("\n", "\n\n", 1))
+    yield "comment_end_signature", build_wheel(BASE_FILES, comment=b"PK\x05\x06")
+    # Console scripts behind the line ends and section names importlib.metadata reads its way.
+    hidden = f"pip = {NAME}.core:sageattn"
+    ends = ["\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\r"]
+    texts = [f"[console_scripts]\nsageattention-x = {NAME}.core:sageattn{end}{hidden}\n" for end in ends]
+    texts += [f"[[console_scripts]]\n{hidden}\n", f"[]console_scripts]\n{hidden}\n",
+              f"[console_scripts]\n;{hidden}\n"]
+    for i, text in enumerate(texts):
+        yield f"entry_point_hidden_{i}", build_wheel({**BASE_FILES, f"{DIST}/entry_points.txt": text.encode()})
     for command in ["pip", "pip3", "python3", "torchrun", "sageattention-run", "SageAttention_X"]:
         ep = f"[console_scripts]\n{command} = {NAME}.core:sageattn\n"
         yield f"entry_point_{command}", build_wheel({**BASE_FILES, f"{DIST}/entry_points.txt": ep.encode()})
@@ -240,6 +279,41 @@ def zipfile_view(path):
             return [(i.filename, digest(z.read(i))) for i in z.infolist() if not i.is_dir()]
     except Exception:  # any failure: the installer cannot read it either
         return None
+
+
+ZIPFILE_PROBE = """
+import base64, hashlib, json, sys, zipfile
+out = {}
+for path in json.load(sys.stdin):
+    try:
+        with zipfile.ZipFile(path) as z:
+            out[path] = sorted((i.filename, base64.urlsafe_b64encode(hashlib.sha256(z.read(i)).digest())
+                                .rstrip(b"=").decode()) for i in z.infolist() if not i.is_dir())
+    except Exception:
+        out[path] = None
+print(json.dumps(out))
+"""
+
+
+def every_python():
+    """sys.executable and every CPython 3.9+ pyenv has here."""
+    found = [sys.executable]
+    root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip() \
+        if shutil.which("pyenv") else os.path.expanduser("~/.pyenv")
+    for python in sorted(glob.glob(os.path.join(root, "versions", "3.*", "bin", "python3"))):
+        version = os.path.basename(os.path.dirname(os.path.dirname(python))).split(".")
+        if len(version) >= 2 and version[1].isdigit() and int(version[1]) >= 9:
+            found.append(python)
+    return found
+
+
+def zipfile_views(python, paths):
+    """{path: [(name, sha256)] or None} as that Python's zipfile reads each archive."""
+    done = subprocess.run([python, "-c", ZIPFILE_PROBE], input=json.dumps(paths), capture_output=True,
+                          text=True)
+    if done.returncode:
+        raise SystemExit(f"{python}: the zipfile probe failed: {done.stderr[-500:]}")
+    return {p: [tuple(x) for x in v] if v is not None else None for p, v in json.loads(done.stdout).items()}
 
 
 def email_requires(path):
@@ -311,19 +385,12 @@ def compare(path, report, pip_budget, failures):
         if got != want:
             diff = sorted(set(got.items()) ^ set(want.items()))[:4]
             failures.append(f"pip installed other files than verified: {diff}")
-        if not bins <= commands | _entry_point_commands(report, path):
-            failures.append(f"pip wrote commands {sorted(bins)} the wheel does not own")
+        owned = {b for b in bins if b in commands or b.lower().replace("_", "-").startswith(NAME)}
+        if bins != owned:
+            failures.append(f"pip wrote commands {sorted(bins - owned)} the wheel does not own")
         if installed_requires is not None and installed_requires != report["requires_dist"]:
             failures.append(f"installed requirements {installed_requires}, verified {report['requires_dist']}")
     return pip_budget - 1
-
-
-def _entry_point_commands(report, path):
-    if not any(f["name"] == f"{DIST}/entry_points.txt" for f in report["files"]):
-        return set()
-    with zipfile.ZipFile(path) as z:
-        text = z.read(f"{DIST}/entry_points.txt").decode()
-    return {line.split("=")[0].strip() for line in text.splitlines() if "=" in line}
 
 
 def main():
@@ -333,6 +400,8 @@ def main():
     parser.add_argument("--pip-installs", type=int, default=25,
                         help="accepted wheels also installed with pip (about a second each)")
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randint(0, 2**31))
+    parser.add_argument("--every-python", action="store_true",
+                        help="also read the accepted wheels with every CPython 3.9+ of pyenv")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     work = tempfile.mkdtemp(prefix="differential-install-")
@@ -354,13 +423,17 @@ def main():
         reports = {r["path"]: r for r in json.loads(done.stdout)}
         accepted = [p for p in paths if reports[p]["ok"]]
         must_accept = {"base", "data_scripts_own", "data_share_own", "data_purelib_own",
-                       "entry_point_sageattention-run", "entry_point_SageAttention_X"}
+                       "entry_point_sageattention-run", "entry_point_SageAttention_X",
+                       "unicode_path_same"}
         must_refuse = {"second_central_directory", "junk_in_central_directory", "junk_before_end",
                        "record_left_out_of_count", "comment_hides_end_record", "flag_bit_5",
                        "flag_bit_6", "symlink_under_fat", "data_scripts_pip", "data_data_python",
                        "data_data_torch", "data_unknown_scheme", "data_purelib_torch",
                        "entry_point_pip", "entry_point_pip3", "entry_point_python3",
-                       "entry_point_torchrun"}
+                       "entry_point_torchrun", "unicode_path_init", "unicode_path_torch",
+                       "unicode_path_metadata", "shadow_purelib_init", "shadow_platlib_core",
+                       "shadow_purelib_case", "record_blank_line", "comment_end_signature",
+                       *(label for label in labels.values() if label.startswith("entry_point_hidden_"))}
         failures = []
         for p in paths:
             label, ok = labels[p], reports[p]["ok"]
@@ -368,15 +441,24 @@ def main():
                 failures.append((label, f"refused: {reports[p]['findings'][:2]}"))
             if label in must_refuse and ok:
                 failures.append((label, "accepted"))
+        pythons = every_python() if args.every_python else [sys.executable]
+        for python in pythons[1:]:
+            views = zipfile_views(python, accepted)
+            for p in accepted:
+                files = sorted((f["name"], f["sha256"]) for f in reports[p]["files"])
+                if views[p] != files:
+                    failures.append((labels[p], f"{python}'s zipfile reads it otherwise: "
+                                                f"{views[p] and sorted(set(views[p]) ^ set(files))[:4]}"))
         pip_budget = args.pip_installs
         # The named cases first, so that each is installed; then the accepted mutants.
-        for p in sorted(accepted, key=lambda p: (not labels[p].startswith(("base", "data", "entry")), p)):
+        for p in sorted(accepted, key=lambda p: (not labels[p].startswith(("base", "data", "entry", "unicode")), p)):
             found = []
             pip_budget = compare(p, reports[p], pip_budget, found)
             failures += [(labels[p], f) for f in found]
         print(f"install differential (seed {args.seed}): {len(paths)} wheels, {len(accepted)} "
-              f"accepted by verify-wheel, {min(args.pip_installs, len(accepted))} installed with "
-              f"pip; {len(failures)} disagreements")
+              f"accepted by verify-wheel, read by the zipfile of {len(pythons)} Python"
+              f"{'s' if len(pythons) > 1 else ''}, {min(args.pip_installs, len(accepted))} installed "
+              f"with pip; {len(failures)} disagreements")
         for label, why in failures[:30]:
             print(f"  {label}: {why}")
         return 1 if failures else 0

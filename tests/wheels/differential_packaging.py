@@ -7,6 +7,11 @@ The one deliberate difference (docs/verify-wheel.md): sagebuild refuses file nam
 characters, which packaging accepts where Python's \\w or str.isidentifier() admit Unicode. Those
 inputs are counted separately and must be exactly the ones packaging accepts and we refuse.
 
+Then requirements (Requires-Dist values) with fuzzed markers: every one sagebuild accepts must be
+one packaging parses and evaluates without an error for Linux, Windows and macOS environments,
+with and without an extra (what pip does with a wheel's metadata). Refusing more is allowed
+(counted); accepting what packaging cannot evaluate is a disagreement.
+
 Usage: differential_packaging.py SAGEBUILD [--count N] [--seed S]
 """
 import argparse
@@ -16,6 +21,8 @@ import random
 import subprocess
 import sys
 
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 NAMES = ["foo", "Foo_Bar", "a.b", "x1", "sageattention", "", "foo__bar", "foo bar", "foo+",
@@ -65,6 +72,75 @@ def reference(name):
             "build": [str(b[0]), b[1]] if b else [], "tags": sorted(str(x) for x in t)}
 
 
+MARKER_VARIABLES = ["python_version", "python_full_version", "os_name", "sys_platform",
+                    "platform_release", "platform_machine", "platform_system", "platform_version",
+                    "implementation_name", "implementation_version", "platform_python_implementation",
+                    "extra", "extras", "dependency_groups"]
+MARKER_OPS = ["==", "!=", "<", "<=", ">", ">=", "~=", "===", "in", "not in"]
+MARKER_STRINGS = ["'3'", "'3.10'", "'3.*'", "'posix'", "'nt'", "'linux'", "'x86_64'", "'1.0'", "'cuda'",
+                  "'5.15.0'", "'abc'", "''", "'2!1.0'", "'1.0+local'", "' 3.9'"]
+
+
+def markers(rng, count):
+    for _ in range(count):
+        atoms = []
+        for _ in range(rng.randint(1, 3)):
+            left = rng.choice(MARKER_VARIABLES + MARKER_STRINGS)
+            right = rng.choice(MARKER_STRINGS + MARKER_VARIABLES[:3])
+            if rng.random() < 0.5:
+                left, right = right, left
+            atoms.append(f"{left} {rng.choice(MARKER_OPS)} {right}")
+        yield "numpy>=1.0; " + f" {rng.choice(['and', 'or'])} ".join(atoms)
+
+
+def environments():
+    base = default_environment()
+    linux = dict(base, os_name="posix", sys_platform="linux", platform_system="Linux",
+                 platform_release="6.18.44-fc-v657", platform_machine="x86_64")
+    windows = dict(base, os_name="nt", sys_platform="win32", platform_system="Windows",
+                   platform_release="10", platform_machine="AMD64")
+    mac = dict(base, os_name="posix", sys_platform="darwin", platform_system="Darwin",
+               platform_release="23.1.0", platform_machine="arm64")
+    return [dict(env, extra=extra) for env in (linux, windows, mac) for extra in ("", "cuda")]
+
+
+def evaluates(text, envs):
+    """None if packaging parses and evaluates it in every environment; else why not."""
+    try:
+        requirement = Requirement(text)
+        for env in envs:
+            if requirement.marker is not None:
+                requirement.marker.evaluate(env)
+    except Exception as e:  # any error: pip could not install a wheel requiring it
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def requirements_differential(sagebuild, rng, count):
+    texts = list(dict.fromkeys(markers(rng, count)))
+    done = subprocess.run([sagebuild, "parse-wheel-names", "--requirements"], input="\n".join(texts) + "\n",
+                          capture_output=True, text=True, check=True)
+    ours = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(ours) == len(texts), (len(ours), len(texts))
+    envs = environments()
+    accepted = stricter = 0
+    wrong = []
+    for text, mine in zip(texts, ours):
+        why = evaluates(text, envs)
+        if mine["ok"]:
+            accepted += 1
+            if why:
+                wrong.append((text, why))
+        elif not why:
+            stricter += 1
+    print(f"marker differential: {len(texts)} requirements, {accepted} accepted by sagebuild, "
+          f"{stricter} refused that packaging evaluates (stricter, allowed), {len(wrong)} accepted "
+          f"that packaging cannot evaluate")
+    for text, why in wrong[:20]:
+        print(f"  {text!r}: {why}")
+    return len(wrong)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("sagebuild")
@@ -101,7 +177,8 @@ def main():
           f"{len(disagreements)} disagreements")
     for name, ref, mine in disagreements[:20]:
         print(f"  {name!r}\n    packaging: {ref}\n    sagebuild: {mine}")
-    return 1 if disagreements else 0
+    wrong = requirements_differential(args.sagebuild, rng, 3000)
+    return 1 if disagreements or wrong else 0
 
 
 if __name__ == "__main__":

@@ -31,7 +31,14 @@ Expected<std::vector<RecordRow>> parse_record(std::string_view text) {
     fields.push_back(field);
     field.clear();
     field_started = false;
-    if (!(fields.size() == 1 && fields[0].empty())) {  // blank lines are skipped, as csv does
+    if (fields.size() == 1 && fields[0].empty()) {
+      // csv yields an empty row, which pip's installer cannot unpack.
+      return Error{
+          fmt::format("RECORD line {} is blank (pip cannot install a wheel whose "
+                      "RECORD has a blank line)",
+                      row_line)};
+    }
+    {
       if (fields.size() != 3) {
         return Error{fmt::format("RECORD line {} has {} fields, expected 3 (path,hash,size)",
                                  row_line, fields.size())};
@@ -206,6 +213,113 @@ Expected<std::string> read_dist_info_member(const std::filesystem::path& wheel,
     return std::string(data.begin(), data.end());
   }
   return Error{fmt::format("{} has no {}", wheel.filename().string(), wanted)};
+}
+
+namespace {
+
+bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+}
+
+bool is_identifier_path(std::string_view dotted) {
+  if (dotted.empty()) return false;
+  for (const std::string& part : text::split(dotted, '.')) {
+    if (part.empty() || std::isdigit(static_cast<unsigned char>(part[0]))) return false;
+    for (const char c : part) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    }
+  }
+  return true;
+}
+
+// "module.sub:attr.attr": what pip's script template imports and calls.
+bool is_object_reference(std::string_view value) {
+  const std::size_t colon = value.find(':');
+  if (colon == std::string_view::npos) return false;
+  return is_identifier_path(value.substr(0, colon)) && is_identifier_path(value.substr(colon + 1));
+}
+
+}  // namespace
+
+Expected<std::vector<EntryPoint>> parse_entry_points(std::string_view text) {
+  auto error = [](int line, std::string_view why) {
+    return Error{fmt::format("entry_points.txt line {}: {}", line, why)};
+  };
+  // The bytes first: importlib.metadata splits with str.splitlines(), which also ends lines at
+  // \v \f \x1c-\x1e \x85 \u2028 \u2029 and a lone \r; configparser and pkg_resources do not.
+  // Only printable ASCII, tab and \n (or \r\n) line ends leave the three readers one text.
+  int line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+    } else if (c == '\r') {
+      if (i + 1 >= text.size() || text[i + 1] != '\n') {
+        return error(line,
+                     "a carriage return that does not end a line (readers split it "
+                     "differently)");
+      }
+    } else if (c != '\t' && (c < 0x20 || c > 0x7e)) {
+      return error(line, fmt::format("byte 0x{:02x}: only printable ASCII is read alike by "
+                                     "importlib.metadata, pkg_resources and configparser",
+                                     c));
+    }
+  }
+  std::vector<EntryPoint> entries;
+  std::vector<std::string> groups;
+  std::string group;
+  line = 0;
+  for (std::string raw : text::split(text, '\n')) {
+    ++line;
+    if (raw.ends_with('\r')) raw.pop_back();
+    const std::string_view stripped = text::trim(raw);
+    if (stripped.empty() || stripped.starts_with('#')) continue;
+    if (stripped.starts_with(';')) {
+      return error(line, "a ';' line (a comment to configparser, an entry to importlib.metadata)");
+    }
+    if (stripped.starts_with('[')) {
+      const std::string_view name =
+          stripped.size() >= 2 && stripped.starts_with('[') && stripped.ends_with(']')
+              ? stripped.substr(1, stripped.size() - 2)
+              : std::string_view{};
+      if (name.empty() || !std::all_of(name.begin(), name.end(), is_name_char)) {
+        return error(line, fmt::format("'{}' is not a group header '[name]' (readers strip "
+                                       "brackets differently)",
+                                       stripped));
+      }
+      group = name;
+      if (std::find(groups.begin(), groups.end(), group) != groups.end()) {
+        return error(line, fmt::format("group [{}] again (readers keep one or the other)", group));
+      }
+      groups.push_back(group);
+      continue;
+    }
+    if (group.empty()) return error(line, "an entry before any [group]");
+    const std::size_t equals = stripped.find('=');
+    if (equals == std::string_view::npos) return error(line, "no '=' (expected 'name = object')");
+    EntryPoint entry{group, std::string(text::trim(stripped.substr(0, equals))),
+                     std::string(text::trim(stripped.substr(equals + 1))), line};
+    if (entry.name.empty() || !std::all_of(entry.name.begin(), entry.name.end(), is_name_char)) {
+      return error(line, fmt::format("'{}' is not an entry point name (letters, digits, '.', "
+                                     "'_' and '-')",
+                                     entry.name));
+    }
+    if (entry.value.empty()) return error(line, fmt::format("'{}' names no object", entry.name));
+    const bool script = group == "console_scripts" || group == "gui_scripts";
+    if (script && !is_object_reference(entry.value)) {
+      return error(
+          line, fmt::format("'{}' is not 'module:function', what pip's script calls", entry.value));
+    }
+    for (const EntryPoint& seen : entries) {
+      if (seen.group == entry.group && seen.name == entry.name) {
+        return error(line, fmt::format("'{}' again in [{}] (line {}): readers keep one or the "
+                                       "other",
+                                       entry.name, group, seen.line));
+      }
+    }
+    entries.push_back(std::move(entry));
+  }
+  return entries;
 }
 
 }  // namespace sagebuild::wheel

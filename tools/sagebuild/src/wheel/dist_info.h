@@ -23,6 +23,17 @@ struct RecordRow {
 // Python csv "excel" dialect: ',' separated, '"' quoting with '""' escapes, \n or \r\n rows.
 Expected<std::vector<RecordRow>> parse_record(std::string_view text);
 
+struct EntryPoint {
+  std::string group, name, value;
+  int line = 0;
+};
+
+// entry_points.txt, accepted only where importlib.metadata (str.splitlines, strip, strip('[]')),
+// pkg_resources and configparser read the same entries: printable ASCII and tab, \n or \r\n
+// line ends, '#' comments, exact '[group]' headers, 'name = value' entries, no group or entry
+// twice, 'module:function' values for console_scripts and gui_scripts. Errors name the line.
+Expected<std::vector<EntryPoint>> parse_entry_points(std::string_view text);
+
 class Headers {
  public:
   // Header lines up to the first blank line; continuation lines (leading space/tab) fold into

@@ -223,40 +223,94 @@ class Reader {
       ws();
       return std::nullopt;
     }
-    if (!marker_value()) return fail("a marker variable or a quoted string");
+    Value lhs, rhs;
+    if (!marker_value(lhs)) return fail("a marker variable or a quoted string");
     ws();
+    std::string_view op;
     if (keyword("in")) {
+      op = "in";
     } else if (keyword("not")) {
       ws();
       if (!keyword("in")) return fail("'in' after 'not'");
+      op = "not in";
     } else {
-      bool found = false;
       for (const char* o : {"===", "==", "~=", "!=", "<=", ">=", "<", ">"}) {
         if (take(std::string_view(o))) {
-          found = true;
+          op = o;
           break;
         }
       }
-      if (!found) return fail("a marker operator");
+      if (op.empty()) return fail("a marker operator");
     }
     ws();
-    if (!marker_value()) return fail("a marker variable or a quoted string");
+    if (!marker_value(rhs)) return fail("a marker variable or a quoted string");
     ws();
+    if (auto why = unevaluable(lhs, op, rhs)) return std::string(*why);
     return std::nullopt;
   }
 
-  bool marker_value() {
+  // One side of a marker comparison: a variable's name, or a quoted string's text.
+  struct Value {
+    bool variable = false;
+    std::string_view text;
+  };
+
+  bool marker_value(Value& value) {
     if (peek('\'') || peek('"')) {
       const char quote = s_[at_];
       const std::size_t close = s_.find(quote, at_ + 1);
       if (close == std::string_view::npos) return false;
+      value = {false, s_.substr(at_ + 1, close - at_ - 1)};
       at_ = close + 1;
       return true;
     }
     for (const std::string_view v : kMarkerVariables) {
-      if (keyword(v)) return true;
+      if (keyword(v)) {
+        value = {true, v};
+        return true;
+      }
     }
     return false;
+  }
+
+  // What packaging parses but cannot evaluate for an installed distribution's metadata (pip
+  // then fails on the wheel): a comparison must set one variable against one string; 'extras'
+  // and 'dependency_groups' exist only in lock files; '~=' needs a version of two or more parts
+  // on the string side and a version on the variable side.
+  static std::optional<std::string_view> unevaluable(const Value& lhs, std::string_view op,
+                                                     const Value& rhs) {
+    if (lhs.variable == rhs.variable) {
+      return lhs.variable ? "a marker compares two variables (packaging compares the second's name)"
+                          : "a marker compares two strings (packaging evaluates neither)";
+    }
+    const Value& variable = lhs.variable ? lhs : rhs;
+    const Value& literal = lhs.variable ? rhs : lhs;
+    if (variable.text == "extras" || variable.text == "dependency_groups") {
+      return "'extras' and 'dependency_groups' markers are for lock files; packaging cannot "
+             "evaluate them in a wheel's metadata";
+    }
+    // A version operator with a string that makes a valid specifier compares as versions:
+    // packaging raises on a variable whose value is not one (os_name, platform_release, ...).
+    const bool version_variable = variable.text == "python_version" ||
+                                  variable.text == "python_full_version" ||
+                                  variable.text == "implementation_version";
+    std::string_view version = literal.text;
+    while (!version.empty() && version.front() == ' ')
+      version.remove_prefix(1);
+    if (version.ends_with(".*")) version.remove_suffix(2);
+    const bool is_version = parse_pep440(version).has_value();
+    if (!version_variable && op != "in" && op != "not in" &&
+        (op == "===" || op == "~=" || is_version)) {
+      return "a marker compares a variable that is not a version with a version operator and "
+             "value (packaging raises on it)";
+    }
+    if (op == "~=" &&
+        (!lhs.variable || !is_version || std::count(version.begin(), version.end(), '.') < 1 ||
+         literal.text.ends_with(".*") || version.find('+') != std::string_view::npos)) {
+      return "'~=' needs a version of two or more parts without a local label on the right "
+             "(packaging cannot evaluate it otherwise)";
+    }
+    return std::nullopt;
   }
 
   std::string_view s_;

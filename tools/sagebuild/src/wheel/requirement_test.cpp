@@ -33,5 +33,25 @@ TEST_CASE("requirements packaging refuses", "[requirement]") {
   CHECK(requirement_error(deep));  // bounded depth, no stack overflow
 }
 
+TEST_CASE("markers packaging parses but cannot evaluate are refused", "[requirement]") {
+  // Each raises in packaging's Marker.evaluate() (UndefinedComparison, InvalidVersion or an
+  // unknown environment key): pip cannot install a wheel that requires it.
+  for (const char* bad :
+       {"x; 'x' in extras", "x; dependency_groups == 'a'", "x; os_name ~= 'posix'",
+        "x; python_version ~= '3'", "x; os_name == '1.0'", "x; platform_release >= '5.0'",
+        "x; os_name === 'posix'", "x; 'a' == 'b'", "x; python_version == python_full_version",
+        "x; sys_platform ~= '1.0'", "x; python_full_version ~= '1.0+local'"}) {
+    INFO(bad);
+    CHECK(requirement_error(bad));
+  }
+  for (const char* ok :
+       {"x; python_version ~= '3.10'", "x; python_version == 'abc'", "x; python_version == '3.*'",
+        "x; 'linux' in sys_platform", "x; os_name not in 'nt posix'", "x; extra == 'cuda'",
+        "x; platform_machine == 'x86_64'"}) {
+    INFO(ok);
+    CHECK_FALSE(requirement_error(ok));
+  }
+}
+
 }  // namespace
 }  // namespace sagebuild::wheel

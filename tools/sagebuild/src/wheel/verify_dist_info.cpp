@@ -31,9 +31,8 @@ void Verifier::check_dist_info(const ZipArchive& archive) {
   }
 }
 
-// entry_points.txt as importlib.metadata reads it (pip takes console and GUI scripts from it):
-// lines stripped, '#' and ';' comments, "[section]" headers, "name = object" split at the first
-// '='. Each command must be the project's own (is_own_command).
+// entry_points.txt (pip takes console and GUI scripts from it), read so that every reader sees
+// the same entries (parse_entry_points); each command must be the project's own.
 void Verifier::check_entry_points(const ZipArchive& archive, const std::string& path) {
   const EntryReading* r = find(archive, path);
   if (!r || r->error) return;  // optional; an unreadable entry is already an A check's finding
@@ -41,25 +40,20 @@ void Verifier::check_entry_points(const ZipArchive& archive, const std::string& 
     fail("A005", path, "too large to be an entry point list");
     return;
   }
+  auto entries = parse_entry_points(*r->text);
+  if (!entries) {
+    fail("A005", path, entries.error().message);
+    return;
+  }
   const std::string escaped = escape_distribution_name(name_->name_part);
-  std::string section;
-  int line_number = 0;
-  for (const std::string& raw : text::split(*r->text, '\n')) {
-    ++line_number;
-    const std::string_view line = text::trim(raw);
-    if (line.empty() || line.starts_with('#') || line.starts_with(';')) continue;
-    if (line.starts_with('[')) {
-      section = std::string(text::trim(line.substr(1, line.find(']') - 1)));
-      continue;
-    }
-    if (section != "console_scripts" && section != "gui_scripts") continue;
-    const std::string command(text::trim(line.substr(0, line.find('='))));
-    if (!is_own_command(command, escaped)) {
+  for (const EntryPoint& e : *entries) {
+    if (e.group != "console_scripts" && e.group != "gui_scripts") continue;
+    if (!is_own_command(e.name, escaped)) {
       fail("A005", path,
-           fmt::format("line {}: {}", line_number,
+           fmt::format("line {}: {}", e.line,
                        foreign_command(fmt::format(
                            "the {} '{}'",
-                           section == "gui_scripts" ? "GUI script" : "console script", command))));
+                           e.group == "gui_scripts" ? "GUI script" : "console script", e.name))));
     }
   }
 }

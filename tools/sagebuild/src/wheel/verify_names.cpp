@@ -171,6 +171,38 @@ void Verifier::check_entry_names(const ZipArchive& archive) {
     if (!name_) continue;
     if (auto why = outside_install_scope(n, escaped, prefix)) fail("A005", n, *why);
   }
+  // Where pip puts each file: .data/purelib and .data/platlib land in site-packages beside the
+  // top level, so a copy there replaces the member that was checked (letter case folded, as on
+  // Windows and macOS).
+  if (name_) {
+    std::map<std::string, std::string> installed;  // install path, folded -> entry
+    for (const ZipEntry& e : archive.entries()) {
+      if (e.is_directory()) continue;
+      std::string target = "site-packages/" + e.name;
+      if (e.name.starts_with(prefix + ".data/")) {
+        const std::string rest = e.name.substr(prefix.size() + 6);
+        const std::string scheme = rest.substr(0, rest.find('/'));
+        if (scheme.size() == rest.size()) continue;
+        const std::string inside = rest.substr(scheme.size() + 1);
+        target =
+            (scheme == "purelib" || scheme == "platlib" ? "site-packages" : scheme) + "/" + inside;
+      }
+      std::transform(target.begin(), target.end(), target.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      const auto [it, first] = installed.emplace(target, e.name);
+      std::string folded_name = e.name, folded_other = it->second;
+      for (std::string* f : {&folded_name, &folded_other}) {
+        std::transform(f->begin(), f->end(), f->begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      }
+      if (!first && folded_name != folded_other) {  // the same name is reported above
+        fail("A004", e.name,
+             fmt::format("pip installs it to the same place as '{}', replacing the file that "
+                         "was checked",
+                         it->second));
+      }
+    }
+  }
   // A name that is a file and also the directory of another entry cannot be extracted.
   std::set<std::string> files;
   for (const ZipEntry& e : archive.entries()) {

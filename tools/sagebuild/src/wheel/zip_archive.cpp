@@ -18,6 +18,7 @@ constexpr std::uint32_t kCentralHeader = 0x02014b50;
 constexpr std::uint32_t kLocalHeader = 0x04034b50;
 constexpr std::uint32_t kDataDescriptor = 0x08074b50;
 constexpr std::uint16_t kZip64ExtraId = 0x0001;
+constexpr std::uint16_t kUnicodePathExtraId = 0x7075;
 constexpr std::size_t kEndRecordSize = 22;
 constexpr std::size_t kMaxComment = 0xffff;
 constexpr int kMaxVersionNeeded = 63;
@@ -63,6 +64,47 @@ Error structure_error(const std::filesystem::path& path, std::string_view why) {
 // CRC-32 (ISO-HDLC) via libdeflate, which uses the CPU's carry-less multiply.
 std::uint32_t crc32_of(const std::vector<std::uint8_t>& data) {
   return libdeflate_crc32(0, data.data(), data.size());
+}
+
+// The Info-ZIP Unicode Path extra field (0x7075: version 1, the CRC-32 of the header's name, a
+// UTF-8 name). CPython 3.12+ installs the member under that name when the CRC matches, 3.11 and
+// earlier under the header's, some unpackers in either case: one field that does not repeat the
+// header's name exactly gives one member two names. Returns why, or nothing.
+std::optional<std::string> second_name(std::string_view name, const std::uint8_t* data,
+                                       std::size_t size) {
+  if (size < 5 || data[0] != 1) {
+    return fmt::format("'{}' carries a malformed Unicode Path extra field (0x7075)", name);
+  }
+  const std::string_view unicode(reinterpret_cast<const char*>(data + 5), size - 5);
+  if (unicode != name) {
+    return fmt::format(
+        "'{}' carries a Unicode Path extra field (0x7075) naming it '{}': CPython 3.12+ would "
+        "install it under that name, earlier versions under the header's",
+        name, unicode);
+  }
+  const std::uint32_t crc = libdeflate_crc32(0, name.data(), name.size());
+  if (Fields(data + 1, 4).u32() != crc) {
+    return fmt::format("'{}' carries a Unicode Path extra field (0x7075) whose name CRC is wrong",
+                       name);
+  }
+  return std::nullopt;
+}
+
+// The extra fields of one header: each must fit, and a Unicode Path field must repeat the name.
+std::optional<std::string> check_extra_names(std::string_view name, const std::uint8_t* data,
+                                             std::size_t size) {
+  Fields extra(data, size);
+  while (extra.has(4)) {
+    const std::uint16_t id = extra.u16(), length = extra.u16();
+    if (!extra.has(length))
+      return fmt::format("the extra field of '{}' runs past its record", name);
+    if (id == kUnicodePathExtraId) {
+      if (auto why = second_name(name, data + extra.pos(), length)) return why;
+    }
+    extra.skip(length);
+  }
+  if (extra.pos() != size) return fmt::format("the extra field of '{}' has a partial header", name);
+  return std::nullopt;
 }
 
 struct DecompressorDeleter {
@@ -147,14 +189,21 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
   // CPython's zipfile (and so pip) takes the *last* end-record signature in that window,
   // whatever its comment length says; other readers take the record whose comment reaches the
   // end of the file. One record must be both, or the two read different archives.
+  // A signature within the last 21 bytes (an archive comment ending in one) is where CPython
+  // looks, finds no whole record, and reads no archive.
   std::optional<std::size_t> end_at;
-  for (std::size_t i = tail_size - kEndRecordSize + 1; i-- > 0;) {
+  for (std::size_t i = tail_size - 3; i-- > 0;) {
     if (Fields(&tail[i], 4).u32() == kEndOfCentralDirectory) {
       end_at = i;
       break;
     }
   }
   if (!end_at) return structure_error(path, "no end of central directory record");
+  if (*end_at + kEndRecordSize > tail_size) {
+    return structure_error(path,
+                           "the archive comment ends in an end-record signature (CPython's "
+                           "zipfile then finds no archive)");
+  }
   if (const std::size_t comment = Fields(&tail[*end_at + 20], 2).u16();
       *end_at + kEndRecordSize + comment != tail_size) {
     return structure_error(
@@ -275,6 +324,9 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
     Fields extra(cd.data() + name_at + name_len, extra_len);
     // CPython refuses an extra field that runs past its area, or a ZIP64 field that lacks a
     // value for a saturated field; so does this reader, rather than keep the saturated value.
+    if (auto why = check_extra_names(e.name, cd.data() + name_at + name_len, extra_len)) {
+      return structure_error(path, *why);
+    }
     bool zip64_complete = true;
     while (extra.has(4)) {
       const std::uint16_t id = extra.u16(), size = extra.u16();
@@ -397,6 +449,14 @@ std::optional<ZipError> ZipArchive::read(std::ifstream& in, const ZipEntry& e,
       local_name != e.name) {
     return ZipError{ZipErrorKind::structure,
                     "the local header names a different file than the central directory"};
+  }
+  // The local header's extra field: installers that read it must see the same name.
+  std::vector<std::uint8_t> local_extra(extra_len);
+  if (!read_at(in, e.local_header_offset + 30 + name_len, local_extra.data(), extra_len)) {
+    return ZipError{ZipErrorKind::structure, "the local header's extra field is truncated"};
+  }
+  if (auto why = check_extra_names(e.name, local_extra.data(), extra_len)) {
+    return ZipError{ZipErrorKind::structure, *why};
   }
   const std::uint64_t data_offset = e.local_header_offset + 30 + name_len + extra_len;
   if (data_offset > file_size_ || e.compressed_size > file_size_ - data_offset) {

@@ -18,13 +18,26 @@ struct ZipBuilder {
     std::uint32_t declared_size;
     std::uint16_t method = 0;
     std::uint32_t compressed_size;
+    std::string central_extra, local_extra;
   };
   std::vector<Item> items;
+  std::string comment;
+
+  // An Info-ZIP Unicode Path extra field (0x7075, version 1) naming `unicode`, its CRC taken of
+  // `crc_of` (the header's name, when the field is meant to be honoured).
+  static std::string unicode_path(const std::string& unicode, const std::string& crc_of) {
+    std::string field;
+    u16(field, 0x7075);
+    u16(field, static_cast<std::uint16_t>(5 + unicode.size()));
+    field.push_back(1);
+    u32(field, libdeflate_crc32(0, crc_of.data(), crc_of.size()));
+    return field + unicode;
+  }
 
   ZipBuilder& add(std::string name, std::string data) {
     const auto crc = libdeflate_crc32(0, data.data(), data.size());
     const auto size = static_cast<std::uint32_t>(data.size());
-    items.push_back({name, name, std::move(data), crc, size, 0, size});
+    items.push_back({name, name, std::move(data), crc, size, 0, size, {}, {}});
     return *this;
   }
 
@@ -41,15 +54,17 @@ struct ZipBuilder {
       u32(out, 0x04034b50);
       u16(out, 20), u16(out, 0), u16(out, it.method), u16(out, 0), u16(out, 0);
       u32(out, it.crc), u32(out, it.compressed_size), u32(out, it.declared_size);
-      u16(out, static_cast<std::uint16_t>(it.local_name.size())), u16(out, 0);
-      out += it.local_name + it.data;
+      u16(out, static_cast<std::uint16_t>(it.local_name.size()));
+      u16(out, static_cast<std::uint16_t>(it.local_extra.size()));
+      out += it.local_name + it.local_extra + it.data;
       u32(central, 0x02014b50);
       u16(central, 0x031e), u16(central, 20), u16(central, 0), u16(central, it.method);
       u16(central, 0), u16(central, 0);
       u32(central, it.crc), u32(central, it.compressed_size), u32(central, it.declared_size);
-      u16(central, static_cast<std::uint16_t>(it.name.size())), u16(central, 0), u16(central, 0);
+      u16(central, static_cast<std::uint16_t>(it.name.size()));
+      u16(central, static_cast<std::uint16_t>(it.central_extra.size())), u16(central, 0);
       u16(central, 0), u16(central, 0), u32(central, 0100644u << 16), u32(central, offset);
-      central += it.name;
+      central += it.name + it.central_extra;
     }
     const auto cd_offset = static_cast<std::uint32_t>(out.size());
     out += central;
@@ -57,8 +72,9 @@ struct ZipBuilder {
     u16(out, 0), u16(out, 0);
     u16(out, static_cast<std::uint16_t>(items.size())),
         u16(out, static_cast<std::uint16_t>(items.size()));
-    u32(out, static_cast<std::uint32_t>(central.size())), u32(out, cd_offset), u16(out, 0);
-    return out;
+    u32(out, static_cast<std::uint32_t>(central.size())), u32(out, cd_offset);
+    u16(out, static_cast<std::uint16_t>(comment.size()));
+    return out + comment;
   }
 
   std::filesystem::path write() const {
@@ -114,6 +130,64 @@ TEST_CASE("a wrong CRC, a renamed local header and lying sizes are caught", "[zi
   bomb.items[0].declared_size = 2u << 30;
   path = bomb.write();
   CHECK(read_first(path)->kind == ZipErrorKind::size_bounds);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a Unicode Path field is accepted only where it repeats the member's name", "[zip]") {
+  const std::string decoy = "pkg/decoy.py", target = "pkg/__init__.py";
+  struct Case {
+    const char* label;
+    std::string central, local;
+    bool accepted;
+  };
+  const std::string honoured = ZipBuilder::unicode_path(target, decoy);  // 3.12+ installs target
+  const std::string wrong_crc = ZipBuilder::unicode_path(target, "x");   // 3.12+ ignores it
+  const std::string same = ZipBuilder::unicode_path(decoy, decoy);
+  const std::string truncated("\x75\x70\x01\x00\x01", 5);  // version only, no CRC or name
+  const std::vector<Case> cases = {
+      {"honoured by CPython 3.12+, central", honoured, "", false},
+      {"honoured, local header only", "", honoured, false},
+      {"a CRC that CPython ignores", wrong_crc, "", false},
+      {"truncated", truncated, "", false},
+      {"repeating the name", same, same, true},
+  };
+  for (const Case& c : cases) {
+    INFO(c.label);
+    ZipBuilder zip;
+    zip.add(decoy, "x = 1\n");
+    zip.items[0].central_extra = c.central;
+    zip.items[0].local_extra = c.local;
+    const auto path = zip.write();
+    auto archive = ZipArchive::open(path);
+    if (!c.central.empty() && !c.accepted) {
+      CHECK_FALSE(archive);
+    } else {
+      REQUIRE(archive);
+      auto stream = archive->open_stream();
+      std::vector<std::uint8_t> out, scratch;
+      const auto error = archive->read(stream, archive->entries().at(0), out, scratch);
+      CHECK(error.has_value() != c.accepted);
+    }
+    std::filesystem::remove(path);
+  }
+}
+
+TEST_CASE("an archive comment ending in an end-record signature is refused", "[zip]") {
+  // CPython's zipfile finds the comment's signature last, reads no whole record there, and
+  // reports no archive; pip cannot install it.
+  for (const std::string& comment : {std::string("PK\x05\x06"), std::string("xxPK\x05\x06yy")}) {
+    ZipBuilder zip;
+    zip.add("a", "data");
+    zip.comment = comment;
+    const auto path = zip.write();
+    CHECK_FALSE(ZipArchive::open(path));
+    std::filesystem::remove(path);
+  }
+  ZipBuilder plain;
+  plain.add("a", "data");
+  plain.comment = "built by sagebuild";
+  const auto path = plain.write();
+  CHECK(ZipArchive::open(path));
   std::filesystem::remove(path);
 }
 

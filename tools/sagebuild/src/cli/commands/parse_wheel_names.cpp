@@ -4,6 +4,7 @@
 
 #include "cli/commands/commands.h"
 #include "wheel/filename.h"
+#include "wheel/requirement.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -14,13 +15,31 @@ class ParseWheelNamesCommand final : public Command {
  public:
   using Command::Command;
 
-  void define(CLI::App& cmd) override { (void)cmd; }
+  void define(CLI::App& cmd) override {
+    cmd.add_flag("--requirements", requirements_,
+                 "read PEP 508 requirements (Requires-Dist values) instead of file names");
+  }
 
-  int run() override { return parse_wheel_names(std::cin); }
+  int run() override {
+    return requirements_ ? parse_requirements(std::cin) : parse_wheel_names(std::cin);
+  }
 
  private:
   // For differential tests against packaging.utils.parse_wheel_filename: one file name per
   // input line, one JSON object per output line.
+  // For differential tests against packaging.requirements and marker evaluation: one
+  // requirement per input line, {"input", "ok", "error"} per output line.
+  int parse_requirements(std::istream& in) {
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto error = wheel::requirement_error(line);
+      nlohmann::ordered_json row = {{"input", line}, {"ok", !error}};
+      if (error) row["error"] = *error;
+      log_.result("{}\n", row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
+    return kSuccess;
+  }
+
   int parse_wheel_names(std::istream& in) {
     std::string line;
     while (std::getline(in, line)) {
@@ -45,6 +64,8 @@ class ParseWheelNamesCommand final : public Command {
     }
     return kSuccess;
   }
+
+  bool requirements_ = false;
 };
 
 }  // namespace
