@@ -48,7 +48,7 @@ def never_loses_data(sagebuild, tmp, dist, site):
     """index -o replaces only an index it wrote: never a file, a folder of other files, the input
     folder; two different wheels of one name are an error; a failure leaves nothing behind."""
     def index(*args):
-        return subprocess.run([sagebuild, "index", *args], capture_output=True, text=True)
+        return subprocess.run([sagebuild, "index", "--no-verify", *args], capture_output=True, text=True)
 
     again = index(dist, "--out", site)
     check("an index is replaced by the next run", again.returncode == 0, again.stderr)
@@ -66,7 +66,7 @@ def never_loses_data(sagebuild, tmp, dist, site):
         kept = listing(target) == before[target] if os.path.isdir(target) else open(target).read() == "mine\n"
         check(f"index -o {label}: refused, nothing touched", done.returncode != 0 and kept
               and "sagebuild: error" in done.stderr, done.stderr[-300:])
-    here = subprocess.run([os.path.abspath(sagebuild), "index", dist, "--out", "."], capture_output=True, text=True, cwd=tmp)
+    here = subprocess.run([os.path.abspath(sagebuild), "index", "--no-verify", dist, "--out", "."], capture_output=True, text=True, cwd=tmp)
     check("index -o . (a folder of other things): refused, no .partial left behind",
           here.returncode != 0 and not [n for n in os.listdir(tmp) if ".partial" in n], here.stderr[-300:])
     other = os.path.join(tmp, "other")
@@ -80,6 +80,34 @@ def never_loses_data(sagebuild, tmp, dist, site):
           and not os.path.exists(os.path.join(tmp, "site2")), twice.stderr[-300:])
 
 
+def refuses_unverified(sagebuild, tmp, dist):
+    """index verifies every input as release and publish do: the stand-ins (no binary) are
+    refused with exit 5 and no site written; a wheel changed after it was made (its RECORD no
+    longer vouches for __init__.py) is refused even with --no-verify, so that no labelled copy
+    with a fresh RECORD over unverified content exists."""
+    site = os.path.join(tmp, "unverified-site")
+    done = subprocess.run([sagebuild, "index", dist, "--out", site], capture_output=True, text=True)
+    check("index refuses wheels verify-wheel refuses (exit 5), nothing written",
+          done.returncode == 5 and "nothing indexed" in done.stderr and not os.path.exists(site),
+          done.stderr[-400:])
+    tampered = os.path.join(tmp, "tampered")
+    os.makedirs(tampered)
+    name = make_wheel(tampered, "2.8.0", "12.9.1", "280.129")
+    path = os.path.join(tampered, name)
+    with zipfile.ZipFile(path) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    members["sageattention/__init__.py"] = b"import os  # changed after the build\n"
+    with zipfile.ZipFile(path, "w") as z:
+        for member, data in members.items():
+            z.writestr(member, data)
+    for flags in ([], ["--no-verify"]):
+        done = subprocess.run([sagebuild, "index", *flags, tampered, "--out", site], capture_output=True, text=True)
+        check(f"index {' '.join(flags)}: a wheel changed after it was made is refused, no copy of it",
+              done.returncode != 0 and not os.path.exists(site)
+              and ("R002" in done.stderr or "not what its RECORD vouches for" in done.stderr),
+              done.stderr[-400:])
+
+
 def main():
     sagebuild = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,7 +116,9 @@ def main():
         w28 = make_wheel(dist, "2.8.0", "12.9.1", "280.129")
         w27 = make_wheel(dist, "2.7.0", "12.8.1", "270.128")
         site = os.path.join(tmp, "site")
-        subprocess.run([sagebuild, "index", dist, "--out", site], check=True)
+        refuses_unverified(sagebuild, tmp, dist)
+        # The stand-ins hold no binary (verify-wheel refuses them): what is under test is pip.
+        subprocess.run([sagebuild, "index", "--no-verify", dist, "--out", site], check=True)
         labelled = {w28: w28.replace("-2.2.0-", "-2.2.0+cu129torch2.8-"),
                     w27: w27.replace("-2.2.0-", "-2.2.0+cu128torch2.7-")}
         port = free_port()

@@ -74,29 +74,32 @@ void keep_delivered(const std::vector<stdfs::path>& files, const stdfs::path& di
 
 }  // namespace
 
+void verify_before_delivery(const std::vector<stdfs::path>& files,
+                            const wheel::VerifyOptions& checks, std::string_view nothing_done,
+                            Log& log) {
+  std::size_t failed = 0;
+  for (const stdfs::path& file : files) {
+    if (file.extension() != ".whl") continue;
+    const wheel::WheelReport report = wheel::verify_wheel(file, checks);
+    if (report.ok()) continue;
+    ++failed;
+    for (const wheel::Finding& f : report.findings) {
+      log.error("sagebuild: {}: {} {}{}\n", file.filename().string(), f.check,
+                f.where.empty() ? "" : f.where + ": ", f.message);
+    }
+  }
+  if (failed) {
+    throw CommandError{ErrorKind::verify,
+                       fmt::format("{} wheel{} failed verification; {} (see `sagebuild "
+                                   "verify-wheel`; --no-verify skips the check)",
+                                   failed, failed == 1 ? "" : "s", nothing_done)};
+  }
+}
+
 DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOptions& options,
                              Log& log) {
   DeliverySet set;
-  if (options.verify) {
-    std::size_t failed = 0;
-    for (const stdfs::path& file : files) {
-      if (file.extension() != ".whl") continue;
-      const wheel::WheelReport report = wheel::verify_wheel(file, options.checks);
-      if (report.ok()) continue;
-      ++failed;
-      for (const wheel::Finding& f : report.findings) {
-        log.error("sagebuild: {}: {} {}{}\n", file.filename().string(), f.check,
-                  f.where.empty() ? "" : f.where + ": ", f.message);
-      }
-    }
-    if (failed) {
-      throw CommandError{
-          ErrorKind::verify,
-          fmt::format("{} wheel{} failed verification; nothing uploaded (see `sagebuild "
-                      "verify-wheel`; --no-verify uploads without checking)",
-                      failed, failed == 1 ? "" : "s")};
-    }
-  }
+  if (options.verify) verify_before_delivery(files, options.checks, "nothing uploaded", log);
   if (options.label) {
     remove_stale_copies();
     set.labelled = std::make_unique<fs::TempDir>("sagebuild-delivery");

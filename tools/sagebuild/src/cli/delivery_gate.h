@@ -36,6 +36,12 @@ struct DeliverySet {
   std::unique_ptr<fs::TempDir> labelled;
 };
 
+// Verifies every wheel among `files` as verify-wheel does; any failure: its findings on the log
+// and CommandError (exit 5) saying `nothing_done` ("nothing uploaded").
+void verify_before_delivery(const std::vector<std::filesystem::path>& files,
+                            const wheel::VerifyOptions& checks, std::string_view nothing_done,
+                            Log& log);
+
 // Throws CommandError (verification failure: exit 5; a set that cannot resolve, a wheel that
 // cannot be labelled, or a --delivered-dir that already holds another file of a name: exit 6).
 // `out` gets one line per failed wheel's findings.

@@ -183,6 +183,7 @@ Expected<IndexedWheel> labelled_copy(const IndexedWheel& w, const stdfs::path& d
   provenance->version = version;
   wheel::RepackRequest request{w.path, dir, name->build->text, *provenance};
   request.version = version;
+  request.require_record_match = true;
   auto repacked = wheel::repack_wheel(request);
   if (!repacked) {
     return Error{fmt::format("cannot label {} as {}: {}", w.path.filename().string(), version,

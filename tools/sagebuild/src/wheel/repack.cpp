@@ -1,11 +1,15 @@
 #include "wheel/repack.h"
 
 #include <algorithm>
+#include <fstream>
+#include <map>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "util/sha256.h"
 #include "util/text.h"
+#include "wheel/dist_info.h"
 #include "wheel/filename.h"
 #include "wheel/naming.h"
 #include "wheel/pep440.h"
@@ -74,6 +78,27 @@ std::string with_version(std::string_view metadata, const std::string& version) 
   return out;
 }
 
+// The input's RECORD as {path: (hash, size)}: readable, and listing no path twice.
+Expected<std::map<std::string, std::pair<std::string, std::string>>> vouched_by_record(
+    const ZipArchive& archive, std::ifstream& stream, const std::string& record_path) {
+  const auto it = std::find_if(archive.entries().begin(), archive.entries().end(),
+                               [&](const ZipEntry& e) { return e.name == record_path; });
+  if (it == archive.entries().end()) return Error{record_path + " is missing"};
+  std::vector<std::uint8_t> data, scratch;
+  if (auto error = archive.read(stream, *it, data, scratch)) {
+    return Error{fmt::format("{}: {}", record_path, error->message)};
+  }
+  auto rows = parse_record(std::string(data.begin(), data.end()));
+  if (!rows) return rows.error();
+  std::map<std::string, std::pair<std::string, std::string>> vouched;
+  for (const RecordRow& row : *rows) {
+    if (!vouched.emplace(row.path, std::pair{row.hash, row.size}).second) {
+      return Error{fmt::format("RECORD lists {} twice", row.path)};
+    }
+  }
+  return vouched;
+}
+
 }  // namespace
 
 std::string record_line(const std::string& path, const std::string& hash, const std::string& size) {
@@ -116,10 +141,28 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
   bool saw_wheel = false;
   auto stream = archive->open_stream();
   std::vector<std::uint8_t> data, scratch;
+  std::map<std::string, std::pair<std::string, std::string>> vouched;  // path -> hash, size
+  if (r.require_record_match) {
+    auto record = vouched_by_record(*archive, stream, dist_info + "RECORD");
+    if (!record) {
+      return Error{fmt::format("{}: {}", r.input.filename().string(), record.error().message)};
+    }
+    vouched = std::move(*record);
+  }
   for (const ZipEntry& e : archive->entries()) {
     if (e.is_directory()) continue;
     if (auto error = archive->read(stream, e, data, scratch)) {
       return Error{fmt::format("{}: {}: {}", r.input.filename().string(), e.name, error->message)};
+    }
+    if (r.require_record_match && e.name != dist_info + "RECORD") {
+      const auto it = vouched.find(e.name);
+      if (it == vouched.end() || it->second.first != "sha256=" + base64url_nopad(sha256(data)) ||
+          it->second.second != std::to_string(data.size())) {
+        return Error{
+            fmt::format("{}: {} is not what its RECORD vouches for; not repacked (run "
+                        "`sagebuild verify-wheel` on it)",
+                        r.input.filename().string(), e.name)};
+      }
     }
     if (e.name == dist_info + "RECORD" || e.name == dist_info + std::string(kProvenanceFile))
       continue;

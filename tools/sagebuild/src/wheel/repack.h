@@ -29,6 +29,10 @@ struct RepackRequest {
   // The tags the wheel is published under, when they differ from the backend's: WHEEL's Tag
   // lines and the file name say these instead (a stable-ABI wheel's py3-none, a manylinux tag).
   std::optional<WheelTags> tags = {};
+  // A delivery's copy of a finished wheel (a labelled copy): every member must be what the
+  // input's RECORD vouches for (sha256 and size) and RECORD must list them all, so that a fresh
+  // RECORD is never written over content that changed after the wheel was made.
+  bool require_record_match = false;
 };
 
 // Returns the path of the new wheel. The input is never modified.

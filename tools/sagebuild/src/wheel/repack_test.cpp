@@ -169,5 +169,27 @@ TEST_CASE("an input that is not a wheel is refused, nothing written", "[repack]"
                       std::filesystem::directory_iterator()) == 1);
 }
 
+TEST_CASE("a delivery copy is made only of what the input's RECORD vouches for", "[repack]") {
+  TempDir dir;
+  const Provenance p = demo_provenance("1.0");
+  // A finished wheel: repacked once, so its RECORD is true.
+  auto built = repack_wheel({backend_wheel(dir.path()), dir.path(), "280.129", p});
+  REQUIRE(built);
+  std::filesystem::create_directory(dir.path() / "out");
+  RepackRequest labelled{*built, dir.path() / "out", "280.129", p};
+  labelled.version = "1.0+cu129";
+  labelled.require_record_match = true;
+  CHECK(repack_wheel(labelled));
+  // The backend's wheel, whose RECORD is stale: refused, nothing written.
+  std::filesystem::create_directory(dir.path() / "refused");
+  RepackRequest stale{dir.path() / "demo-1.0-cp312-cp312-linux_x86_64.whl", dir.path() / "refused",
+                      "280.129", p};
+  stale.require_record_match = true;
+  auto refused = repack_wheel(stale);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("not what its RECORD vouches for") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path() / "refused"));
+}
+
 }  // namespace
 }  // namespace sagebuild::wheel

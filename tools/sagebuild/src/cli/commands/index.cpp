@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
+#include "cli/delivery_gate.h"
 #include "registry/simple_index.h"
 #include "util/text.h"
 
@@ -16,6 +17,7 @@ class IndexCommand final : public Command {
   void define(CLI::App& cmd) override {
     cmd.add_option("wheels", inputs_, "wheel files or directories of them")->required();
     cmd.add_option("-o,--out", site_, "the site directory to (re)write")->capture_default_str();
+    cmd.add_flag("--no-verify", no_verify_, "index wheels without verifying them first");
   }
 
   int run() override { return index(inputs_, site_); }
@@ -23,6 +25,13 @@ class IndexCommand final : public Command {
  private:
   int index(const std::vector<std::string>& inputs, const std::string& site) {
     const std::vector<stdfs::path> wheels = wheel_files("index", inputs);
+    // What the index serves is what verify-wheel passed (as release and publish deliver), with
+    // matrix.yaml's expectations in a checkout.
+    if (!no_verify_) {
+      wheel::VerifyOptions checks;
+      if (const auto m = load_if_present()) add_matrix_expectations(*m, checks);
+      verify_before_delivery(wheels, checks, "nothing indexed", log_);
+    }
     std::vector<registry::IndexedWheel> described;
     for (const auto& w : wheels) {
       auto d = registry::describe_wheel(w);
@@ -43,6 +52,7 @@ class IndexCommand final : public Command {
 
   std::vector<std::string> inputs_;
   std::string site_ = "site";
+  bool no_verify_ = false;
 };
 
 }  // namespace
