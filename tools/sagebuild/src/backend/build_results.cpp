@@ -8,6 +8,7 @@
 
 #include "util/fs.h"
 #include "util/json_text.h"
+#include "util/secrets.h"
 
 namespace sagebuild::backend {
 namespace {
@@ -83,7 +84,8 @@ void write_result(const stdfs::path& root, const matrix::Entry& e, const EntryRe
   const stdfs::path file = results_file(root, e.id);
   std::error_code ec;
   stdfs::create_directories(file.parent_path(), ec);
-  (void)fs::write_file_atomic(file, json_text(record, 2) + "\n");
+  // The record quotes the build's output (summary and annotations print it): masked.
+  (void)fs::write_file_atomic(file, redact_environment_secrets(json_text(record, 2) + "\n"));
 }
 
 std::optional<RecordedBuild> read_recorded_build(const stdfs::path& root,

@@ -36,10 +36,23 @@ std::string terminal_control(std::string_view sequence) {
   return own_control_mark() + std::string(sequence) + own_control_mark();
 }
 
+void LogSafeBuffer::flush_piece() {
+  std::string tail = std::move(line_);
+  line_ = take_redacted(tail);
+  write_line(false, continued_);
+  line_ = std::move(tail);
+  continued_ = true;
+}
+
 void LogSafeBuffer::flush_line(bool newline) {
-  std::string out;
   // The environment's secrets first (util/secrets.h): whatever printed them, they go no further.
   line_ = redact_environment_secrets(std::move(line_));
+  write_line(newline, continued_);
+  continued_ = false;
+}
+
+void LogSafeBuffer::write_line(bool newline, bool continued) {
+  std::string out;
   std::string_view line = line_;
   const bool own = line.starts_with(own_command_mark());
   if (own) line.remove_prefix(own_command_mark().size());
@@ -49,7 +62,7 @@ void LogSafeBuffer::flush_line(bool newline) {
   while (first < line.size() && (static_cast<unsigned char>(line[first]) <= 0x20 ||
                                  static_cast<unsigned char>(line[first]) >= 0x7f))
     ++first;
-  if (!own && line.substr(first).starts_with("::")) {
+  if (!own && !continued && line.substr(first).starts_with("::")) {
     out += "| ";  // the runner trims spaces, not this
   }
   const std::string& mark = own_control_mark();
@@ -87,8 +100,9 @@ LogSafeBuffer::int_type LogSafeBuffer::overflow(int_type ch) {
   } else {
     line_ += c;
     // A line without an end is held up to 64 KiB; past that it is written in pieces (its start
-    // was judged with the first piece).
-    if (line_.size() >= std::size_t{64} * 1024) flush_line(false);
+    // was judged with the first piece), each masked with the tail that could begin a secret
+    // held back for the next.
+    if (line_.size() >= std::size_t{64} * 1024) flush_piece();
   }
   return ch;
 }

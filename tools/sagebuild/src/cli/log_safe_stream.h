@@ -45,10 +45,13 @@ class LogSafeBuffer final : public std::streambuf {
 
  private:
   void flush_line(bool newline);
+  void flush_piece();  // a long line's next piece, before its end
+  void write_line(bool newline, bool continued);
 
   std::streambuf* target_;
   Controls controls_;
   std::string line_;
+  bool continued_ = false;  // line_ continues a piece already written
 };
 
 // Installs the filter on `stream` for the lifetime of the object, and restores it after.

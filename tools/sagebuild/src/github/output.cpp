@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "util/secrets.h"
 #include "util/text.h"
 
 namespace sagebuild::github {
@@ -60,7 +61,8 @@ Expected<Ok> set_output(std::string_view name, std::string_view value) {
         "GITHUB_OUTPUT is not set; --format github runs inside a GitHub Actions step "
         "(use --format json elsewhere)"};
   }
-  auto text = format_output(name, value);
+  // Later steps read it and the runner may print it: the environment's secrets masked.
+  auto text = format_output(name, redact_environment_secrets(std::string(value)));
   if (!text) return text.error();
   return fs::append_file(path, *text);
 }

@@ -51,7 +51,8 @@ std::string masked(std::string_view text) {
 }
 
 void write_command_to_log(const std::vector<std::string>& argv, const ProcessOptions& options) {
-  const std::string line = "sagebuild: " + command_for_log(argv, options);
+  const std::string line =
+      "sagebuild: " + redact_environment_secrets(command_for_log(argv, options));
   std::ofstream(options.log_file, std::ios::binary | std::ios::app) << line << "\n";
   if (const auto observer = detail::log_observer()) (*observer)(options.log_file, line);
 }
@@ -156,7 +157,11 @@ OutputCollector::OutputCollector(ProcessResult& result, const ProcessOptions& op
 
 void OutputCollector::add(const char* data, std::size_t size) {
   result_.output.append(data, size);
-  if (result_.output.size() > 2 * keep_) result_.output.erase(0, result_.output.size() - keep_);
+  if (result_.output.size() > 2 * keep_) {
+    // Masked before the cut, so that no secret is left half (and so unmaskable) at the start.
+    result_.output = redact_environment_secrets(std::move(result_.output));
+    result_.output.erase(0, result_.output.size() - std::min(keep_, result_.output.size()));
+  }
   if (log_) {
     // Whole lines, with the environment's secrets masked (util/secrets.h): a child may print
     // its configuration. A line without its end waits for it, up to 64 KiB.
@@ -166,10 +171,7 @@ void OutputCollector::add(const char* data, std::size_t size) {
       log_ << redact_environment_secrets(log_pending_.substr(0, end + 1));
       log_pending_.erase(0, end + 1);
     }
-    if (log_pending_.size() >= std::size_t{64} * 1024) {
-      log_ << redact_environment_secrets(std::move(log_pending_));
-      log_pending_.clear();
-    }
+    if (log_pending_.size() >= std::size_t{64} * 1024) log_ << take_redacted(log_pending_);
   }
   if (!observer_) return;
   // Whole lines only; "\r" ends one too (pip and cmake redraw progress with it).
@@ -185,9 +187,9 @@ void OutputCollector::add(const char* data, std::size_t size) {
 }
 
 void OutputCollector::finish() {
-  if (result_.output.size() > keep_) result_.output.erase(0, result_.output.size() - keep_);
-  // The kept output reaches messages and the results file.
+  // The kept output reaches messages and the results file: masked, then cut.
   result_.output = redact_environment_secrets(std::move(result_.output));
+  if (result_.output.size() > keep_) result_.output.erase(0, result_.output.size() - keep_);
   if (log_) {
     log_ << redact_environment_secrets(std::move(log_pending_));
     log_pending_.clear();

@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <functional>
 #include <span>
+#ifndef _WIN32
+#include <unistd.h>  // environ
+#endif
 
 #include "util/sha256.h"
 #include "util/text.h"
@@ -54,7 +57,17 @@ std::vector<std::string> credential_forms(std::string_view username, std::string
     if (form.size() >= 4 && form != "__token__") forms.push_back(std::move(form));
   };
   add(std::string(password));
-  add(text::percent_encode(password));
+  // Percent-encoded as a URL carries it, with upper-case hex digits and with lower-case ones
+  // (RFC 3986 allows both; clients differ).
+  const std::string encoded = text::percent_encode(password);
+  add(encoded);
+  std::string lower = encoded;
+  for (std::size_t i = 0; i + 2 < lower.size(); ++i) {
+    if (lower[i] != '%') continue;
+    lower[i + 1] = static_cast<char>(std::tolower(static_cast<unsigned char>(lower[i + 1])));
+    lower[i + 2] = static_cast<char>(std::tolower(static_cast<unsigned char>(lower[i + 2])));
+  }
+  if (lower != encoded) add(lower);
   if (!password.empty() && username != "__token__") add(std::string(username));
   // Basic auth's base64 of "user:password", in the URL-safe alphabet and the standard one
   // (the same text with two letters swapped), without padding.
@@ -100,41 +113,51 @@ std::string redact_url(std::string_view url) {
   return std::string(url.substr(0, colon)) + ":***" + std::string(url.substr(at));
 }
 
-namespace {
-
-// Variables whose whole value is a credential.
-constexpr const char* kSecretVariables[] = {
-    "GITHUB_TOKEN",          "GH_TOKEN",
-    "TWINE_PASSWORD",        "SAGEBUILD_PUBLISH_PASSWORD",
-    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"};
-// Variables holding URLs (several, separated by white space; ccache's may carry "|key=value"
-// attributes) whose user information may be a credential.
-constexpr const char* kUrlVariables[] = {"CCACHE_REMOTE_STORAGE",  "CCACHE_SECONDARY_STORAGE",
-                                         "PIP_INDEX_URL",          "PIP_EXTRA_INDEX_URL",
-                                         "UV_INDEX_URL",           "UV_EXTRA_INDEX_URL",
-                                         "UV_DEFAULT_INDEX",       "UV_INDEX",
-                                         "SCCACHE_REDIS",          "SCCACHE_REDIS_ENDPOINT",
-                                         "SCCACHE_WEBDAV_ENDPOINT"};
-
-}  // namespace
+bool is_credential_variable(std::string_view name) {
+  const std::string upper = text::ascii_upper(name);
+  // Whole names of common credentials without a telling suffix.
+  for (const std::string_view exact :
+       {"GITHUB_TOKEN", "GH_TOKEN", "TWINE_PASSWORD", "PASSWORD", "TOKEN", "SECRET", "API_KEY"}) {
+    if (upper == exact) return true;
+  }
+  for (const std::string_view suffix :
+       {"_PASSWORD", "_PASSWD", "_PASS", "_TOKEN", "_KEY", "_SECRET", "_CREDENTIALS", "_AUTH"}) {
+    if (upper.ends_with(suffix)) return true;
+  }
+  // AWS_SECRET_ACCESS_KEY, MY_SECRET_VALUE, GOOGLE_APPLICATION_CREDENTIALS_JSON ...
+  return upper.find("_SECRET") != std::string::npos || upper.find("SECRET_") != std::string::npos ||
+         upper.find("PASSWORD") != std::string::npos || upper.find("_TOKEN_") != std::string::npos;
+}
 
 std::vector<std::string> secrets_of_environment(
-    const std::function<const char*(const char*)>& getenv) {
+    const std::vector<std::pair<std::string, std::string>>& environment) {
   std::vector<std::string> found;
   auto add = [&](const std::vector<std::string>& forms) {
     found.insert(found.end(), forms.begin(), forms.end());
   };
-  for (const char* name : kSecretVariables) {
-    if (const char* value = getenv(name); value && *value) add(credential_forms("", value));
-  }
-  for (const char* name : kUrlVariables) {
-    const char* value = getenv(name);
-    if (!value) continue;
+  for (const auto& [name, value] : environment) {
+    // Flags that match a pattern by name ("SAGEBUILD_NO_TOKEN=1", "..._AUTH=true") are no
+    // secret, and masking "true" would garble every log.
+    const std::string lower = text::ascii_lower(value);
+    const bool flag = lower == "true" || lower == "false" || lower == "yes" || lower == "none";
+    if (is_credential_variable(name) && !flag) add(credential_forms("", value));
+    // Any variable's URLs (several, separated by white space; ccache's may carry "|key=value"
+    // attributes): their user information is a credential.
+    if (value.find("://") == std::string::npos) continue;
     std::string words = value;
     std::replace_if(
-        words.begin(), words.end(), [](unsigned char c) { return std::isspace(c); }, ' ');
+        words.begin(), words.end(), [](unsigned char c) { return std::isspace(c) || c == ','; },
+        ' ');
     for (const std::string& word : text::split(words, ' ')) {
-      const auto [user, password] = url_credentials(word.substr(0, word.find('|')));
+      const std::size_t scheme = word.find("://");
+      if (scheme == std::string::npos) continue;
+      std::size_t start = scheme;  // the scheme's letters before "://"
+      while (start > 0 &&
+             (std::isalnum(static_cast<unsigned char>(word[start - 1])) || word[start - 1] == '+' ||
+              word[start - 1] == '-' || word[start - 1] == '.'))
+        --start;
+      const std::string url = word.substr(start);
+      const auto [user, password] = url_credentials(url.substr(0, url.find('|')));
       if (!user.empty() || !password.empty()) add(credential_forms(user, password));
     }
   }
@@ -146,9 +169,37 @@ std::vector<std::string> secrets_of_environment(
 }
 
 const std::vector<std::string>& environment_secrets() {
-  static const std::vector<std::string> secrets =
-      secrets_of_environment([](const char* name) { return std::getenv(name); });
+  static const std::vector<std::string> secrets = [] {
+    std::vector<std::pair<std::string, std::string>> environment;
+#ifdef _WIN32
+    char** variables = _environ;
+#else
+    char** variables = environ;
+#endif
+    for (; variables && *variables; ++variables) {
+      const std::string_view entry = *variables;
+      const std::size_t equals = entry.find('=', 1);  // Windows has "=C:=C:\\" entries
+      if (equals == std::string_view::npos) continue;
+      environment.emplace_back(entry.substr(0, equals), entry.substr(equals + 1));
+    }
+    return secrets_of_environment(environment);
+  }();
   return secrets;
+}
+
+std::size_t longest_environment_secret() {
+  const auto& secrets = environment_secrets();
+  return secrets.empty() ? 0 : secrets.front().size();
+}
+
+std::string take_redacted(std::string& pending) {
+  pending = redact_environment_secrets(std::move(pending));
+  const std::size_t hold =
+      std::min(pending.size(), longest_environment_secret() > 0 ? longest_environment_secret() - 1
+                                                                : std::size_t{0});
+  std::string out = pending.substr(0, pending.size() - hold);
+  pending.erase(0, pending.size() - hold);
+  return out;
 }
 
 std::string redact_environment_secrets(std::string text) {

@@ -28,16 +28,29 @@ std::vector<std::string> credential_forms(std::string_view username, std::string
 std::pair<std::string, std::string> url_credentials(std::string_view url);
 
 // Every secret this process's environment holds, in each spelling credential_forms() knows,
-// longest first: the variables that are credentials (GITHUB_TOKEN, TWINE_PASSWORD, ...) and the
-// credentials in the URLs of those that name servers (ccache's remote storages, pip's and uv's
-// indexes). Read once, at first use. What sagebuild prints (cli/log_safe_stream) and what child
-// processes write into logs and results (platform/process) pass through it: a tool that quotes
-// its configuration in an error (ccache names its remote storage's URL, password and all) cannot
-// carry a secret out.
+// longest first: the values of variables named as credentials (is_credential_variable) and the
+// credentials in the URLs any variable holds (ccache's remote storages, pip's and uv's indexes).
+// Read once, at first use. What sagebuild prints (cli/log_safe_stream), writes for GitHub (step
+// summary, outputs) and what child processes write into logs and results (platform/process)
+// pass through it: a tool that quotes its configuration in an error (ccache names its remote
+// storage's URL, password and all) cannot carry a secret out.
 const std::vector<std::string>& environment_secrets();
-// The same for any environment (`getenv` answers a name with its value or nullptr): testable.
+// The same for any environment, as (name, value) pairs: testable.
 std::vector<std::string> secrets_of_environment(
-    const std::function<const char*(const char*)>& getenv);
+    const std::vector<std::pair<std::string, std::string>>& environment);
+
+// Whether a variable's name says its value is a credential: *_PASSWORD, *_TOKEN, *_KEY,
+// *_SECRET*, *_CREDENTIALS, ... (by pattern, not a list: SCCACHE_REDIS_PASSWORD,
+// AWS_SECRET_ACCESS_KEY and UV_PUBLISH_TOKEN are all caught).
+bool is_credential_variable(std::string_view name);
+
+// The length of the longest environment secret (0 without any).
+std::size_t longest_environment_secret();
+
+// For a stream written in pieces: masks `pending` and returns all of it but the last
+// longest_environment_secret() - 1 bytes, which stay in `pending` so that a secret cut by the
+// piece's end is masked whole with the next piece.
+std::string take_redacted(std::string& pending);
 
 // `text` with the environment's secrets replaced by "***".
 std::string redact_environment_secrets(std::string text);

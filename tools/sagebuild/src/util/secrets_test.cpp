@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -46,10 +48,7 @@ TEST_CASE("the environment's secrets: credential variables and the credentials i
       {"PIP_INDEX_URL", "https://pypi.example/simple"},  // no credentials: nothing
       {"GH_TOKEN", "abc"},                               // too short to mask ordinary text
       {"HOME", "/root/secretless"}};                     // not a credential variable
-  const auto secrets = secrets_of_environment([&](const char* name) -> const char* {
-    const auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  });
+  const auto secrets = secrets_of_environment({env.begin(), env.end()});
   const std::string leaked =
       "ccache: error: Cannot parse URL redis://r3dispassw0rd@:6379 "
       "(TWINE_PASSWORD=pypi-AgEIcHlwaS5vcmc; "
@@ -61,6 +60,39 @@ TEST_CASE("the environment's secrets: credential variables and the credentials i
   CHECK(std::is_sorted(
       secrets.begin(), secrets.end(),
       [](const std::string& a, const std::string& b) { return a.size() > b.size(); }));
+}
+
+TEST_CASE("credential variables are known by their names' patterns, URLs in any variable",
+          "[secrets]") {
+  for (const char* name :
+       {"SCCACHE_WEBDAV_PASSWORD", "SCCACHE_REDIS_PASSWORD", "AWS_SECRET_ACCESS_KEY",
+        "UV_PUBLISH_TOKEN", "TWINE_PASSWORD", "GITHUB_TOKEN", "MY_API_KEY", "ci_deploy_token",
+        "AZURE_CLIENT_SECRET", "GOOGLE_APPLICATION_CREDENTIALS", "HF_TOKEN", "DB_PASSWD"}) {
+    INFO(name);
+    CHECK(is_credential_variable(name));
+  }
+  for (const char* name : {"HOME", "PATH", "TORCH_CUDA_ARCH_LIST", "KEYBOARD", "TOKENIZERS_DIR"}) {
+    INFO(name);
+    CHECK_FALSE(is_credential_variable(name));
+  }
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"SCCACHE_WEBDAV_PASSWORD", "w3bdav/pass"},
+      {"AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI"},
+      {"SAGEBUILD_NO_TOKEN", "true"},  // a flag, not a secret
+      {"MY_MIRROR", "see https://mirroruser:m1rr0r@mirror.example/simple, please"}};
+  const auto secrets = secrets_of_environment(env);
+  const std::string leaked =
+      "webdav w3bdav/pass w3bdav%2fpass w3bdav%2Fpass aws wJalrXUtnFEMI mirror m1rr0r true";
+  CHECK(redact(leaked, secrets) == "webdav *** *** *** aws *** mirror *** true");
+}
+
+TEST_CASE("a secret cut by a piece's end is held back and masked whole", "[secrets]") {
+  // take_redacted() uses this process's environment: hold back nothing without secrets, and
+  // never lose a byte.
+  std::string pending = "0123456789";
+  const std::string out = take_redacted(pending);
+  CHECK(out + pending == "0123456789");
+  CHECK(pending.size() + 1 <= std::max<std::size_t>(1, longest_environment_secret()));
 }
 
 }  // namespace

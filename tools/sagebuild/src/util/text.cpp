@@ -119,6 +119,14 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+std::string ascii_upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return out;
+}
+
 std::string last_lines(std::string_view s, std::size_t count, std::string_view indent) {
   if (trim(s).empty()) return "";
   std::vector<std::string> lines = split(trim(s), '\n');

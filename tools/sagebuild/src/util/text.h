@@ -45,6 +45,7 @@ bool is_valid_utf8(std::string_view s);
 
 // ASCII-only lower case (names and tags in packaging metadata are ASCII; locale-free).
 std::string ascii_lower(std::string_view s);
+std::string ascii_upper(std::string_view s);
 
 // `s` in single quotes for a POSIX shell, a quote inside written '\'' (any content reads back).
 std::string shell_single_quoted(std::string_view s);

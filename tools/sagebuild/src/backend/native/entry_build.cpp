@@ -391,7 +391,7 @@ class EntryRun {
     }
     std::ostringstream report;
     const FinishedWheel finished = finish_wheel(finish, report);
-    std::ofstream(log_, std::ios::app) << report.str();
+    std::ofstream(log_, std::ios::app) << redact_environment_secrets(report.str());
     if (finished.outcome == FinishedWheel::Outcome::verification_failed) {
       result_.wheel = finished.wheel;
       return fail(EntryOutcome::verification_failed,
@@ -459,7 +459,7 @@ class EntryRun {
     log_line(line);
   }
   void log_line(const std::string& line) {
-    std::ofstream(log_, std::ios::app) << "sagebuild: " << line << "\n";
+    std::ofstream(log_, std::ios::app) << "sagebuild: " << redact_environment_secrets(line) << "\n";
   }
   bool fail(EntryOutcome outcome, const std::string& message) {
     failed_phase_ = current_phase_.empty() ? "planning" : current_phase_;

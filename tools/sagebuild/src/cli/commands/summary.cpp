@@ -9,6 +9,7 @@
 #include "cli/commands/commands.h"
 #include "util/fs.h"
 #include "util/json_text.h"
+#include "util/secrets.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -60,7 +61,8 @@ class SummaryCommand final : public Command {
       }
       results.push_back(std::move(doc));
     }
-    const std::string markdown = github::summary_markdown(results);
+    // Results quote build logs: the environment's secrets are masked here as on stdout.
+    const std::string markdown = redact_environment_secrets(github::summary_markdown(results));
     if (const char* path = std::getenv("GITHUB_STEP_SUMMARY"); path && *path) {
       auto written = fs::append_file(path, markdown);
       if (!written) throw CommandError(written.error().as(ErrorKind::usage));
