@@ -14,6 +14,7 @@ to a registry on 127.0.0.1 that records each request as the upload API receives 
 
 Usage: attestation_check.py SAGEBUILD PYTOOLS_BIN_DIR. Exits 77 (skipped) without the assets.
 """
+import base64
 import email.parser
 import email.policy
 import glob
@@ -72,6 +73,45 @@ def assets(pytools):
                 with open(os.path.join(out, name), "wb") as f:
                     f.write(tar.extractfile(member).read())
     return out
+
+
+def labelled_copies(sb, url, env, tmp, signed):
+    """--local-labels --attestations: each wheel is uploaded as a labelled copy made in a temporary
+    folder; its attestation, made of the copy `--delivered-dir` kept, is found there. The
+    attestation here is the real one with its statement's subject changed to name the labelled
+    copy (its signature no longer matches: the registry, not sagebuild, checks signatures; what
+    is under test is that the attestation made for the delivered copy travels with it)."""
+    from index_install_check import make_wheel
+    dist, delivered = os.path.join(tmp, "labelled-dist"), os.path.join(tmp, "delivered")
+    os.makedirs(dist)
+    wheel = os.path.join(dist, make_wheel(dist, "2.8.0", "12.9.1", "280.129"))
+    common = [sb, "publish", "--repository-url", url, "--no-verify", "--local-labels",
+              "--delivered-dir", delivered, "--retry-wait", "0.1"]
+    done = subprocess.run([*common, "--dry-run", wheel], capture_output=True, text=True, env=env, timeout=120)
+    copies = os.listdir(delivered) if os.path.isdir(delivered) else []
+    check("--dry-run --local-labels --delivered-dir keeps the labelled copy to attest",
+          done.returncode == 0 and len(copies) == 1 and "+cu129torch2.8" in copies[0],
+          done.stdout + done.stderr)
+    if len(copies) != 1:
+        return
+    copy = os.path.join(delivered, copies[0])
+    attestation = json.loads(signed)
+    statement = json.loads(base64.b64decode(attestation["envelope"]["statement"]))
+    statement["subject"] = [{"name": copies[0],
+                             "digest": {"sha256": hashlib.sha256(open(copy, "rb").read()).hexdigest()}}]
+    attestation["envelope"]["statement"] = base64.b64encode(json.dumps(statement).encode()).decode()
+    made = json.dumps(attestation).encode()
+    with open(copy + ".publish.attestation", "wb") as f:
+        f.write(made)
+    before = len(Registry.received)
+    done = subprocess.run([*common, "--attestations", wheel], capture_output=True, text=True, env=env,
+                          timeout=120)
+    fields = Registry.received[-1] if len(Registry.received) > before else {}
+    check("--local-labels --attestations uploads the labelled copy with the attestation made of it",
+          done.returncode == 0 and fields.get("attestations") == b"[" + made + b"]"
+          and hashlib.sha256(fields.get("content", b"")).hexdigest()
+          == hashlib.sha256(open(copy, "rb").read()).hexdigest(),
+          done.stdout + done.stderr)
 
 
 def main():
@@ -169,6 +209,8 @@ def main():
         check("--dry-run --attestations checks each file's attestation and contacts no server",
               done.returncode == PUBLISH_FAILURE and "attestation names it" in text
               and "no attestation" in text and len(Registry.received) == before, text)
+
+        labelled_copies(sb, url, env, tmp, signed)
     finally:
         server.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)

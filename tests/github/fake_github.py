@@ -1,8 +1,10 @@
 """A local stand-in for the GitHub REST API's release endpoints, as GitHub documents them, for
 testing `sagebuild release` on 127.0.0.1: get a release by tag (drafts excluded), list releases and
-assets with Link pagination, create a release (422 already_exists), upload assets on a separate
-upload host (422 already_exists, assets with a sha256 digest and a state), delete assets, rate-limit
-headers, Bearer-token auth, and an optional path prefix (GitHub Enterprise's /api/v3).
+assets with Link pagination, create a release (422 already_exists), upload assets under
+/api/uploads (as GitHub Enterprise Server does; 422 already_exists, assets with a sha256 digest and
+a state), delete assets, rate-limit headers, Bearer-token auth, and an optional path prefix (GitHub
+Enterprise's /api/v3). A second server, "elsewhere", stands for a host the API's answers may name
+(a Link header, an upload_url): it records every request and the Authorization it carried.
 
 Faults are queued by the test and consumed in order by matching requests:
   status      answer with that status (e.g. 502) and a JSON message
@@ -12,6 +14,7 @@ Faults are queued by the test and consumed in order by matching requests:
   secondary   429 with retry-after `seconds`
   store_502   (uploads) store the asset completely, then answer 502
   partial     (uploads) read half the body, leave the asset in state "starter", close
+  json        answer 200 with the document `arg` (a wrong type in a field, say)
   slow        (uploads) read the body at about 100 KB/s (a client stopped meanwhile leaves a
               "starter" asset, as any body cut short does)
 """
@@ -24,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 PAGE_SIZE = 2  # small, so that every listing is paginated
+UPLOADS = "/api/uploads"  # where uploads go, on the API's own host (GitHub Enterprise Server)
 
 
 class State:
@@ -39,6 +43,11 @@ class State:
         self.log = []  # (method, path, status)
         self.upload_base = ""
         self.api_base = ""
+        self.elsewhere_base = ""
+        self.elsewhere_log = []  # (method, path, Authorization header or None)
+        self.link_elsewhere = False  # listings name the "elsewhere" server as their next page
+        self.upload_elsewhere = False  # releases name the "elsewhere" server as their upload_url
+        self.drop_digests = False  # assets listed without "digest", as older servers answer
 
     def new_id(self):
         self.next_id += 1
@@ -57,14 +66,14 @@ class State:
 
     def release_json(self, r):
         out = {k: v for k, v in r.items()}
-        out["upload_url"] = f"{self.upload_base}/repos/{self.repo}/releases/{r['id']}/assets{{?name,label}}"
+        base = self.elsewhere_base if self.upload_elsewhere else self.upload_base
+        out["upload_url"] = f"{base}/repos/{self.repo}/releases/{r['id']}/assets{{?name,label}}"
         out["html_url"] = f"https://github.example/{self.repo}/releases/tag/{r['tag_name']}"
         out["url"] = f"{self.api_base}/repos/{self.repo}/releases/{r['id']}"
         return out
 
-    @staticmethod
-    def asset_json(a):
-        return {k: v for k, v in a.items() if k != "data"}
+    def asset_json(self, a):
+        return {k: v for k, v in a.items() if k != "data" and not (k == "digest" and self.drop_digests)}
 
     def add_asset(self, release_id, name, data, state="uploaded"):
         asset = {"id": self.new_id(), "name": name, "size": len(data), "state": state,
@@ -74,7 +83,29 @@ class State:
         return asset
 
 
-def make_handler(state, upload_host):
+def make_elsewhere_handler(state):
+    class Elsewhere(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def handle_any(self):
+            state.elsewhere_log.append((self.command, self.path, self.headers.get("Authorization")))
+            n = int(self.headers.get("Content-Length") or 0)
+            if n:
+                self.rfile.read(n)
+            body = b"[]"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_DELETE = do_PATCH = handle_any
+
+    return Elsewhere
+
+
+def make_handler(state):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -110,7 +141,7 @@ def make_handler(state, upload_host):
             chunk = items[start:start + PAGE_SIZE]
             headers = {}
             if start + PAGE_SIZE < len(items):
-                base = state.api_base + base_path
+                base = (state.elsewhere_base if state.link_elsewhere else state.api_base) + base_path
                 headers["Link"] = (f'<{base}?per_page={PAGE_SIZE}&page={page + 1}>; rel="next", '
                                    f'<{base}?per_page={PAGE_SIZE}&page=1>; rel="first"')
             return chunk, headers
@@ -118,6 +149,9 @@ def make_handler(state, upload_host):
         def handle_any(self):
             url = urlsplit(self.path)
             path, query = url.path, parse_qs(url.query)
+            upload_host = path.startswith(UPLOADS)
+            if upload_host:
+                path = path[len(UPLOADS):]
             kind, arg = state.take_fault(self.command, path)
             if kind == "drop":
                 self.read_body()
@@ -132,6 +166,9 @@ def make_handler(state, upload_host):
             if kind == "status":
                 self.read_body()
                 return self.send_json(arg, {"message": "Server Error"})
+            if kind == "json":  # an answer of the right status with the document given
+                self.read_body()
+                return self.send_json(200, arg)
             if kind == "primary":
                 self.read_body()
                 return self.send_json(403, {"message": "API rate limit exceeded"},
@@ -154,9 +191,9 @@ def make_handler(state, upload_host):
                 return self.send_json(404, {"message": "Not Found"})
             rest = path[len(repo_prefix):]
             with state.lock:
-                return self.route(rest, query, kind)
+                return self.route(rest, query, kind, upload_host)
 
-        def route(self, rest, query, kind):
+        def route(self, rest, query, kind, upload_host):
             m = re.fullmatch(r"/releases/(\d+)/assets", rest)
             if upload_host:
                 if self.command != "POST" or not m:
@@ -241,12 +278,13 @@ def make_handler(state, upload_host):
 def start(token, repo, prefix=""):
     """Starts the API and upload servers on free loopback ports; returns (state, stop)."""
     state = State(token, repo, prefix)
-    api = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state, upload_host=False))
-    uploads = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state, upload_host=True))
+    api = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
+    uploads = ThreadingHTTPServer(("127.0.0.1", 0), make_elsewhere_handler(state))  # "elsewhere"
     for s in (api, uploads):
         s.daemon_threads = True
     state.api_base = f"http://127.0.0.1:{api.server_address[1]}{prefix}"
-    state.upload_base = f"http://127.0.0.1:{uploads.server_address[1]}"
+    state.upload_base = f"http://127.0.0.1:{api.server_address[1]}{UPLOADS}"
+    state.elsewhere_base = f"http://127.0.0.1:{uploads.server_address[1]}"
     threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in (api, uploads)]
     for t in threads:
         t.start()

@@ -12,8 +12,10 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from index_install_check import make_wheel  # noqa: E402  (one wheel maker for the index tests)
@@ -47,6 +49,55 @@ def local_version_wheel(directory):
         f"{dist}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     return write_wheel(os.path.join(directory, f"localdemo-{version}-py3-none-any.whl"), dist, files)
+
+
+def redirected_upload(sb):
+    """A registry that answers the upload with 307 to another host: not followed (a client that
+    follows re-sends a GET there and takes its 200 for an upload), an error naming the redirect,
+    and nothing and no credential sent to the other host."""
+    seen = []
+
+    class Target(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_any(self):
+            seen.append((self.command, self.headers.get("Authorization")))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_any
+
+    target = ThreadingHTTPServer(("127.0.0.1", 0), Target)
+    elsewhere = f"http://127.0.0.1:{target.server_address[1]}/legacy/"
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(307)
+            self.send_header("Location", elsewhere)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    registry = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    for server in (target, registry):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            wheel = os.path.join(tmp, make_wheel(tmp, "2.8.0", "12.9.1", "280.129"))
+            done = publish(sb, f"http://127.0.0.1:{registry.server_address[1]}/legacy/", wheel,
+                           flags=("--no-verify", "--retries", "0"))
+            check("an upload redirected to another host: not followed, an error, nothing sent there",
+                  done.returncode == 6 and "redirected" in done.stdout + done.stderr and not seen,
+                  f"exit {done.returncode} {seen}\n{done.stdout}{done.stderr}")
+    finally:
+        for server in (target, registry):
+            server.shutdown()
+            server.server_close()
 
 
 def main():
@@ -144,6 +195,7 @@ def main():
             server.terminate()
             server.wait(timeout=30)
 
+    redirected_upload(sb)
     leaked = [i for i, t in enumerate(outputs) if PASSWORD in t]
     check("the password appears in no output", not leaked, f"runs {leaked}")
     return finish("publish checks")

@@ -68,6 +68,70 @@ def consistent(state, tag, files):
     return True, ""
 
 
+def token_stays_home(sb):
+    """The token goes to the API's host and its upload host only: never to a host a Link header
+    or an upload_url names; answers of the wrong types are errors, never a crash; an asset
+    without a digest is not taken for the same file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for i in range(3):
+            path = os.path.join(tmp, f"sageattention-2.2.0-280.129-cp31{i}-cp31{i}-linux_x86_64.whl")
+            with open(path, "wb") as f:
+                f.write(os.urandom(1000))
+            files.append(path)
+        state, stop = fake_github.start(TOKEN, REPO)
+        try:
+            api = state.api_base
+            done = run(sb, api, "--tag", "v5.0.0", *files)
+            check("a release for the host tests", done.returncode == 0, done.stderr[-400:])
+            state.link_elsewhere = True
+            done = run(sb, api, "--tag", "v5.0.0", *files)
+            check("a Link header naming another host: refused, the token not sent there",
+                  done.returncode != 0 and "not sent there" in done.stderr
+                  and not any(auth for _, _, auth in state.elsewhere_log),
+                  done.stderr[-400:] + str(state.elsewhere_log[:2]))
+            state.link_elsewhere = False
+            state.upload_elsewhere = True
+            done = run(sb, api, "--tag", "v5.1.0", *files[:1])
+            check("an upload_url on another host: refused, nothing sent there",
+                  done.returncode != 0 and "not sent there" in done.stdout + done.stderr
+                  and not state.elsewhere_log,
+                  done.stderr[-400:] + str(state.elsewhere_log[:2]))
+            state.upload_elsewhere = False
+            # An asset of the same name and size but other bytes, listed without a digest.
+            rel = [r for r in state.releases if r["tag_name"] == "v5.0.0"][0]
+            same_size = os.path.join(tmp, "other", os.path.basename(files[0]))
+            os.makedirs(os.path.dirname(same_size))
+            with open(same_size, "wb") as f:
+                f.write(os.urandom(1000))
+            state.drop_digests = True
+            done = run(sb, api, "--tag", "v5.0.0", same_size)
+            check("an asset without a digest is not 'the same' for its size: refused without --clobber",
+                  done.returncode != 0 and "--clobber" in done.stdout, done.stdout + done.stderr[-400:])
+            done = run(sb, api, "--tag", "v5.0.0", "--clobber", same_size)
+            stored = [a for a in state.assets[rel["id"]] if a["name"] == os.path.basename(same_size)]
+            check("... and replaced with --clobber",
+                  done.returncode == 0 and stored and stored[0]["data"] == open(same_size, "rb").read(),
+                  done.stdout + done.stderr[-400:])
+            state.drop_digests = False
+            # Answers of the wrong types, where each field is read.
+            wrong = [("GET", r"/releases/tags/", {"id": "101", "upload_url": 7, "html_url": None}),
+                     ("GET", r"/releases/tags/", {"id": rel["id"], "upload_url": ["x"], "tag_name": 5}),
+                     ("GET", r"/assets", [{"name": os.path.basename(files[0]), "size": "1000",
+                                           "digest": 7, "state": [], "id": "x"}]),
+                     ("GET", r"/assets", [{"name": 5}, "text", None, 3]),
+                     ("GET", r"/releases/tags/", ["not", "an", "object"])]
+            for method, pattern, doc in wrong:
+                state.add_fault(method, pattern, "json", doc)
+                done = run(sb, api, "--tag", "v5.0.0", files[0])
+                state.faults.clear()
+                check(f"wrong types in an answer ({str(doc)[:60]}): an error or a result, no crash",
+                      done.returncode in (0, 6) and "internal error" not in done.stderr,
+                      f"exit {done.returncode}: {done.stderr[-400:]}")
+        finally:
+            stop()
+
+
 def main():
     sb = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -331,6 +395,7 @@ def main():
                 stop()
                 subprocess.run(["umount", tiny], capture_output=True)
 
+    token_stays_home(sb)
     leaked = [i for i, text in enumerate(outputs) if TOKEN in text]
     check("the token appears in no output of any run", not leaked, f"runs {leaked}")
     return finish("release checks")

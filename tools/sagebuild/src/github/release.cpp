@@ -1,5 +1,6 @@
 #include "github/release.h"
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <optional>
@@ -24,9 +25,24 @@ struct LocalFile {
   std::uint64_t size = 0;
 };
 
+// Where the token may go: the API's origin, and its upload host (api.github.com uploads to
+// uploads.github.com; GitHub Enterprise Server to /api/uploads on its own host). Never to a host
+// a server's answer names (a Link header, an upload_url).
+std::vector<std::string> token_origins(const std::string& api_url) {
+  std::vector<std::string> origins;
+  const std::string api = net::url_origin(api_url);
+  if (api.empty()) return origins;
+  origins.push_back(api);
+  const std::size_t host = api.find("://") + 3;
+  if (api.compare(host, 4, "api.") == 0) {
+    origins.push_back(api.substr(0, host) + "uploads." + api.substr(host + 4));
+  }
+  return origins;
+}
+
 class Api {
  public:
-  explicit Api(const ReleaseRequest& r) : r_(r) {}
+  explicit Api(const ReleaseRequest& r) : r_(r), origins_(token_origins(r.api_url)) {}
 
   std::string repo_url(const std::string& path) const {
     std::string base = r_.api_url;
@@ -38,7 +54,15 @@ class Api {
   Expected<net::HttpResponse> call(const std::string& method, const std::string& url,
                                    const std::string& body = {},
                                    const std::filesystem::path& file = {}) const {
+    const std::string origin = net::url_origin(url);
+    if (std::find(origins_.begin(), origins_.end(), origin) == origins_.end()) {
+      return Error{
+          fmt::format("the server pointed at {}, which is not the API ({}) or its upload "
+                      "host: the token is not sent there",
+                      origin.empty() ? url : origin, net::url_origin(r_.api_url))};
+    }
     net::HttpRequest req;
+    req.follow_redirects = file.empty();  // an upload is never re-sent elsewhere
     req.method = method;
     req.url = url;
     req.headers = {"Accept: application/vnd.github+json", "X-GitHub-Api-Version: 2022-11-28",
@@ -86,6 +110,7 @@ class Api {
 
  private:
   const ReleaseRequest& r_;
+  std::vector<std::string> origins_;
 };
 
 Expected<json> parse_object(const net::HttpResponse& r, const std::string& what) {
@@ -95,17 +120,28 @@ Expected<json> parse_object(const net::HttpResponse& r, const std::string& what)
   return doc;
 }
 
+// A listing's bounds: GitHub holds at most 1000 assets on a release and pages of up to 100.
+constexpr int kMaxPages = 100;
+constexpr std::size_t kMaxItems = 10'000;
+
 // GETs `url` and every rel="next" page after it, handing each JSON array item to `visit`, which
 // returns true to stop early.
 Expected<Ok> for_each_item(const Api& api, std::string url, const std::string& what,
                            const std::function<bool(const json&)>& visit) {
+  std::size_t items = 0;
   for (int page = 0; !url.empty(); ++page) {
-    if (page > 1000) return Error{what + ": more than 1000 pages"};
+    if (page >= kMaxPages) {
+      return Error{fmt::format("{}: more than {} pages (the bound of a listing)", what, kMaxPages)};
+    }
     auto r = api.call("GET", url);
     if (!r) return r.error();
     if (r->status != 200) return Error{api.failure(what, *r)};
     const json doc = parse_json_bounded(r->body);
     if (!doc.is_array()) return Error{what + ": the answer is not a JSON array"};
+    items += doc.size();
+    if (items > kMaxItems) {
+      return Error{fmt::format("{}: more than {} items (the bound of a listing)", what, kMaxItems)};
+    }
     for (const json& item : doc) {
       if (item.is_object() && visit(item)) return Ok{};
     }
@@ -120,8 +156,15 @@ Expected<std::map<std::string, json>> list_assets(const Api& api, std::int64_t r
   auto listed =
       for_each_item(api, api.repo_url(fmt::format("/releases/{}/assets?per_page=100", release_id)),
                     "listing release assets", [&](const json& a) {
-                      if (a.contains("name") && a["name"].is_string())
-                        assets[a["name"].get<std::string>()] = a;
+                      // What is compared and acted on, not the whole answer (uploader
+                      // objects, URLs): a hostile page keeps no more than this.
+                      const auto name = json_get<std::string>(a, "name");
+                      if (!name) return false;
+                      json slim = json::object();
+                      for (const char* key : {"id", "size", "digest", "state"}) {
+                        if (a.contains(key) && !a[key].is_structured()) slim[key] = a[key];
+                      }
+                      assets[*name] = std::move(slim);
                       return false;
                     });
   if (!listed) return listed.error();
@@ -139,7 +182,8 @@ Expected<json> find_or_create_release(const Api& api, const ReleaseRequest& requ
   std::optional<json> draft;
   auto listed = for_each_item(api, api.repo_url("/releases?per_page=100"), "listing releases",
                               [&](const json& rel) {
-                                if (rel.value("tag_name", "") != request.tag) return false;
+                                if (json_get<std::string>(rel, "tag_name") != request.tag)
+                                  return false;
                                 draft = rel;
                                 return true;
                               });
@@ -164,16 +208,14 @@ Expected<json> find_or_create_release(const Api& api, const ReleaseRequest& requ
 
 // GitHub marks an upload that never finished with state "starter".
 bool is_complete(const json& asset) {
-  return asset.value("state", "uploaded") == "uploaded";
+  return json_or<std::string>(asset, "state", "uploaded") == "uploaded";
 }
 
 bool same_content(const json& asset, const LocalFile& f) {
-  if (asset.value("size", std::uint64_t{0}) != f.size) return false;
-  // Assets carry "digest": "sha256:<hex>" (since 2025); older servers: size alone.
-  const std::string digest = asset.contains("digest") && asset["digest"].is_string()
-                                 ? asset["digest"].get<std::string>()
-                                 : std::string();
-  return digest.empty() || digest == "sha256:" + f.sha256;
+  if (json_get<std::uint64_t>(asset, "size") != f.size) return false;
+  // Assets carry "digest": "sha256:<hex>" (since 2025). Without one the content is unknown, and
+  // an asset of the same size is not taken for the same file (it is replaced with --clobber).
+  return json_get<std::string>(asset, "digest") == "sha256:" + f.sha256;
 }
 
 }  // namespace
@@ -217,9 +259,9 @@ Expected<ReleaseResult> upload_release_assets(const ReleaseRequest& request,
   ReleaseResult result;
   auto release = find_or_create_release(api, request, &result.created);
   if (!release) return release.error();
-  result.html_url = release->value("html_url", "");
-  const std::int64_t id = release->value("id", std::int64_t{0});
-  std::string upload_url = release->value("upload_url", "");
+  result.html_url = json_or<std::string>(*release, "html_url", "");
+  const std::int64_t id = json_or<std::int64_t>(*release, "id", 0);
+  std::string upload_url = json_or<std::string>(*release, "upload_url", "");
   if (const auto brace = upload_url.find('{'); brace != std::string::npos)
     upload_url.resize(brace);  // ".../assets{?name,label}" is a URI template
   if (id == 0 || upload_url.empty()) return Error{"the release has no id or upload_url"};
@@ -230,7 +272,7 @@ Expected<ReleaseResult> upload_release_assets(const ReleaseRequest& request,
   if (!assets) return assets.error();
   auto remove = [&](const json& asset) -> std::optional<std::string> {
     auto r = api.call("DELETE", api.repo_url(fmt::format("/releases/assets/{}",
-                                                         asset.value("id", std::int64_t{0}))));
+                                                         json_or<std::int64_t>(asset, "id", 0))));
     if (!r) return r.error().message;
     if (r->status != 204 && r->status != 404) return api.failure("deleting the old asset", *r);
     return std::nullopt;
@@ -258,9 +300,10 @@ Expected<ReleaseResult> upload_release_assets(const ReleaseRequest& request,
         out.message = fmt::format(
             "a different {} is already on the release ({} bytes{}, here {} bytes, sha256 {}); "
             "pass --clobber to replace it",
-            f.name, asset.value("size", std::uint64_t{0}),
-            asset.contains("digest") ? ", " + asset["digest"].get<std::string>() : "", f.size,
-            f.sha256);
+            f.name, json_or<std::uint64_t>(asset, "size", 0),
+            json_get<std::string>(asset, "digest") ? ", " + *json_get<std::string>(asset, "digest")
+                                                   : "",
+            f.size, f.sha256);
         log(fmt::format("  {}: refused: {}", f.name, out.message));
         result.assets.push_back(std::move(out));
         continue;

@@ -1,5 +1,6 @@
 #include "net/http.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -76,6 +77,23 @@ std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* use
 
 }  // namespace
 
+std::string url_origin(std::string_view url) {
+  const std::size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos || scheme_end == 0) return "";
+  const std::size_t host_start = scheme_end + 3;
+  std::size_t end = url.find_first_of("/?#", host_start);
+  if (end == std::string_view::npos) end = url.size();
+  std::string_view authority = url.substr(host_start, end - host_start);
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority.remove_prefix(at + 1);
+  }
+  if (authority.empty()) return "";
+  std::string origin = std::string(url.substr(0, scheme_end)) + "://" + std::string(authority);
+  for (char& c : origin)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return origin;
+}
+
 std::string HttpResponse::header(const std::string& lower_name) const {
   const auto found = headers.find(lower_name);
   return found == headers.end() ? std::string() : found->second;
@@ -94,8 +112,9 @@ Expected<HttpResponse> perform(const HttpRequest& request, const HttpOptions& op
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  // Redirects are followed; curl does not carry a custom Authorization header to another host.
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+  // Redirects are followed (except for uploads); curl does not carry a custom Authorization
+  // header to another host.
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options.connect_timeout.count()));
   // Below kLowSpeed bytes a second for the whole stall window: abandoned. A server that trickles

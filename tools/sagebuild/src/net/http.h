@@ -33,7 +33,14 @@ struct HttpRequest {
   std::string username;              // HTTP basic auth, when set
   std::string password;
   bool use_netrc = false;  // take credentials from ~/.netrc ($NETRC) when none are given
+  // Off for uploads: a redirected POST is re-sent as a GET by HTTP clients (which then "succeeds"
+  // without uploading anything) or carries the file to an address nobody configured.
+  bool follow_redirects = true;
 };
+
+// "scheme://host[:port]" of a URL, lower-cased, without user information; empty when it has
+// none. Credentials go only to the origins they were configured for.
+std::string url_origin(std::string_view url);
 
 struct HttpResponse {
   long status = 0;

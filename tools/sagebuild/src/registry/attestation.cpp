@@ -51,23 +51,37 @@ std::optional<std::string> base64_decode(std::string_view in) {
 
 }  // namespace
 
-std::filesystem::path attestation_path(const std::filesystem::path& distribution) {
-  std::filesystem::path path = distribution;
-  path += ".publish.attestation";
-  return path;
+std::filesystem::path attestation_path(const std::filesystem::path& distribution,
+                                       const std::vector<std::filesystem::path>& also_in) {
+  std::filesystem::path beside = distribution;
+  beside += ".publish.attestation";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(beside, ec)) return beside;
+  for (const std::filesystem::path& dir : also_in) {
+    if (dir.empty()) continue;
+    const std::filesystem::path there =
+        dir / (distribution.filename().string() + ".publish.attestation");
+    if (std::filesystem::is_regular_file(there, ec)) return there;
+  }
+  return beside;
 }
 
 Expected<std::string> attestations_field(const std::filesystem::path& distribution,
-                                         const std::string& sha256_hex) {
-  const std::filesystem::path path = attestation_path(distribution);
+                                         const std::string& sha256_hex,
+                                         const std::vector<std::filesystem::path>& also_in) {
+  const std::filesystem::path path = attestation_path(distribution, also_in);
   const std::string file = distribution.filename().string();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
+    std::string elsewhere;
+    for (const std::filesystem::path& dir : also_in) {
+      if (!dir.empty()) elsewhere += ", " + (dir / "").string();
+    }
     return Error{fmt::format(
-        "no attestation {}: sign the file as it is uploaded (`pypi-attestations sign {}`, with a "
-        "Sigstore identity such as a GitHub workflow's OIDC token; for labelled files, the copies "
-        "`--delivered-dir` keeps)",
-        path.string(), distribution.string())};
+        "no attestation {}.publish.attestation beside it{}: sign the file as it is uploaded "
+        "(`pypi-attestations sign`, with a Sigstore identity such as a GitHub workflow's OIDC "
+        "token; for labelled files, the copies `--delivered-dir` keeps)",
+        file, elsewhere.empty() ? "" : " or in " + elsewhere.substr(2))};
   }
   auto text = fs::read_file(path, kMaxAttestationBytes);
   if (!text) return Error{fmt::format("{}: {}", path.string(), text.error().message)};
@@ -76,7 +90,7 @@ Expected<std::string> attestations_field(const std::filesystem::path& distributi
   };
   const auto attestation = parse_json_bounded(*text);
   if (attestation.is_discarded() || !attestation.is_object()) return bad("not a JSON object");
-  if (attestation.value("version", 0) != 1) return bad("its \"version\" is not 1");
+  if (json_get<std::int64_t>(attestation, "version") != 1) return bad("its \"version\" is not 1");
   const auto material = attestation.find("verification_material");
   if (material == attestation.end() || !material->is_object() ||
       !material->contains("certificate")) {
@@ -91,7 +105,7 @@ Expected<std::string> attestations_field(const std::filesystem::path& distributi
   if (!statement_text) return bad("its statement is not base64");
   const auto statement = parse_json_bounded(*statement_text);
   if (statement.is_discarded() || !statement.is_object() ||
-      statement.value("_type", "") != kStatementType) {
+      json_get<std::string>(statement, "_type") != kStatementType) {
     return bad(fmt::format("its statement is not an in-toto statement ({})", kStatementType));
   }
   const auto subjects = statement.find("subject");
@@ -100,10 +114,10 @@ Expected<std::string> attestations_field(const std::filesystem::path& distributi
     return bad("its statement does not name exactly one subject");
   }
   const auto& subject = (*subjects)[0];
-  const std::string named = subject.value("name", "");
+  const std::string named = json_or<std::string>(subject, "name", "");
   const auto digest = subject.find("digest");
   const std::string attested = digest != subject.end() && digest->is_object()
-                                   ? text::ascii_lower(digest->value("sha256", ""))
+                                   ? text::ascii_lower(json_or<std::string>(*digest, "sha256", ""))
                                    : "";
   if (named != file) {
     return bad(

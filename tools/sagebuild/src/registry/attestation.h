@@ -11,18 +11,24 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "util/expected.h"
 
 namespace sagebuild::registry {
 
-// Where the attestation of `distribution` is looked for.
-std::filesystem::path attestation_path(const std::filesystem::path& distribution);
+// Where the attestation of `distribution` is: beside it, else in the first of `also_in` that
+// holds `<file name>.publish.attestation` (a labelled copy is made in a temporary folder; its
+// attestation was made of the copy --delivered-dir kept, or put beside the inputs). Beside it
+// when none is found anywhere.
+std::filesystem::path attestation_path(const std::filesystem::path& distribution,
+                                       const std::vector<std::filesystem::path>& also_in = {});
 
 // The value of the upload's `attestations` form field (a JSON array holding the one attestation)
-// for `distribution`, whose sha256 is `sha256_hex`; an error saying what is wrong with the file,
-// or that it is missing, otherwise.
+// for `distribution`, whose sha256 is `sha256_hex` (looked for as attestation_path() does); an
+// error saying what is wrong with the file, or that it is missing, otherwise.
 Expected<std::string> attestations_field(const std::filesystem::path& distribution,
-                                         const std::string& sha256_hex);
+                                         const std::string& sha256_hex,
+                                         const std::vector<std::filesystem::path>& also_in = {});
 
 }  // namespace sagebuild::registry

@@ -163,7 +163,7 @@ std::string listed_sha256(const std::string& page, const std::string& content_ty
     const auto doc = parse_json_bounded(page);
     if (!doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) return "";
     for (const auto& f : doc["files"]) {
-      if (!f.is_object() || f.value("filename", "") != file) continue;
+      if (json_get<std::string>(f, "filename") != file) continue;
       if (f.contains("hashes") && f["hashes"].is_object() && f["hashes"].contains("sha256") &&
           f["hashes"]["sha256"].is_string())
         return text::ascii_lower(f["hashes"]["sha256"].get<std::string>());
@@ -189,8 +189,9 @@ std::string listed_sha256(const std::string& page, const std::string& content_ty
   return "";
 }
 
-Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel,
-                                                 bool with_attestation) {
+Expected<std::vector<net::FormPart>> upload_form(
+    const std::filesystem::path& wheel, bool with_attestation,
+    const std::vector<std::filesystem::path>& attestation_dirs) {
   auto name = wheel::parse_wheel_filename(wheel.filename().string());
   if (!name) return name.error();
   auto metadata_text = wheel::read_dist_info_member(wheel, "METADATA");
@@ -219,7 +220,7 @@ Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wh
     if (!text::trim(body).empty()) form.push_back({"description", body, {}, {}, {}});
   }
   if (with_attestation) {
-    auto attestations = attestations_field(wheel, to_hex(digest->digest));
+    auto attestations = attestations_field(wheel, to_hex(digest->digest), attestation_dirs);
     if (!attestations) return attestations.error();
     form.push_back({"attestations", std::move(*attestations), {}, {}, {}});
   }
@@ -247,8 +248,9 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
     const std::string file = path.filename().string();
     auto name = wheel::parse_wheel_filename(file);
     const bool refused_local = name && name->version.has_local && !request.allow_local_versions;
-    auto form = name && !refused_local ? upload_form(path, request.attestations)
-                                       : Expected<std::vector<net::FormPart>>(Error{});
+    auto form = name && !refused_local
+                    ? upload_form(path, request.attestations, request.attestation_dirs)
+                    : Expected<std::vector<net::FormPart>>(Error{});
     if (!name) {
       out.message = name.error().message;
     } else if (refused_local) {
@@ -266,9 +268,16 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
       http.username = request.username;
       http.password = request.password;
       http.use_netrc = true;
+      http.follow_redirects = false;  // a redirected upload is re-sent as a GET: nothing uploaded
       auto r = net::perform_with_retries(http, request.http, request.retry);
       if (!r) {
         out.message = r.error().message;
+      } else if (r->status >= 300 && r->status < 400) {
+        const std::string location = r->header("location");
+        out.message = fmt::format(
+            "HTTP {}: the registry redirected the upload{}; not followed, nothing uploaded (give "
+            "the upload URL itself with --repository-url)",
+            r->status, location.empty() ? "" : " to " + redact_url(location));
       } else if (r->status >= 200 && r->status < 300) {
         out.outcome = PublishOutcome::uploaded;
         out.message = "uploaded";

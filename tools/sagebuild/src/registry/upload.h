@@ -29,6 +29,9 @@ struct PublishRequest {
   // Send each file's PEP 740 attestation (registry/attestation.h); a file without a valid one
   // is not uploaded.
   bool attestations = false;
+  // Where else an attestation is looked for (registry/attestation.h): --delivered-dir and the
+  // inputs' folders, for labelled copies made in a temporary folder.
+  std::vector<std::filesystem::path> attestation_dirs;
   net::HttpOptions http;
   net::RetryPolicy retry;
 };
@@ -50,8 +53,9 @@ std::string listed_sha256(const std::string& page, const std::string& content_ty
 
 // The form fields for one wheel, from its file name and METADATA (what twine sends), and its
 // attestation in the `attestations` field when `with_attestation` is set.
-Expected<std::vector<net::FormPart>> upload_form(const std::filesystem::path& wheel,
-                                                 bool with_attestation = false);
+Expected<std::vector<net::FormPart>> upload_form(
+    const std::filesystem::path& wheel, bool with_attestation = false,
+    const std::vector<std::filesystem::path>& attestation_dirs = {});
 
 std::vector<PublishResult> publish_wheels(const PublishRequest& request,
                                           const std::vector<std::filesystem::path>& wheels,

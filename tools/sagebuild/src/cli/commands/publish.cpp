@@ -52,6 +52,11 @@ class PublishCommand final : public Command {
     if (const auto m = load_if_present()) add_matrix_expectations(*m, gate_.checks);
     const DeliverySet set =
         prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate_, log_);
+    // A labelled copy lives in a temporary folder: its attestation is looked for where the
+    // copies --delivered-dir kept are, and beside the inputs.
+    request_.attestation_dirs = {gate_.delivered_dir};
+    for (const std::string& file : files_)
+      request_.attestation_dirs.push_back(stdfs::path(file).parent_path());
     if (dry_run_) {
       print_dry_run(set, "upload", log_);
       return check_attestations(set.files);
@@ -92,7 +97,8 @@ class PublishCommand final : public Command {
     std::size_t failed = 0;
     for (const auto& path : paths) {
       auto digest = sha256_file(path);
-      auto field = digest ? registry::attestations_field(path, to_hex(digest->digest))
+      auto field = digest ? registry::attestations_field(path, to_hex(digest->digest),
+                                                         request_.attestation_dirs)
                           : Expected<std::string>(digest.error());
       if (!field) ++failed;
       log_.result("sagebuild:   {}: {}\n", path.filename().string(),
