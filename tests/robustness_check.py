@@ -16,7 +16,9 @@
   returned), package.version.file outside the project (/etc/passwd was read), a FIFO as
   --matrix (blocked), /dev/zero as a summary file or release notes (read without end);
 - results files 100,000 levels deep, with a size that is not a number, or a message that closes
-  its code block (summary).
+  its code block, or of 6 MB (summary);
+- wheels made to make a report unbounded: 30,000 stray .dist-info members, 2,000 members 2,035
+  folders deep, a provenance of 600,000 architectures.
 
 Usage: robustness_check.py SAGEBUILD
 """
@@ -89,6 +91,66 @@ def write(tmp, text, version="1.0\n"):
 
 def crashed(done):
     return done is None or done.returncode < 0 or done.returncode >= 128 or b"internal error" in done.stderr
+
+
+def verify_measured(sagebuild, wheel, *flags):
+    """verify-wheel's result and CPU seconds (run() measures children the same way)."""
+    start = children_cpu_seconds()
+    done = subprocess.run([sagebuild, "verify-wheel", "--threads", "1", *flags, wheel], capture_output=True,
+                          timeout=300, cwd=os.path.dirname(wheel))
+    return done, children_cpu_seconds() - start
+
+
+def hostile_wheels(sagebuild, tmp):
+    """Wheels built to make a report unbounded: a report lists at most 1,000 findings and counts
+    the rest; names past 64 folders are refused before the per-folder checks; a provenance list
+    of 600,000 architectures is one finding, not 600,000."""
+    folder = os.path.join(tmp, "hostile-wheels")
+    os.makedirs(folder)
+    hoard = os.path.join(folder, "demo-1.0-py3-none-any.whl")
+    with zipfile.ZipFile(hoard, "w", zipfile.ZIP_STORED) as z:
+        for i in range(30_000):  # each a stray .dist-info directory and an unlisted file
+            z.writestr(f"pkg{i}-1.0.dist-info/METADATA", b"Name: x\n")
+    done, seconds = verify_measured(sagebuild, hoard, "--json")
+    report = json.loads(done.stdout)[0] if done.stdout.startswith(b"[") else {}
+    check(f"30,000 stray .dist-info members: 1,000 findings listed, the rest counted, "
+          f"{len(done.stdout) / 1e6:.1f} MB of JSON, {seconds:.2f} CPU s (bound {cpu_bound(3)})",
+          done.returncode == 5 and len(report.get("findings", [])) == 1000
+          and report.get("findings_not_listed", 0) > 25_000 and len(done.stdout) < 16e6
+          and seconds < cpu_bound(3) and all(len(f["message"]) < 1100 for f in report["findings"]),
+          done.stderr[-300:].decode(errors="replace"))
+    os.remove(hoard)
+    deep = os.path.join(folder, "demo-1.0-py3-none-any.whl")
+    with zipfile.ZipFile(deep, "w", zipfile.ZIP_STORED) as z:
+        for i in range(2_000):
+            z.writestr("demo/" + "d/" * 2_035 + f"f{i}.py", b"")
+    done, seconds = verify_measured(sagebuild, deep)
+    check(f"2,000 members 2,035 folders deep: A002, {seconds:.2f} CPU s (bound {cpu_bound(2)})",
+          done.returncode == 5 and b"more than 64 folders deep" in done.stdout and seconds < cpu_bound(2),
+          done.stdout[-300:].decode(errors="replace"))
+    os.remove(deep)
+    archs = os.path.join(folder, "demo-1.0-280.129-py3-none-any.whl")
+    provenance = {"schema": 1, "sagebuild": "0.1.0", "package": "demo", "version": "1.0", "torch": "2.8.0",
+                  "cuda": "12.9.1", "python": "3.12", "platform_tag": "any", "archs": ["9.0a"] * 600_000}
+    with zipfile.ZipFile(archs, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("demo-1.0.dist-info/sagebuild.json", json.dumps(provenance))
+    done, seconds = verify_measured(sagebuild, archs, "--json")
+    report = json.loads(done.stdout)[0] if done.stdout.startswith(b"[") else {}
+    check(f"a provenance of 600,000 architectures: one P001, {len(done.stdout) / 1e3:.0f} kB of JSON, "
+          f"{seconds:.2f} CPU s (bound {cpu_bound(2)})",
+          done.returncode == 5 and any("more than 64" in f["message"] for f in report.get("findings", []))
+          and len(done.stdout) < 1e6 and seconds < cpu_bound(2), done.stdout[-300:].decode(errors="replace"))
+    # summary of a 6 MB results file (parsing was quadratic: 17 s).
+    big = os.path.join(folder, "big.json")
+    with open(big, "w") as f:
+        json.dump({"entry": "e", "status": "built", "phases": {f"p{i}": 1.0 for i in range(300_000)}}, f)
+    start = children_cpu_seconds()
+    done = subprocess.run([sagebuild, "summary", big], capture_output=True, cwd=folder,
+                          env=dict(os.environ, GITHUB_STEP_SUMMARY=""), timeout=120)
+    seconds = children_cpu_seconds() - start
+    check(f"summary of a {os.path.getsize(big) / 1e6:.0f} MB results file: {seconds:.2f} CPU s "
+          f"(bound {cpu_bound(1)})", done.returncode == 0 and seconds < cpu_bound(1),
+          done.stderr[-300:].decode(errors="replace"))
 
 
 def main():
@@ -241,6 +303,9 @@ def main():
               done.returncode == 5 and not crashed(done) and b"R001" in done.stdout
               and peak_mib < 1024,
               (done.stdout[-300:] + done.stderr[-300:]).decode(errors="replace"))
+
+        with tempfile.TemporaryDirectory() as apart:  # no matrix.yaml above it
+            hostile_wheels(sagebuild, apart)
 
         # summary reads results files: a 100,000-deep array (stack overflow in the serializer),
         # a size that is not a number (internal error), a message that closes its code block.

@@ -1,8 +1,17 @@
 #include "wheel/provenance.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
+#include "util/json_text.h"
+
 namespace sagebuild::wheel {
+namespace {
+
+constexpr std::size_t kMaxProvenanceList = 64;
+
+}  // namespace
 
 nlohmann::ordered_json Provenance::to_json() const {
   return {{"schema", schema},   {"sagebuild", sagebuild_version},
@@ -15,7 +24,7 @@ nlohmann::ordered_json Provenance::to_json() const {
 }
 
 Expected<Provenance> Provenance::parse(std::string_view text) {
-  const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto doc = parse_json_bounded(text);
   if (doc.is_discarded() || !doc.is_object()) {
     return Error{std::string(kProvenanceFile) + " is not a JSON object"};
   }
@@ -43,6 +52,14 @@ Expected<Provenance> Provenance::parse(std::string_view text) {
     p.platform_tag = doc.at("platform_tag").get<std::string>();
     p.archs = doc.at("archs").get<std::vector<std::string>>();
     p.flags = doc.value("flags", std::vector<std::string>{});
+    // A wheel's record of its own build: a few architectures and flags. A longer list is not
+    // one (600,000 archs made 597,525 findings).
+    for (const auto& [what, list] : {std::pair{"archs", &p.archs}, std::pair{"flags", &p.flags}}) {
+      if (list->size() > kMaxProvenanceList) {
+        return Error{fmt::format("{} lists {} {}, more than {}", kProvenanceFile, list->size(),
+                                 what, kMaxProvenanceList)};
+      }
+    }
   } catch (const nlohmann::json::exception& e) {
     return Error{fmt::format("{} is incomplete: {}", kProvenanceFile, e.what())};
   }

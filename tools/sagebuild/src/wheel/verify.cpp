@@ -37,6 +37,17 @@ void Verifier::run() {
 
 void Verifier::fail(std::string_view id, std::string where, std::string message) {
   if (!is_selected(id, options_)) return;
+  if (report_.findings.size() >= kMaxFindings) {
+    ++report_.findings_not_listed;
+    return;
+  }
+  for (std::string* text : {&where, &message}) {
+    if (text->size() > kMaxFindingText) {
+      const std::size_t cut = text->size() - kMaxFindingText;
+      text->resize(kMaxFindingText);
+      *text += fmt::format("... ({} characters cut)", cut);
+    }
+  }
   report_.findings.push_back({std::string(id), std::move(where), std::move(message)});
 }
 
@@ -98,10 +109,16 @@ void Verifier::read_entries(const ZipArchive& archive) {
     t.join();
   report_.inflated = inflated;
 
+  std::size_t listed_name_bytes = 0;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& error = results_[i].error;
     if (!error && !entries[i].is_directory()) {
-      report_.files.push_back({entries[i].name, results_[i].size, results_[i].digest});
+      listed_name_bytes += entries[i].name.size();
+      if (listed_name_bytes <= kMaxListedNameBytes) {
+        report_.files.push_back({entries[i].name, results_[i].size, results_[i].digest});
+      } else {
+        ++report_.files_not_listed;
+      }
     }
     if (!error) continue;
     const char* id = error->kind == ZipErrorKind::crc           ? "A006"

@@ -80,6 +80,12 @@ struct Finding {
   std::string message;
 };
 
+// A report lists at most this many findings, each message and place cut to kMaxFindingText
+// characters, and file names up to kMaxListedNameBytes in all.
+inline constexpr std::size_t kMaxFindings = 1000;
+inline constexpr std::size_t kMaxFindingText = 1000;
+inline constexpr std::size_t kMaxListedNameBytes = 2u << 20;
+
 struct WheelReport {
   std::string path;
   std::string file_name;
@@ -113,8 +119,13 @@ struct WheelReport {
   std::uint64_t inflated = 0;
   std::size_t entries = 0;
   double seconds = 0;
+  // Bounds on what a hostile wheel can make a report hold (kMaxFindings, kMaxListedNameBytes):
+  // what is past them is counted, not listed.
+  std::size_t findings_not_listed = 0;
+  std::size_t files_not_listed = 0;
 
-  bool ok() const { return findings.empty(); }
+  bool ok() const { return findings.empty() && findings_not_listed == 0; }
+  std::size_t problems() const { return findings.size() + findings_not_listed; }
 };
 
 bool is_selected(std::string_view id, const VerifyOptions& options);

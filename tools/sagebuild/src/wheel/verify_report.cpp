@@ -50,6 +50,8 @@ nlohmann::ordered_json report_to_json(const WheelReport& r) {
   for (const auto& f : r.files)
     files.push_back({{"name", f.name}, {"size", f.size}, {"sha256", f.sha256}});
   doc["files"] = files;
+  doc["files_not_listed"] = r.files_not_listed;
+  doc["findings_not_listed"] = r.findings_not_listed;
   doc["requires_dist"] = r.requires_dist;
   doc["provenance"] =
       r.provenance ? nlohmann::ordered_json(r.provenance->to_json()) : nlohmann::ordered_json();
@@ -66,13 +68,17 @@ std::string format_report(const WheelReport& r) {
                        r.file_name, r.checks_run.size(), r.checks_run.size() == 1 ? "" : "s",
                        skipped, r.entries, mb, r.seconds);
   } else {
-    out += fmt::format("FAIL  {} ({} problem{} in {} checks{})\n", r.file_name, r.findings.size(),
-                       r.findings.size() == 1 ? "" : "s", r.checks_run.size(), skipped);
+    out += fmt::format("FAIL  {} ({} problem{} in {} checks{})\n", r.file_name, r.problems(),
+                       r.problems() == 1 ? "" : "s", r.checks_run.size(), skipped);
     for (const Finding& f : r.findings) {
       const CheckInfo* check = find_check(f.check);
       out += fmt::format("  {} {}: {}{}\n", f.check, check ? check->name : "",
                          f.where.empty() ? "" : f.where + ": ", f.message);
       if (check) out += fmt::format("        fix: {}\n", check->fix);
+    }
+    if (r.findings_not_listed) {
+      out += fmt::format("  ... and {} more, not listed (a report lists the first {})\n",
+                         r.findings_not_listed, kMaxFindings);
     }
   }
   if (!r.torch.empty()) out += fmt::format("      torch {}, CUDA {}\n", r.torch, r.cuda);
