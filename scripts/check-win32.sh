@@ -18,7 +18,8 @@ ln -s /usr/include/fmt "$inc/fmt"
 ln -s /usr/include/nlohmann "$inc/nlohmann"
 src=tools/sagebuild/src
 for f in platform/process.cpp platform/process_win32.cpp platform/file_lock.cpp \
-         platform/file_lock_win32.cpp platform/interrupt_win32.cpp backend/msvc/msvc.cpp util/sha256_cng.cpp; do
+         platform/file_lock_win32.cpp platform/interrupt_win32.cpp backend/msvc/msvc.cpp util/sha256_cng.cpp \
+         util/secrets.cpp; do
   "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -DFMT_HEADER_ONLY -I"$src" -isystem "$inc" "$src/$f"
 done
 echo "check-win32: the Win32 sources compile with $($cxx -dumpversion) (MinGW-w64)"

@@ -59,8 +59,7 @@ std::filesystem::path attestation_path(const std::filesystem::path& distribution
   if (std::filesystem::is_regular_file(beside, ec)) return beside;
   for (const std::filesystem::path& dir : also_in) {
     if (dir.empty()) continue;
-    const std::filesystem::path there =
-        dir / (distribution.filename().string() + ".publish.attestation");
+    std::filesystem::path there = dir / (distribution.filename().string() + ".publish.attestation");
     if (std::filesystem::is_regular_file(there, ec)) return there;
   }
   return beside;

@@ -4,9 +4,15 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <span>
-#ifndef _WIN32
+#ifdef _WIN32
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#else
 #include <unistd.h>  // environ
 #endif
 
@@ -171,17 +177,23 @@ std::vector<std::string> secrets_of_environment(
 const std::vector<std::string>& environment_secrets() {
   static const std::vector<std::string> secrets = [] {
     std::vector<std::pair<std::string, std::string>> environment;
-#ifdef _WIN32
-    char** variables = _environ;
-#else
-    char** variables = environ;
-#endif
-    for (; variables && *variables; ++variables) {
-      const std::string_view entry = *variables;
+    auto add = [&](std::string_view entry) {
       const std::size_t equals = entry.find('=', 1);  // Windows has "=C:=C:\\" entries
-      if (equals == std::string_view::npos) continue;
-      environment.emplace_back(entry.substr(0, equals), entry.substr(equals + 1));
+      if (equals != std::string_view::npos) {
+        environment.emplace_back(entry.substr(0, equals), entry.substr(equals + 1));
+      }
+    };
+#ifdef _WIN32
+    // The block "name=value\0...\0\0" (the CRT's _environ is deprecated under /W4 /WX).
+    if (char* block = GetEnvironmentStringsA()) {
+      for (const char* entry = block; *entry; entry += std::strlen(entry) + 1)
+        add(entry);
+      FreeEnvironmentStringsA(block);
     }
+#else
+    for (char** variables = environ; variables && *variables; ++variables)
+      add(*variables);
+#endif
     return secrets_of_environment(environment);
   }();
   return secrets;
