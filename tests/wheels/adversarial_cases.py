@@ -8,6 +8,8 @@ add_cases(case, binaries) adds them through make_corpus's `case(name, expected c
 """
 import struct
 import unicodedata
+import zipfile
+import zlib
 
 import zip_forge as zf
 
@@ -122,6 +124,13 @@ def add_cases(case, binaries):
     w.extra.append((f"{NAME}/\u00e4.py", b"# lower\n"))
     w = case("x_file_and_directory", ["A004"])
     w.extra.append((f"{NAME}/__init__.py/shadow.py", b"# below a file\n"))
+    # One member, two names: CPython 3.12+ installs it under its Unicode Path field's name.
+    w = case("x_unicode_path_second_name", ["A001"])
+    decoy = zipfile.ZipInfo(f"{NAME}/t4_decoy.py")
+    target, header = f"{NAME}/__init__.py".encode(), decoy.filename.encode()
+    field = b"\x01" + struct.pack("<I", zlib.crc32(header)) + target
+    decoy.extra = struct.pack("<HH", 0x7075, len(field)) + field
+    w.extra.append((decoy, b"import os\n"))
     # ---- what the wheel installs ----
     w = case("x_top_level_pth", ["A005"])
     w.extra.append((f"{NAME}.pth", b"import os; os.system('true')\n"))
@@ -129,6 +138,16 @@ def add_cases(case, binaries):
     w.extra.append((f"{DATA}/purelib/{NAME}-hook.pth", b"import os\n"))
     w = case("x_data_platlib_other_package", ["A005"])
     w.extra.append((f"{DATA}/platlib/torch/__init__.py", b"raise SystemExit\n"))
+    w = case("x_data_purelib_shadow", ["A004"])
+    w.extra.append((f"{DATA}/purelib/{NAME}/__init__.py", b"import os\n"))
+    w = case("x_entry_point_hidden_by_line_end", ["A005"])
+    w.extra.append((f"{NAME}-{VERSION}.dist-info/entry_points.txt",
+                    f"[console_scripts]\n{NAME}-run = {NAME}:main\x1cpip = {NAME}:main\n".encode()))
+    w = case("x_entry_point_double_brackets", ["A005"])
+    w.extra.append((f"{NAME}-{VERSION}.dist-info/entry_points.txt",
+                    f"[[console_scripts]]\npip = {NAME}:main\n".encode()))
+    w = case("x_record_blank_line", ["R001"])
+    w.record_edit = lambda rows: rows[:1] + [[]] + rows[1:]
     w = case("x_two_dist_info", ["A005"])
     w.extra.append(("torch-2.8.0.dist-info/METADATA", b"Name: torch\nVersion: 2.8.0\n"))
     w = case("x_record_row_escapes", ["R005"])
@@ -152,6 +171,8 @@ def add_cases(case, binaries):
     w.metadata = {"Caf\u00e9": "hides every line after it from Python's email parser", **w.metadata}
     w = case("x_torch_pin_only_for_an_extra", ["M003"])
     w.metadata["Requires-Dist"] = ["torch==2.8.*; extra == 'cuda'", "numpy"]
+    w = case("x_marker_packaging_cannot_evaluate", ["M001"])
+    w.metadata["Requires-Dist"] = ["torch==2.8.*", "numpy; os_name ~= 'posix'"]
     w = case("x_torch_pin_never_applies", ["M003"])
     w.metadata["Requires-Dist"] = ["torch==2.8.*; python_version < '3'", "numpy"]
     w = case("x_wheel_version_future", ["H001"])

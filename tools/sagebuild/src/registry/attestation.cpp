@@ -77,10 +77,10 @@ Expected<std::string> attestations_field(const std::filesystem::path& distributi
       if (!dir.empty()) elsewhere += ", " + (dir / "").string();
     }
     return Error{fmt::format(
-        "no attestation {}.publish.attestation beside it{}: sign the file as it is uploaded "
-        "(`pypi-attestations sign`, with a Sigstore identity such as a GitHub workflow's OIDC "
-        "token; for labelled files, the copies `--delivered-dir` keeps)",
-        file, elsewhere.empty() ? "" : " or in " + elsewhere.substr(2))};
+        "no attestation {}{}: sign the file as it is uploaded (`pypi-attestations sign`, with a "
+        "Sigstore identity such as a GitHub workflow's OIDC token; for labelled files, the "
+        "copies `--delivered-dir` keeps)",
+        path.string(), elsewhere.empty() ? "" : " (nor in " + elsewhere.substr(2) + ")")};
   }
   auto text = fs::read_file(path, kMaxAttestationBytes);
   if (!text) return Error{fmt::format("{}: {}", path.string(), text.error().message)};

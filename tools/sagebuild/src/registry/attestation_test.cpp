@@ -103,10 +103,37 @@ TEST_CASE("an attestation of another file, another build or no statement is refu
   refused(R"({"version": 1, "verification_material": {"certificate": "x"}})", "no \"envelope\"");
   refused(attestation(base64(R"({"_type": "https://in-toto.io/Statement/v0.1", "subject": []})")),
           "not an in-toto statement");
+  // Fields of the wrong type are refusals with a reason, never an exception.
+  refused(R"({"version": "1", "verification_material": {"certificate": "x"}, "envelope": )"
+          R"({"statement": "e30=", "signature": "x"}})",
+          "\"version\" is not 1");
+  refused(attestation(base64(statement(R"([{"name": 7, "digest": {"sha256": 5}}])"))),
+          "it attests");
+  refused(attestation(base64(statement(R"([{"name": "x", "digest": "sha256"}])"))), "it attests");
+  refused(attestation(base64(R"({"_type": 5, "subject": []})")), "not an in-toto statement");
+  refused(R"({"version": 1, "verification_material": {"certificate": "x"}, "envelope": )"
+          R"({"statement": 5, "signature": "x"}})",
+          "no \"envelope\"");
   // Not base64: a character outside the alphabet, '=' inside, a length not a multiple of 4.
   refused(attestation("e30*"), "not base64");
   refused(attestation("e3=0"), "not base64");
   refused(attestation(good.substr(1)), "not base64");
+}
+
+TEST_CASE("a labelled copy's attestation is found where the delivered copies are",
+          "[attestation]") {
+  Dist d;
+  fs::TempDir delivered{"sagebuild-delivered"};
+  const std::string text = attestation(base64(statement(subject(kFile, kDigest))));
+  REQUIRE(fs::write_file_atomic(delivered.path() / (kFile + ".publish.attestation"), text));
+  CHECK(attestation_path(d.wheel, {{}, delivered.path()}) ==
+        delivered.path() / (kFile + ".publish.attestation"));
+  const auto field = attestations_field(d.wheel, kDigest, {delivered.path()});
+  REQUIRE(field);
+  CHECK(*field == "[" + text + "]");
+  // Beside the file first.
+  REQUIRE(fs::write_file_atomic(attestation_path(d.wheel), text));
+  CHECK(attestation_path(d.wheel, {delivered.path()}) == attestation_path(d.wheel));
 }
 
 TEST_CASE("a missing or oversized attestation file is an error naming it", "[attestation]") {
