@@ -2,7 +2,8 @@
 """sagebuild publish against a real pypiserver on 127.0.0.1 (with htpasswd authentication), then a
 real `pip install --index-url` from it: a set pip could not resolve refused, variants uploaded under
 their local labels, re-runs that skip files already there (same sha256), a different file of the
-same name refused with both digests, an unverified wheel refused, --dry-run, wrong credentials,
+same name refused with both digests, an unverified wheel refused, --dry-run, wrong credentials
+(the files after the first refused one not sent),
 ~/.netrc credentials, local versions refused unless allowed. The password must appear in no output.
 
 Usage: publish_check.py SAGEBUILD PYTOOLS_BIN_DIR
@@ -166,6 +167,12 @@ def main():
                            env_extra={"TWINE_USERNAME": USER, "TWINE_PASSWORD": "wrong-" + PASSWORD})
             check("wrong credentials: exit 6 with advice", done.returncode == 6
                   and "credentials" in done.stdout, done.stdout + done.stderr)
+            done = publish(sb, url, w28, w27, creds=False, flags=("--no-verify", "--local-labels"),
+                           env_extra={"TWINE_USERNAME": USER, "TWINE_PASSWORD": "wrong-" + PASSWORD})
+            check("wrong credentials for two files: the first refused, the second not sent",
+                  done.returncode == 6 and len(re.findall(r"HTTP 40[13]", done.stdout)) == 2
+                  and "not sent: the registry refused the credentials" in done.stdout,
+                  done.stdout + done.stderr)
 
             done = publish(sb, url, renamed)
             check("a local version is refused by default", done.returncode == 6

@@ -232,6 +232,9 @@ def main():
             done = run(sb, api, "--tag", "v2.2.0", files[0], token="")
             check("no token: usage error", done.returncode == 2 and "GITHUB_TOKEN" in done.stderr,
                   done.stderr)
+            done = run(sb, api, "--tag", "v2.2.0", files[0], token="", verify=True)
+            check("no token: said before the wheels are verified and labelled", done.returncode == 2
+                  and "GITHUB_TOKEN" in done.stderr and "verification" not in done.stderr, done.stderr)
             state.add_fault("GET", r"/releases/tags/", "status", 502)
             state.add_fault("GET", r"/releases/tags/", "status", 502)
             state.add_fault("GET", r"/releases/tags/", "status", 502)

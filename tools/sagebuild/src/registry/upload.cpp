@@ -238,10 +238,20 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
   const auto [url_user, url_password] = url_credentials(request.repository_url);
   for (std::string& form : credential_forms(url_user, url_password))
     secrets.push_back(std::move(form));
+  // Credentials the registry refused for one file are refused for the next: the rest are not
+  // sent (five uploads, five 401s, said nothing the first did not).
+  std::string refused_credentials;
   for (const auto& path : wheels) {
     PublishResult out{path, PublishOutcome::failed, ""};
     if (request.http.cancelled && request.http.cancelled()) {
       out.message = std::string("not started: ") + net::kInterrupted;
+      results.push_back(std::move(out));
+      continue;
+    }
+    if (!refused_credentials.empty()) {
+      out.message =
+          fmt::format("not sent: the registry refused the credentials for {}", refused_credentials);
+      log(fmt::format("  {}: {}", path.filename().string(), out.message));
       results.push_back(std::move(out));
       continue;
     }
@@ -286,6 +296,7 @@ std::vector<PublishResult> publish_wheels(const PublishRequest& request,
       } else {
         std::string advice;
         if (r->status == 401 || r->status == 403) {
+          refused_credentials = fmt::format("{} (HTTP {})", file, r->status);
           advice =
               "; check the credentials (SAGEBUILD_PUBLISH_USERNAME/PASSWORD, "
               "TWINE_USERNAME/PASSWORD or ~/.netrc)";

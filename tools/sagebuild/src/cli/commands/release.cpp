@@ -48,6 +48,9 @@ class ReleaseCommand final : public Command {
       if (!notes) throw CommandError(notes.error().as(ErrorKind::usage));
       request_.notes = *notes;
     }
+    // What the upload needs is checked before the wheels are verified and labelled (which takes
+    // a while): a missing token or repository is said at once.
+    if (!dry_run_) resolve_destination(request_);
     // Assets are one flat namespace (`pip install --find-links <release>`): every wheel goes
     // under its variant's local version, so that pip and uv resolve the set.
     GateOptions gate;
@@ -65,8 +68,8 @@ class ReleaseCommand final : public Command {
   }
 
  private:
-  int release(github::ReleaseRequest request, const std::vector<stdfs::path>& paths,
-              const NetworkFlags& network) {
+  // The token, the repository and the API's URL, from the options and the environment.
+  void resolve_destination(github::ReleaseRequest& request) const {
     request.token = env_or({"GITHUB_TOKEN", "GH_TOKEN"});
     if (request.token.empty()) {
       throw CommandError{ErrorKind::usage, "no token: set GITHUB_TOKEN (or GH_TOKEN)"};
@@ -78,6 +81,10 @@ class ReleaseCommand final : public Command {
                          "GITHUB_REPOSITORY)"};
     }
     request.api_url = env_or({"GITHUB_API_URL"}, "https://api.github.com");
+  }
+
+  int release(github::ReleaseRequest request, const std::vector<stdfs::path>& paths,
+              const NetworkFlags& network) {
     network.apply(request.http, request.retry, log_);
     auto result = github::upload_release_assets(
         request, paths, [this](const std::string& line) { log_.result("sagebuild: {}\n", line); });
