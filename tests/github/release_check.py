@@ -39,10 +39,13 @@ def run(sb, api_base, *args, token=TOKEN, verify=False):
     return done
 
 
-def start(sb, api_base, *args):
-    """The release command running in the background (run()'s environment, --no-verify)."""
+def start(sb, api_base, *args, tmpdir=None):
+    """The release command running in the background (run()'s environment, --no-verify), with
+    its own TMPDIR when given (what it leaves there is its own, whatever runs beside it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_"))}
     env.update({"GITHUB_API_URL": api_base, "GITHUB_REPOSITORY": REPO, "GITHUB_TOKEN": TOKEN})
+    if tmpdir:
+        env["TMPDIR"] = tmpdir
     return subprocess.Popen([sb, "release", "--retry-wait", "0.05", "--no-verify", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
@@ -335,8 +338,11 @@ def main():
             ]):
                 tag = f"v6.{n}.0"
                 state.add_fault(method, pattern, kind, arg)
-                tmp_before = set(os.listdir(tempfile.gettempdir()))
-                proc = start(sb, api, "--tag", tag, "--timeout", "10", *wheels)
+                # A TMPDIR of its own: other tests running beside this one (ctest -j) label
+                # copies into the shared one.
+                private = os.path.join(tmp, f"tmpdir-{n}")
+                os.makedirs(private)
+                proc = start(sb, api, "--tag", tag, "--timeout", "10", *wheels, tmpdir=private)
                 time.sleep(1.0)
                 proc.send_signal(sig)
                 out, err = proc.communicate(timeout=60)
@@ -344,8 +350,7 @@ def main():
                 assets = assets_of(state, tag)
                 complete_and_wrong = [a["name"] for a in assets if a["state"] == "uploaded"
                                       and a["data"] != open(os.path.join(site, "wheels", a["name"]), "rb").read()]
-                left = [f for f in set(os.listdir(tempfile.gettempdir())) - tmp_before
-                        if f.startswith("sagebuild-delivery")]
+                left = [f for f in os.listdir(private) if f.startswith("sagebuild-delivery")]
                 stopped_ok = proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL)
                 check(f"{sig.name} during {method} {pattern}: stopped ({proc.returncode}), no wrong asset"
                       + (", no labelled copy left behind" if sig == signal.SIGINT else ""),

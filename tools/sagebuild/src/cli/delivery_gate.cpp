@@ -1,5 +1,6 @@
 #include "cli/delivery_gate.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -77,9 +78,13 @@ void keep_delivered(const std::vector<stdfs::path>& files, const stdfs::path& di
 void verify_before_delivery(const std::vector<stdfs::path>& files,
                             const wheel::VerifyOptions& checks, std::string_view nothing_done,
                             Log& log) {
-  std::size_t failed = 0;
+  std::size_t failed = 0, done = 0;
+  const auto wheels = static_cast<std::size_t>(std::count_if(
+      files.begin(), files.end(), [](const stdfs::path& f) { return f.extension() == ".whl"; }));
   for (const stdfs::path& file : files) {
     if (file.extension() != ".whl") continue;
+    // A set of large wheels takes a while: say how far it is.
+    log.info("sagebuild: verifying {} ({}/{})\n", file.filename().string(), ++done, wheels);
     const wheel::WheelReport report = wheel::verify_wheel(file, checks);
     if (report.ok()) continue;
     ++failed;
@@ -116,6 +121,10 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
       set.wheels.push_back(described ? std::move(*described) : by_name(file, *name));
       set.files.push_back(file);
       continue;
+    }
+    if (const std::string version = registry::delivered_version(*described);
+        version != described->version) {
+      log.info("sagebuild: labelling {} as {}\n", file.filename().string(), version);
     }
     auto labelled = registry::labelled_copy(*described, set.labelled->path());
     if (!labelled) throw CommandError(labelled.error().as(ErrorKind::publish));
