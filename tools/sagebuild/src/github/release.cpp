@@ -297,13 +297,12 @@ Expected<ReleaseResult> upload_release_assets(const ReleaseRequest& request,
         continue;
       }
       if (complete && !request.clobber) {
+        const auto digest = json_get<std::string>(asset, "digest");
         out.message = fmt::format(
             "a different {} is already on the release ({} bytes{}, here {} bytes, sha256 {}); "
             "pass --clobber to replace it",
-            f.name, json_or<std::uint64_t>(asset, "size", 0),
-            json_get<std::string>(asset, "digest") ? ", " + *json_get<std::string>(asset, "digest")
-                                                   : "",
-            f.size, f.sha256);
+            f.name, json_or<std::uint64_t>(asset, "size", 0), digest ? ", " + *digest : "", f.size,
+            f.sha256);
         log(fmt::format("  {}: refused: {}", f.name, out.message));
         result.assets.push_back(std::move(out));
         continue;

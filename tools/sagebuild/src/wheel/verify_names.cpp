@@ -193,15 +193,9 @@ void Verifier::check_entry_names(const ZipArchive& archive) {
         target =
             (scheme == "purelib" || scheme == "platlib" ? "site-packages" : scheme) + "/" + inside;
       }
-      std::transform(target.begin(), target.end(), target.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      const auto [it, first] = installed.emplace(target, e.name);
-      std::string folded_name = e.name, folded_other = it->second;
-      for (std::string* f : {&folded_name, &folded_other}) {
-        std::transform(f->begin(), f->end(), f->begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      }
-      if (!first && folded_name != folded_other) {  // the same name is reported above
+      const auto [it, first] = installed.emplace(text::ascii_lower(target), e.name);
+      // The same name, or one differing in case, is reported above.
+      if (!first && text::ascii_lower(e.name) != text::ascii_lower(it->second)) {
         fail("A004", e.name,
              fmt::format("pip installs it to the same place as '{}', replacing the file that "
                          "was checked",
