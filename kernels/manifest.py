@@ -22,6 +22,26 @@ class Path(NamedTuple):
     pv: str                # P·V's type: "e4m3" (V quantized) or "16bit" (the input's type)
     head_dims: tuple       # the head dims its kernels are built for
     doc: str
+    # The P·V accumulations its kernels are built with: (ACCUMULATIONS name, the name callers
+    # pass as pv_accum_dtype, upstream SageAttention's for the same arithmetic); the first is
+    # the path's default.
+    accumulations: tuple = (("fp32", "fp32"),)
+
+
+class Accumulation(NamedTuple):
+    name: str
+    doc: str
+
+
+# How P·V's products are summed, in PvAccum order (the C API's and the bindings' numbers:
+# append, never reorder). Which path has which is Path.accumulations.
+ACCUMULATIONS = (
+    Accumulation("fp32", "in FP32: on the FP8 paths each key block's P·V in a fresh FP32 "
+                 "accumulator added into O (two-level), on the 16-bit paths straight into O."),
+    Accumulation("fp16_block", "each key block's P·V in FP16 (the FP16-accumulating e4m3 mma, "
+                 "twice the FP32 rate on GeForce cards), added into FP32 O; V's scale maps max|v| "
+                 "to 2.25 rather than 448, so that a block's sum stays inside FP16 (FP8_V_MAX)."),
+)
 
 
 # The input types, in DType order (the C API's and the bindings' numbers).
@@ -33,11 +53,13 @@ PATHS = (
     Path("fp16", "mma", "16bit", (64, 128, 256),
          "mma.sync; P and V in the input's 16-bit type (sm80 and later)."),
     Path("fp8", "mma", "e4m3", (64, 128),
-         "mma.sync; P and V in FP8 e4m3 with a per-channel V scale and two-level FP32 "
-         "accumulation (sm89 and later: Ada, Hopper, Blackwell)."),
+         "mma.sync; P and V in FP8 e4m3 with a per-channel V scale, each key block accumulated "
+         "apart and added into FP32 (sm89 and later: Ada, Hopper, Blackwell).",
+         (("fp32", "fp32+fp32"), ("fp16_block", "fp32+fp16"))),
     Path("fp8_sm90", "sm90", "e4m3", (64, 128),
          "the Hopper kernel: the fp8 path's algorithm on wgmma with TMA and warp specialisation "
-         "(compute capability 9.0, a library built for sm_90a)."),
+         "(compute capability 9.0, a library built for sm_90a).",
+         (("fp32", "fp32+fp32"),)),
     Path("fp16_sm90", "sm90", "16bit", (64, 96, 128, 192, 256),
          "the Hopper kernel with the fp16 path's P·V: P and V in the input's 16-bit type (V read "
          "as the caller laid it out), accumulated in FP32 (same requirements)."),
@@ -67,6 +89,18 @@ HOPPER_PV16_MAX_QUERY_LEN = 8192
 # cosine of 0.9986 to float64 at a largest logit of 84 and falls to 0.975 as rows become one-hot
 # (docs/kernels.md, "Sharp attention").
 SHARP_THRESHOLD = 100.0
+
+# What V's per-channel FP8 scale maps max|v| to, per accumulation: e4m3's largest value (448)
+# for FP32 sums; for FP16 block sums the largest that keeps a 64-key block's sum of P·V (P ≤ 448)
+# inside FP16's 65,504 (64·448·2.25 = 64,512), as upstream's SageAttention2++ does.
+FP8_V_MAX = {"fp32": 448.0, "fp16_block": 2.25}
+
+# The compute capabilities where sageattn sums the FP8 path's key blocks in FP16 (fp16_block):
+# Ada (8.9) and consumer Blackwell (12.0, 12.1), whose GeForce parts run the FP16-accumulating
+# e4m3 mma at twice the FP32 one's rate (NVIDIA's Ada whitepaper: RTX 4090 660 vs 330 dense FP8
+# TFLOPS); its accuracy matches FP32 block sums on the float64 suite (docs/kernels.md,
+# "Accumulation"). Elsewhere the FP8 path sums in FP32.
+FP16_BLOCK_CAPABILITIES = ((8, 9), (12, 0), (12, 1))
 
 # Derived: every head dim some path takes (others are padded up by the caller), the largest one
 # of the FP8 P·V paths, and those only the Hopper kernel takes.

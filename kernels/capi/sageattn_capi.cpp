@@ -32,6 +32,7 @@ struct SageCapiParams {
   const int* cu_seqlens_k;
   int total_q, total_k;
   float sharp_threshold;
+  int pv_accum;
 };
 
 }  // extern "C"
@@ -65,6 +66,7 @@ sageattn::Params convert(const SageCapiParams& c) {
   p.varlen.total_q = c.total_q;
   p.varlen.total_k = c.total_k;
   p.sharp_threshold = c.sharp_threshold;
+  p.pv_accum = static_cast<sageattn::PvAccum>(c.pv_accum);  // validate() refuses unknown numbers
   return p;
 }
 
@@ -108,8 +110,9 @@ void sageattn_capi_reference(const SageCapiParams* c, int quantized, const doubl
   const sageattn::reference::Problem problem{
       p.batch, p.heads_q, p.heads_kv, p.qo_len, p.kv_len, p.head_dim, p.causal, sm_scale, q, k, v};
   if (quantized) {
-    sageattn::reference::quantized_attention(problem, p.pv_path, p.dtype, p.q_granularity,
-                                             p.k_granularity, p.smooth_k, out, lse);
+    sageattn::reference::quantized_attention(problem, p.pv_path, p.pv_accum, p.dtype,
+                                             p.q_granularity, p.k_granularity, p.smooth_k, out,
+                                             lse);
   } else {
     sageattn::reference::plain_attention(problem, out, lse);
   }

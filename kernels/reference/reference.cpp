@@ -114,8 +114,9 @@ void plain_attention(const Problem& p, double* out, double* lse) {
   }
 }
 
-void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity q_granularity,
-                         Granularity k_granularity, bool smooth_k, double* out, double* lse) {
+void quantized_attention(const Problem& p, PvPath path, PvAccum accumulation, DType dtype,
+                         Granularity q_granularity, Granularity k_granularity, bool smooth_k,
+                         double* out, double* lse) {
   const int group = p.heads_q / p.heads_kv, D = p.head_dim;
   const int q_rows = q_granularity == Granularity::per_block ? 64 : 16;
   const int k_rows = k_granularity == Granularity::per_block ? 64 : 16;
@@ -127,6 +128,8 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
           ? detail::sm90_key_block(D, detail::sm90_consumer_warpgroups(D, path, p.causal, p.qo_len))
           : detail::kBlockN;
   const bool pv16 = !uses_fp8_v(path);
+  const double v_max = fp8_v_max(accumulation);
+  const bool fp16_block = accumulation == PvAccum::fp16_block;
   for (int b = 0; b < p.batch; ++b) {
     for (int hk = 0; hk < p.heads_kv; ++hk) {
       // K: mean over the sequence (smoothing), INT8 per k_rows rows.
@@ -156,7 +159,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
         for (int j = 0; j < p.kv_len; ++j) {
           for (int d = 0; d < D; ++d) {
             double& x = v[static_cast<std::size_t>(j) * D + d];
-            x = amax[d] > 0 ? round_e4m3(x * 448.0 / amax[d]) : 0.0;
+            x = amax[d] > 0 ? round_e4m3(x * v_max / amax[d]) : 0.0;
           }
         }
       }
@@ -205,7 +208,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
             }
             l = l * correction + sum;
             for (int d = 0; d < D; ++d)
-              o[d] = o[d] * correction + block[d];
+              o[d] = o[d] * correction + (fp16_block ? round_half(block[d]) : block[d]);
             m = m_new;
           }
           double km = 0;
@@ -214,7 +217,7 @@ void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity
               km += q[static_cast<std::size_t>(i) * D + d] * mean[d];
           }
           for (int d = 0; d < D; ++d) {
-            const double unscale = uses_fp8_v(path) ? amax[d] / (448.0 * 448.0) : 1.0;
+            const double unscale = uses_fp8_v(path) ? amax[d] / (448.0 * v_max) : 1.0;
             out[at(b, hq, i, d, p.heads_q, p.qo_len, D)] = l > 0 ? o[d] * unscale / l : 0.0;
           }
           if (lse) {

@@ -21,8 +21,12 @@ struct Problem {
 
 void plain_attention(const Problem& p, double* out, double* lse);
 
-void quantized_attention(const Problem& p, PvPath path, DType dtype, Granularity q_granularity,
-                         Granularity k_granularity, bool smooth_k, double* out, double* lse);
+// The kernels' algorithm for `path` summing P·V as `accumulation` says (one the path has): V's
+// FP8 scale to fp8_v_max, and under fp16_block each key block's P·V rounded to FP16 before it
+// is added (the mma's own roundings inside the block are not modelled).
+void quantized_attention(const Problem& p, PvPath path, PvAccum accumulation, DType dtype,
+                         Granularity q_granularity, Granularity k_granularity, bool smooth_k,
+                         double* out, double* lse);
 
 // The INT8 value the kernels give x in a group whose largest |value| is amax: the factor
 // 127 / amax and the product each rounded to float, then to the nearest integer, ties to even

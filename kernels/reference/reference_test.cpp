@@ -83,13 +83,19 @@ TEST_CASE("the quantized algorithm stays close to plain attention", "[reference]
       std::vector<double> plain_lse(static_cast<std::size_t>(b) * hq * lq),
           quant_lse(plain_lse.size());
       plain_attention(p, plain.data(), plain_lse.data());
-      for (const PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
-        quantized_attention(p, path, DType::f16, Granularity::per_warp, Granularity::per_block,
-                            true, quant.data(), quant_lse.data());
-        INFO("causal " << causal << " offset " << offset << " path " << static_cast<int>(path));
-        CHECK(rel_l1(quant, plain) < (uses_fp8_v(path) ? 0.045 : 0.02));
-        for (std::size_t i = 0; i < plain_lse.size(); ++i) {
-          REQUIRE(std::fabs(quant_lse[i] - plain_lse[i]) < 0.08);
+      for (int path_number = 0; path_number < kPathCount; ++path_number) {
+        for (int acc = 0; acc < kAccumulationCount; ++acc) {
+          const auto path = static_cast<PvPath>(path_number);
+          const auto accumulation = static_cast<PvAccum>(acc);
+          if (accumulation_name(path, accumulation) == nullptr) continue;
+          quantized_attention(p, path, accumulation, DType::f16, Granularity::per_warp,
+                              Granularity::per_block, true, quant.data(), quant_lse.data());
+          INFO("causal " << causal << " offset " << offset << " path " << path_name(path) << " "
+                         << accumulation_name(path, accumulation));
+          CHECK(rel_l1(quant, plain) < (uses_fp8_v(path) ? 0.045 : 0.02));
+          for (std::size_t i = 0; i < plain_lse.size(); ++i) {
+            REQUIRE(std::fabs(quant_lse[i] - plain_lse[i]) < 0.08);
+          }
         }
       }
     }

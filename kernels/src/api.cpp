@@ -112,12 +112,29 @@ std::string known_paths() {
   return text;
 }
 
+// "0 fp32+fp32, 1 fp32+fp16": the accumulations a path has, by number and name.
+std::string path_accumulations(PvPath path) {
+  std::string text;
+  for (int i = 0; i < kAccumulationCount; ++i) {
+    const char* name = accumulation_name(path, static_cast<PvAccum>(i));
+    if (name != nullptr) text += (text.empty() ? "" : ", ") + std::to_string(i) + " " + name;
+  }
+  return text;
+}
+
 }  // namespace
 
 Status validate(const Params& p) {
   if (static_cast<int>(p.pv_path) < 0 || static_cast<int>(p.pv_path) >= kPathCount) {
     return Status::error("sageattn: unknown P·V path number " +
                          std::to_string(static_cast<int>(p.pv_path)) + "; known: " + known_paths());
+  }
+  const int accumulation = static_cast<int>(p.pv_accum);
+  if (accumulation < 0 || accumulation >= kAccumulationCount ||
+      accumulation_name(p.pv_path, p.pv_accum) == nullptr) {
+    return Status::error("sageattn: the " + std::string(path_name(p.pv_path)) +
+                         " path has no P·V accumulation number " + std::to_string(accumulation) +
+                         "; it has: " + path_accumulations(p.pv_path));
   }
   if (!is_supported_head_dim(p.head_dim)) {
     std::string supported;
@@ -239,8 +256,9 @@ Status attention(const Params& p, void* workspace, std::size_t workspace_size,
   cudaError_t e = cudaSuccess;
   for (int first = 0; first < p.batch && e == cudaSuccess; first += detail::kMaxGridBatch) {
     const int batches = std::min(detail::kMaxGridBatch, p.batch - first);
-    e = detail::launch_attention_instantiation(
-        p.pv_path, p.dtype, p.head_dim, detail::batch_slice(a, first, p.head_dim), batches, stream);
+    e = detail::launch_attention_instantiation(p.pv_path, p.pv_accum, p.dtype, p.head_dim,
+                                               detail::batch_slice(a, first, p.head_dim), batches,
+                                               stream);
   }
   if (e == cudaSuccess && a.sharp_count != nullptr) e = redo_sharp_tiles(a, p, stream);
   if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {

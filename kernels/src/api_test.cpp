@@ -1,6 +1,8 @@
 // The public header's rules (sageattn.h): the P·V path for a GPU (pv_path_for, which
 // api.cpp's default_pv_path applies with the library's own has_sm90a()), what each path needs of
 // the GPU (capability_gap, behind validate()'s refusals), and the head dims taken.
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "sageattn/sageattn.h"
@@ -79,6 +81,33 @@ TEST_CASE("head dims per path: FP8 P·V up to 128, 96 and 192 on the Hopper kern
     CHECK(pv_path_for(9, 0, false, rows, 256) == PvPath::fp16);
   }
   CHECK(pv_path_for(8, 9, true, 1, 128) == PvPath::fp8);
+}
+
+TEST_CASE("accumulations per path: FP16 block sums on the FP8 mma.sync path only", "[api]") {
+  for (PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
+    CHECK(accumulation_name(path, PvAccum::fp32) != nullptr);  // every path's default
+    CHECK((accumulation_name(path, PvAccum::fp16_block) != nullptr) == (path == PvPath::fp8));
+  }
+  CHECK(std::string(accumulation_name(PvPath::fp8, PvAccum::fp16_block)) == "fp32+fp16");
+  CHECK(std::string(accumulation_name(PvPath::fp8, PvAccum::fp32)) == "fp32+fp32");
+  CHECK(std::string(accumulation_name(PvPath::fp16, PvAccum::fp32)) == "fp32");
+  CHECK(accumulation_name(PvPath::fp8, static_cast<PvAccum>(kAccumulationCount)) == nullptr);
+  // A 64-key block of P ≤ 448 times V ≤ fp8_v_max stays inside FP16 (65,504).
+  CHECK(64.0 * 448.0 * fp8_v_max(PvAccum::fp16_block) <= 65504.0);
+  CHECK(fp8_v_max(PvAccum::fp32) == 448.f);
+}
+
+TEST_CASE("FP16 block sums by default where GeForce parts double the FP8 mma's rate", "[api]") {
+  for (int cc : {80, 86, 89, 90, 100, 103, 120, 121}) {
+    for (bool sm90a : {false, true}) {
+      const PvPath path = pv_path_for(cc / 10, cc % 10, sm90a, 4096);
+      const PvAccum expected = path == PvPath::fp8 && (cc == 89 || cc == 120 || cc == 121)
+                                   ? PvAccum::fp16_block
+                                   : PvAccum::fp32;
+      CHECK(pv_accum_for(path, cc / 10, cc % 10) == expected);
+      CHECK(accumulation_name(path, pv_accum_for(path, cc / 10, cc % 10)) != nullptr);
+    }
+  }
 }
 
 }  // namespace

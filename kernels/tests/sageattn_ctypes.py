@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import manifest  # noqa: E402  (kernels/manifest.py: the library's numbers)
 
 PATHS = {p.name: i for i, p in enumerate(manifest.PATHS)}
+ACCUMULATIONS = {a.name: i for i, a in enumerate(manifest.ACCUMULATIONS)}
 GRANULARITY = {g: i for i, g in enumerate(manifest.GRANULARITIES)}
 
 
@@ -26,7 +27,7 @@ class Params(ctypes.Structure):
                 ("k_granularity", ctypes.c_int), ("smooth_k", ctypes.c_int),
                 ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
                 ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
-                ("sharp_threshold", ctypes.c_float)]
+                ("sharp_threshold", ctypes.c_float), ("pv_accum", ctypes.c_int)]
 
 SHARP_THRESHOLD = manifest.SHARP_THRESHOLD
 
@@ -44,15 +45,30 @@ def load(path=None):
     return lib
 
 
+def variant(name):
+    """(path, accumulation) of a kernel variant's name: a path ("fp8", its default accumulation)
+    or a path and one of its pv_accum_dtype names ("fp8:fp32+fp16")."""
+    path, _, accum = name.partition(":")
+    accumulations = dict((n, a) for a, n in next(p for p in manifest.PATHS if p.name == path).accumulations)
+    return path, accumulations[accum] if accum else "fp32"
+
+
+def variants_of(path):
+    """A path's variants: the path (its default accumulation), then path:name for the others."""
+    p = next(p for p in manifest.PATHS if p.name == path)
+    return [path] + [f"{path}:{n}" for _, n in p.accumulations[1:]]
+
+
 def available_paths(lib):
-    """The P·V paths this library can run on the current GPU: fp16 from sm80, fp8 from sm89,
-    fp8_sm90 and fp16_sm90 on compute capability 9.0 with a library built for sm_90a."""
+    """The kernel variants this library can run on the current GPU: fp16 from sm80, fp8 (each
+    accumulation) from sm89, fp8_sm90 and fp16_sm90 on compute capability 9.0 with a library built
+    for sm_90a."""
     major, minor = torch.cuda.get_device_capability()
     cc = major * 10 + minor
     paths = ["fp16"] + (["fp8"] if cc >= 89 else [])
     if cc == 90 and "90a" in lib.sageattn_capi_architectures().decode().split():
         paths += ["fp8_sm90", "fp16_sm90"]
-    return paths
+    return [v for p in paths for v in variants_of(p)]
 
 
 def _strides(t, layout):
@@ -62,7 +78,7 @@ def _strides(t, layout):
 
 
 class Call:
-    """One configured call; q/k/v/o are torch tensors in `layout`. A varlen call (varlen=(cu_q,
+    """One configured call; q/k/v/o are torch tensors in `layout`; path: a variant's name. A varlen call (varlen=(cu_q,
     cu_k, max_q, max_k), int32 CUDA offsets and the longest lengths) takes [total, heads, d]
     tensors, and its lse is [heads_q, total_q]. sharp_threshold: the sharp-tile guard's
     (sageattn.h), None for none."""
@@ -89,7 +105,9 @@ class Call:
             setattr(p, name, t.data_ptr())
             getattr(p, name + "_strides")[:] = strides[name]
         p.lse = lse.data_ptr() if lse is not None else None
+        path, accumulation = variant(path)
         p.causal, p.sm_scale, p.pv_path = int(causal), sm_scale, PATHS[path]
+        p.pv_accum = ACCUMULATIONS[accumulation]
         p.q_granularity, p.k_granularity = GRANULARITY[q_gran], GRANULARITY[k_gran]
         p.smooth_k = int(smooth_k)
         p.sharp_threshold = sharp_threshold or 0.0  # None: no guard

@@ -32,10 +32,12 @@ import sageattn_ctypes as sc  # noqa: E402
 # and of V each costs ~2.5% (docs/kernels.md), so it cannot reach 0.03 without compensating one
 # of them; that gap is open work, not hidden: the table prints each path's worst case.
 COS_MIN = 0.999
-REL_L1_MAX = {"fp16": 0.03, "fp8": 0.045, "fp8_sm90": 0.045, "fp16_sm90": 0.03}
+# Per kernel variant (sageattn_ctypes.variant: a path, or path:accumulation), as its path.
+REL_L1_MAX = {v: {"fp16": 0.03, "fp8": 0.045, "fp8_sm90": 0.045, "fp16_sm90": 0.03}[p.name]
+              for p in sc.manifest.PATHS for v in sc.variants_of(p.name)}
 # Head dims per path (kernels/manifest.py): FP8 P·V stops at 128; 96 and 192 on the Hopper
 # kernel only.
-PATH_HEAD_DIMS = {p.name: p.head_dims for p in sc.manifest.PATHS}
+PATH_HEAD_DIMS = {v: p.head_dims for p in sc.manifest.PATHS for v in sc.variants_of(p.name)}
 HEAD_DIMS = sc.manifest.SUPPORTED_HEAD_DIMS
 # INT8 logits are off by ~1% of their spread, which moves the LSE by a few hundredths (worst
 # seen on H200: 0.054, d128 causal 1000x1000); 0.08 is a 8% error in a merge weight.
@@ -526,6 +528,38 @@ def main():
         failed += not ok
         if not ok:
             failures.append(f"d{d} on {path}: error message {refused!r}, O untouched={torch.isnan(o).all().item()}")
+
+    # FP16 block sums at their bound: every score equal (Q = 0), so every P is 448, and V at its
+    # channel maximum on every key: each 64-key block sums to 64·448·2.25 = 64,512, FP16's
+    # largest below 65,504. O must be V's value, finite, on every element; and V of both signs
+    # and mixed magnitudes (the sum cancelling) must match the reference as elsewhere.
+    for path in [p for p in paths if sc.variant(p)[1] == "fp16_block"]:
+        for d in PATH_HEAD_DIMS[path]:
+            q = torch.zeros(1, 2, 130, d, device="cuda", dtype=torch.float16)
+            k = torch.randn(1, 2, 1000, d, device="cuda", dtype=torch.float16, generator=gen)
+            v = torch.full((1, 2, 1000, d), 60000.0, device="cuda", dtype=torch.float16)
+            o = torch.full_like(q, float("nan"))
+            sc.Call(lib, q, k, v, o, "HND", path=path).run()
+            torch.cuda.synchronize()
+            err = (o.double() - 60000.0).abs().max().item()
+            ok = torch.isfinite(o).all().item() and err <= 60000.0 * 2 ** -10
+            passed += ok
+            failed += not ok
+            if not ok:
+                failures.append(f"FP16 block sums at the bound, d{d} {path}: largest error {err}")
+
+    # An accumulation a path does not have: refused naming those it has, O untouched.
+    for path in sorted({sc.variant(p)[0] for p in paths}):
+        q, k, v = make_inputs(1, 2, 2, 17, 17, 64, torch.float16, "HND", False, gen)
+        o = torch.full_like(q, float("nan"))
+        call = sc.Call(lib, q, k, v, o, "HND", path=path)
+        call.params.pv_accum = len(sc.ACCUMULATIONS)
+        refused = refusal(call)
+        ok = f"the {path} path has no P·V accumulation number" in refused and torch.isnan(o).all().item()
+        passed += ok
+        failed += not ok
+        if not ok:
+            failures.append(f"accumulation {len(sc.ACCUMULATIONS)} on {path}: error message {refused!r}")
 
     varlen_passed, varlen_failures = varlen_cases(lib, paths, gen, args.tiny, worst)
     passed += varlen_passed

@@ -46,7 +46,7 @@ struct CallOptions {
   sageattn::DType dtype;
   bool causal;
   double sm_scale;
-  std::int64_t pv_path, q_granularity, k_granularity;
+  std::int64_t pv_path, pv_accum, q_granularity, k_granularity;
   bool smooth_k;
   double sharp_threshold;  // 0 or infinity: no sharp-tile guard (sageattn.h)
 };
@@ -56,7 +56,8 @@ inline sageattn::Params params_with(const CallOptions& c) {
   p.dtype = c.dtype;
   p.causal = c.causal;
   p.sm_scale = static_cast<float>(c.sm_scale);
-  p.pv_path = static_cast<sageattn::PvPath>(c.pv_path);  // validate() refuses unknown numbers
+  p.pv_path = static_cast<sageattn::PvPath>(c.pv_path);     // validate() refuses unknown numbers
+  p.pv_accum = static_cast<sageattn::PvAccum>(c.pv_accum);  // and accumulations the path lacks
   p.q_granularity = c.q_granularity == kPerBlock ? sageattn::Granularity::per_block
                                                  : sageattn::Granularity::per_warp;
   p.k_granularity = c.k_granularity == kPerBlock ? sageattn::Granularity::per_block
@@ -137,12 +138,14 @@ inline std::int64_t capability_gap_number(std::int64_t pv_path, std::int64_t maj
 // implementation for it, so torch.compile traces the op without a graph break.
 inline constexpr const char* kAttentionSchema =
     "attention(Tensor q, Tensor k, Tensor v, int layout, bool causal, float sm_scale, int pv_path, "
-    "int q_granularity, int k_granularity, bool smooth_k, float sharp_threshold, bool return_lse) "
+    "int pv_accum, int q_granularity, int k_granularity, bool smooth_k, float sharp_threshold, "
+    "bool return_lse) "
     "-> (Tensor, Tensor)";
 inline constexpr const char* kAttentionVarlenSchema =
     "attention_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
     "int max_seqlen_q, int max_seqlen_k, bool causal, float sm_scale, int pv_path, "
-    "int q_granularity, int k_granularity, bool smooth_k, float sharp_threshold, bool return_lse) "
+    "int pv_accum, int q_granularity, int k_granularity, bool smooth_k, float sharp_threshold, "
+    "bool return_lse) "
     "-> (Tensor, Tensor)";
 inline constexpr const char* kHasSm90aSchema = "has_sm90a() -> bool";
 inline constexpr const char* kDefaultPvPathSchema =

@@ -46,14 +46,15 @@ void run(const sageattn::Params& p, const at::Tensor& q) {
 std::tuple<at::Tensor, at::Tensor> attention_cuda(const at::Tensor& q, const at::Tensor& k,
                                                   const at::Tensor& v, int64_t layout, bool causal,
                                                   double sm_scale, int64_t pv_path,
-                                                  int64_t q_granularity, int64_t k_granularity,
-                                                  bool smooth_k, double sharp_threshold,
-                                                  bool return_lse) {
+                                                  int64_t pv_accum, int64_t q_granularity,
+                                                  int64_t k_granularity, bool smooth_k,
+                                                  double sharp_threshold, bool return_lse) {
   const sageattn::DType dtype = checked_dtype(q, k, v, 4);
   const c10::cuda::CUDAGuard guard(q.device());
-  sageattn::Params p = sageattention::attention_params(
-      q, k, v, layout,
-      {dtype, causal, sm_scale, pv_path, q_granularity, k_granularity, smooth_k, sharp_threshold});
+  sageattn::Params p =
+      sageattention::attention_params(q, k, v, layout,
+                                      {dtype, causal, sm_scale, pv_path, pv_accum, q_granularity,
+                                       k_granularity, smooth_k, sharp_threshold});
   at::Tensor o = at::empty_like(q);
   at::Tensor lse =
       at::empty(return_lse ? at::IntArrayRef{q.size(0), p.heads_q, p.qo_len} : at::IntArrayRef{0},
@@ -67,8 +68,8 @@ std::tuple<at::Tensor, at::Tensor> attention_cuda(const at::Tensor& q, const at:
 std::tuple<at::Tensor, at::Tensor> attention_varlen_cuda(
     const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cu_seqlens_q,
     const at::Tensor& cu_seqlens_k, int64_t max_seqlen_q, int64_t max_seqlen_k, bool causal,
-    double sm_scale, int64_t pv_path, int64_t q_granularity, int64_t k_granularity, bool smooth_k,
-    double sharp_threshold, bool return_lse) {
+    double sm_scale, int64_t pv_path, int64_t pv_accum, int64_t q_granularity,
+    int64_t k_granularity, bool smooth_k, double sharp_threshold, bool return_lse) {
   const sageattn::DType dtype = checked_dtype(q, k, v, 3);
   for (const at::Tensor* cu : {&cu_seqlens_q, &cu_seqlens_k}) {
     TORCH_CHECK(cu->is_cuda() && cu->scalar_type() == at::kInt && cu->dim() == 1 &&
@@ -82,7 +83,8 @@ std::tuple<at::Tensor, at::Tensor> attention_varlen_cuda(
   const c10::cuda::CUDAGuard guard(q.device());
   sageattn::Params p = sageattention::varlen_attention_params(
       q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-      {dtype, causal, sm_scale, pv_path, q_granularity, k_granularity, smooth_k, sharp_threshold});
+      {dtype, causal, sm_scale, pv_path, pv_accum, q_granularity, k_granularity, smooth_k,
+       sharp_threshold});
   at::Tensor o = at::empty_like(q);
   at::Tensor lse =
       at::empty(return_lse ? at::IntArrayRef{p.heads_q, q.size(0)} : at::IntArrayRef{0},

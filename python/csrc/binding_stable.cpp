@@ -63,14 +63,16 @@ Tensor float_tensor(const Tensor& like, bool wanted, std::vector<std::int64_t> s
 
 std::tuple<Tensor, Tensor> attention_cuda(Tensor q, Tensor k, Tensor v, std::int64_t layout,
                                           bool causal, double sm_scale, std::int64_t pv_path,
-                                          std::int64_t q_granularity, std::int64_t k_granularity,
-                                          bool smooth_k, double sharp_threshold, bool return_lse) {
+                                          std::int64_t pv_accum, std::int64_t q_granularity,
+                                          std::int64_t k_granularity, bool smooth_k,
+                                          double sharp_threshold, bool return_lse) {
   const sageattn::DType dtype = checked_dtype(q, k, v, 4);
   const std::int32_t device = q.get_device_index();
   const torch::stable::accelerator::DeviceGuard guard(device);
-  sageattn::Params p = sageattention::attention_params(
-      q, k, v, layout,
-      {dtype, causal, sm_scale, pv_path, q_granularity, k_granularity, smooth_k, sharp_threshold});
+  sageattn::Params p =
+      sageattention::attention_params(q, k, v, layout,
+                                      {dtype, causal, sm_scale, pv_path, pv_accum, q_granularity,
+                                       k_granularity, smooth_k, sharp_threshold});
   Tensor o = torch::stable::empty_like(q);
   Tensor lse = float_tensor(q, return_lse, {q.size(0), p.heads_q, p.qo_len});
   p.o = sageattention::tensor_view(o, layout == sageattention::kLayoutHnd);
@@ -83,7 +85,7 @@ std::tuple<Tensor, Tensor> attention_varlen_cuda(Tensor q, Tensor k, Tensor v, T
                                                  Tensor cu_seqlens_k, std::int64_t max_seqlen_q,
                                                  std::int64_t max_seqlen_k, bool causal,
                                                  double sm_scale, std::int64_t pv_path,
-                                                 std::int64_t q_granularity,
+                                                 std::int64_t pv_accum, std::int64_t q_granularity,
                                                  std::int64_t k_granularity, bool smooth_k,
                                                  double sharp_threshold, bool return_lse) {
   const sageattn::DType dtype = checked_dtype(q, k, v, 3);
@@ -101,7 +103,8 @@ std::tuple<Tensor, Tensor> attention_varlen_cuda(Tensor q, Tensor k, Tensor v, T
   const torch::stable::accelerator::DeviceGuard guard(device);
   sageattn::Params p = sageattention::varlen_attention_params(
       q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-      {dtype, causal, sm_scale, pv_path, q_granularity, k_granularity, smooth_k, sharp_threshold});
+      {dtype, causal, sm_scale, pv_path, pv_accum, q_granularity, k_granularity, smooth_k,
+       sharp_threshold});
   Tensor o = torch::stable::empty_like(q);
   Tensor lse = float_tensor(q, return_lse, {p.heads_q, q.size(0)});
   p.o = sageattention::packed_view(o);

@@ -6,12 +6,21 @@ PATHS = {"fp16": 0, "fp8": 1, "fp8_sm90": 2, "fp16_sm90": 3}
 GRANULARITIES = {"per_block": 0, "per_warp": 1}
 LAYOUTS = {"HND": 0, "NHD": 1}
 CAPABILITY_GAPS = ("none", "below_sm80", "fp8_needs_sm89", "hopper_only", "no_sm90a_code")
+ACCUMULATIONS = {"fp32": 0, "fp16_block": 1}
+# Each path's pv_accum_dtype names and the accumulation each means; the first, the default.
+PATH_ACCUMULATIONS = {
+    "fp16": {"fp32": "fp32"},
+    "fp8": {"fp32+fp32": "fp32", "fp32+fp16": "fp16_block"},
+    "fp8_sm90": {"fp32+fp32": "fp32"},
+    "fp16_sm90": {"fp32": "fp32"},
+}
 PATH_HEAD_DIMS = {
     "fp16": (64, 128, 256),
     "fp8": (64, 128),
     "fp8_sm90": (64, 128),
     "fp16_sm90": (64, 96, 128, 192, 256),
 }
+FP16_BLOCK_CAPABILITIES = ((8, 9), (12, 0), (12, 1))
 SUPPORTED_HEAD_DIMS = (64, 96, 128, 192, 256)
 FP8_PV_MAX_HEAD_DIM = 128
 HOPPER_ONLY_HEAD_DIMS = (96, 192)

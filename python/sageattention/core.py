@@ -32,6 +32,7 @@ _warned = _plan._warned  # the same set: tests clear it
 
 _LAYOUTS = _manifest.LAYOUTS
 _PATHS = _manifest.PATHS
+_ACCUMULATIONS = _manifest.ACCUMULATIONS
 _GRANULARITY = _manifest.GRANULARITIES
 
 _capabilities: dict = {}
@@ -242,8 +243,10 @@ def _run(
     dropout_p=0.0,
     short_queries=False,
     sharp_threshold=SHARP_THRESHOLD,
+    pv_accum_dtype=None,
 ):
-    """path: the kernel path a per-path function asks for, or None for sageattn's choice.
+    """path: the kernel path a per-path function asks for, or None for sageattn's choice;
+    pv_accum_dtype: one of that path's accumulations by name (None: its default).
     short_queries: whether the short-query rule applies (sageattn's sdpa_for_short_queries: None
     for the environment's choice); False for the per-path functions. (plan.plan_call decides.)"""
     _validate(q, k, v, tensor_layout)
@@ -266,6 +269,7 @@ def _run(
         is_causal=is_causal,
         return_lse=return_lse,
         path=path,
+        pv_accum_dtype=pv_accum_dtype,
         short_queries=short_queries,
         strict=strict,
         instead="sageattn picks a path this GPU runs",
@@ -284,6 +288,7 @@ def _run(
             bool(is_causal),
             float(scale),
             _PATHS[plan.path],
+            _ACCUMULATIONS[plan.accumulation],
             _GRANULARITY[q_gran],
             _GRANULARITY[k_gran],
             bool(smooth_k),
@@ -322,14 +327,6 @@ def run_planned(plan, q, k, v, attention, head_axis, lse_head_axis, return_lse):
     if plan.padded_head_dim != head_dim:
         o = o[..., :head_dim]
     return o, lse
-
-
-def _check_pv_accum(pv_accum_dtype, supported):
-    if pv_accum_dtype != supported:
-        raise SageAttentionError(
-            f"sageattn: pv_accum_dtype {pv_accum_dtype!r} not supported here; "
-            f"supported: {supported!r}"
-        )
 
 
 def _granularity(qk_quant_gran):
@@ -422,9 +419,9 @@ def sageattn_qk_int8_pv_fp16_cuda(
     """INT8 Q·Kᵀ, 16-bit P·V (P and V in the inputs' type), FP32 accumulation: the most accurate
     path (relative L1 ≤ 0.03 against full precision where the FP8 P·V paths measure ~0.04 on
     Gaussian inputs; docs/kernels.md). mma.sync on sm80+; on Hopper, when the wheel has sm_90a
-    code, the wgmma kernel ("fp16_sm90"). pv_accum_dtype: "fp32" (the only one here).
+    code, the wgmma kernel ("fp16_sm90"). pv_accum_dtype: "fp32" (the only one this path has).
     sharp_threshold: as sageattn's."""
-    _check_pv_accum(pv_accum_dtype, "fp32")
+    _plan.accumulation_for("sageattn_qk_int8_pv_fp16_cuda", "fp16", pv_accum_dtype)
     return _run(
         q,
         k,
@@ -439,6 +436,7 @@ def sageattn_qk_int8_pv_fp16_cuda(
         smooth_k,
         strict,
         sharp_threshold=sharp_threshold,
+        pv_accum_dtype=pv_accum_dtype,
     )
 
 
@@ -459,11 +457,13 @@ def sageattn_qk_int8_pv_fp8_cuda(
 ):
     """INT8 Q·Kᵀ, FP8 e4m3 P·V with a per-channel V scale (mma.sync, sm89+).
 
-    pv_accum_dtype: "fp32+fp32", two-level FP32 accumulation (a fresh accumulator per key block
-    added into FP32), the only one here. On sm90 the FP8 mma.sync is emulated; see docs/kernels.md.
-    sharp_threshold: as sageattn's.
+    pv_accum_dtype: how each key block's P·V is summed before it is added into FP32 O:
+    "fp32+fp32" in FP32; "fp32+fp16" in FP16 by the FP16-accumulating FP8 mma (SageAttention2++:
+    twice the FP32 instruction's rate on GeForce cards, V scaled to 2.25 so that a block's sum
+    stays inside FP16; docs/kernels.md, "Accumulation"). On sm90 the FP8 mma.sync is emulated;
+    see docs/kernels.md. sharp_threshold: as sageattn's.
     """
-    _check_pv_accum(pv_accum_dtype, "fp32+fp32")
+    _plan.accumulation_for("sageattn_qk_int8_pv_fp8_cuda", "fp8", pv_accum_dtype)
     return _run(
         q,
         k,
@@ -478,6 +478,7 @@ def sageattn_qk_int8_pv_fp8_cuda(
         smooth_k,
         strict,
         sharp_threshold=sharp_threshold,
+        pv_accum_dtype=pv_accum_dtype,
     )
 
 
@@ -498,11 +499,11 @@ def sageattn_qk_int8_pv_fp8_cuda_sm90(
 ):
     """INT8 Q·Kᵀ, FP8 e4m3 P·V on Hopper's wgmma (TMA, warp specialisation; sm_90a only).
 
-    pv_accum_dtype: "fp32+fp32" (two-level FP32 accumulation), the only one here. sageattn uses
-    this kernel on compute capability 9.0 when the wheel has sm_90a code. sharp_threshold: as
-    sageattn's.
+    pv_accum_dtype: "fp32+fp32" (two-level FP32 accumulation), the only one this path has.
+    sageattn uses this kernel on compute capability 9.0 when the wheel has sm_90a code.
+    sharp_threshold: as sageattn's.
     """
-    _check_pv_accum(pv_accum_dtype, "fp32+fp32")
+    _plan.accumulation_for("sageattn_qk_int8_pv_fp8_cuda_sm90", "fp8_sm90", pv_accum_dtype)
     return _run(
         q,
         k,
@@ -517,4 +518,5 @@ def sageattn_qk_int8_pv_fp8_cuda_sm90(
         smooth_k,
         strict,
         sharp_threshold=sharp_threshold,
+        pv_accum_dtype=pv_accum_dtype,
     )

@@ -36,6 +36,11 @@ class SageAttentionError(ValueError):
 
 _warned: set[str] = set()
 
+# For benchmarks, not callers: keeps the fp16 path on the mma.sync kernel on Hopper (plan_call
+# otherwise moves it to fp16_sm90), so that bench/mma_bench.py can time there the kernel GeForce
+# and A100 cards run.
+_keep_mma_fp16_on_hopper = False
+
 
 def strict_mode(strict):
     """strict as given, else SAGEATTENTION_STRICT from the environment."""
@@ -50,6 +55,35 @@ def warn_once(cause, message, stacklevel):
     if cause not in _warned:
         _warned.add(cause)
         warnings.warn(message, stacklevel=stacklevel + 1)
+
+
+def accumulations_for(path):
+    """The pv_accum_dtype names a path takes, its default first (sageattn::accumulation_name)."""
+    return tuple(_manifest.PATH_ACCUMULATIONS[path])
+
+
+def accumulation_for(caller, path, pv_accum_dtype):
+    """The manifest's accumulation (ACCUMULATIONS) that pv_accum_dtype names on `path`, or the
+    path's default for None; SageAttentionError naming those the path has otherwise."""
+    names = _manifest.PATH_ACCUMULATIONS[path]
+    if pv_accum_dtype is None:
+        return next(iter(names.values()))
+    if not isinstance(pv_accum_dtype, str) or pv_accum_dtype not in names:
+        raise SageAttentionError(
+            f"{caller}: pv_accum_dtype {pv_accum_dtype!r} is not one the {path} path has; it "
+            f"has: {', '.join(repr(n) for n in names)}"
+        )
+    return names[pv_accum_dtype]
+
+
+def accumulation_for_capability(path, major, minor):
+    """The accumulation sageattn uses for `path` on compute capability major.minor: FP16 block
+    sums (fp16_block) for the FP8 mma.sync path where GeForce parts double that mma's rate
+    (_manifest.FP16_BLOCK_CAPABILITIES), else FP32. The library's rule: sageattn.h's
+    pv_accum_for."""
+    if path == "fp8" and (major, minor) in _manifest.FP16_BLOCK_CAPABILITIES:
+        return "fp16_block"
+    return "fp32"
 
 
 def head_dims_for(path):
@@ -174,6 +208,7 @@ class Plan(NamedTuple):
     path: str | None
     padded_head_dim: int
     sliced: bool
+    accumulation: str = "fp32"  # how P·V is summed: a manifest ACCUMULATIONS name
 
 
 def plan_call(
@@ -189,6 +224,7 @@ def plan_call(
     is_causal,
     return_lse,
     path=None,
+    pv_accum_dtype=None,
     short_queries=False,
     strict=None,
     instead="",
@@ -198,10 +234,13 @@ def plan_call(
 
     caller: the entry point's name, for messages. seq_q: the (longest) query length, which picks
     Hopper's P·V type. path: the kernel path asked for (a per-path function's, or varlen's
-    pv_path), or None for sageattn's choice (path_for_capability). short_queries: whether the
-    short-query rule applies (sageattn's sdpa_for_short_queries: None for the environment's
-    choice); False runs the kernel whatever the sizes. instead: what the capability error
-    suggests. user_frames: how many frames above this call the user's code is (for warnings).
+    pv_path), or None for sageattn's choice (path_for_capability). pv_accum_dtype: one of that
+    path's accumulations by name (accumulations_for), None for its default; where the call then
+    runs on another path (16-bit P·V for a head dim FP8 does not take, Hopper's kernel for the
+    fp16 path) the same accumulation if that path has it, else its default. short_queries:
+    whether the short-query rule applies (sageattn's sdpa_for_short_queries: None for the
+    environment's choice); False runs the kernel whatever the sizes. instead: what the capability
+    error suggests. user_frames: how many frames above this call the user's code is (for warnings).
     Raises SageAttentionError where the path cannot run on this GPU; warns once (raises
     in strict mode) where FP8 P·V cannot take the head dim and 16-bit P·V runs instead.
     """
@@ -211,7 +250,15 @@ def plan_call(
         return Plan(True, None, head_dim, False)
     if path is None:
         path = path_for_capability(major, minor, seq_q, head_dim) or "fp16"
-    elif path == "fp16" and major * 10 + minor == 90 and _ops.HAS_SM90A:
+        accumulation = accumulation_for_capability(path, major, minor)
+    else:
+        accumulation = accumulation_for(caller, path, pv_accum_dtype)
+    if (
+        path == "fp16"
+        and major * 10 + minor == 90
+        and _ops.HAS_SM90A
+        and not _keep_mma_fp16_on_hopper
+    ):
         path = "fp16_sm90"  # the same algorithm on the Hopper kernel: 1.5-1.7x the mma.sync one
     gap = capability_gap(path, major, minor, _ops.HAS_SM90A)
     if gap != "none":
@@ -220,8 +267,10 @@ def plan_call(
             f"{_GAP_TEXT[gap]}{'; ' + instead if instead else ''}"
         )
     path = _pv16_for_head_dim(caller, path, head_dim, strict, user_frames)
+    if accumulation not in _manifest.PATH_ACCUMULATIONS[path].values():
+        accumulation = accumulation_for(caller, path, None)
     padded = next(d for d in head_dims_for(path) if d >= head_dim)
-    return Plan(False, path, padded, heads_q > MAX_QUERY_HEADS)
+    return Plan(False, path, padded, heads_q > MAX_QUERY_HEADS, accumulation)
 
 
 def _pv16_for_head_dim(caller, path, head_dim, strict, user_frames):

@@ -12,6 +12,7 @@ import math
 import torch
 
 from .core import (
+    _ACCUMULATIONS,
     _GRANULARITY,
     _PATHS,
     SHARP_THRESHOLD,
@@ -24,7 +25,7 @@ from .core import (
     run_planned,
     sharp_threshold_value,
 )
-from .plan import plan_call
+from .plan import accumulation_for, plan_call
 
 # The P·V paths a varlen call can ask for (pv_path=); None picks as sageattn does.
 VARLEN_PATHS = ("fp16", "fp8", "fp8_sm90", "fp16_sm90")
@@ -170,6 +171,7 @@ def sageattn_varlen(
     smooth_k=True,
     qk_quant_gran="per_warp",
     pv_path=None,
+    pv_accum_dtype=None,
     strict=None,
     sharp_threshold=SHARP_THRESHOLD,
 ):
@@ -186,7 +188,9 @@ def sageattn_varlen(
     is_causal: bottom-right aligned per sequence. sm_scale: default 1/sqrt(head_dim).
     return_lse: also return the natural-log sum-exp per query row, float32 [heads_q, total_q].
     pv_path: None picks as sageattn does (16-bit P·V up to 8192 query rows on Hopper, FP8 beyond);
-    "fp16", "fp8", "fp8_sm90" or "fp16_sm90" ask for that kernel. What the kernels do not cover
+    "fp16", "fp8", "fp8_sm90" or "fp16_sm90" ask for that kernel. pv_accum_dtype: with pv_path,
+    one of that path's accumulations as its function takes it ("fp32+fp16" on fp8, say); None for
+    the path's default. What the kernels do not cover
     (CPU tensors, float32, head_dim > 256) runs torch's SDPA per sequence with one warning per
     cause, or raises with strict=True or SAGEATTENTION_STRICT=1.
     sharp_threshold: the sharp-tile guard, as sageattn's (per sequence: a tile is 64 rows of one
@@ -198,6 +202,12 @@ def sageattn_varlen(
         raise SageAttentionError(
             f"sageattn_varlen: pv_path must be one of {VARLEN_PATHS} or None, not {pv_path!r}"
         )
+    if pv_path is None and pv_accum_dtype is not None:
+        raise SageAttentionError(
+            "sageattn_varlen: pv_accum_dtype needs a pv_path (each path has its own)"
+        )
+    if pv_path is not None:
+        accumulation_for("sageattn_varlen", pv_path, pv_accum_dtype)
     q_gran = _granularity(qk_quant_gran)
     reason = _fallback_reason(q, None, 0.0)
     if reason is not None:
@@ -217,6 +227,7 @@ def sageattn_varlen(
         is_causal=is_causal,
         return_lse=return_lse,
         path=pv_path,
+        pv_accum_dtype=pv_accum_dtype,
         strict=strict,
         instead="pv_path=None picks one that can",
     )
@@ -252,6 +263,7 @@ def sageattn_varlen(
             bool(is_causal),
             float(scale),
             _PATHS[plan.path],
+            _ACCUMULATIONS[plan.accumulation],
             _GRANULARITY[q_gran],
             _GRANULARITY["per_block"],
             bool(smooth_k),

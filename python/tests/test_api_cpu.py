@@ -92,6 +92,7 @@ def plan_of(
     return_lse=False,
     short_queries=False,
     strict=None,
+    pv_accum_dtype=None,
 ):
     return plan.plan_call(
         "sageattn",
@@ -104,10 +105,37 @@ def plan_of(
         is_causal=is_causal,
         return_lse=return_lse,
         path=path,
+        pv_accum_dtype=pv_accum_dtype,
         short_queries=short_queries,
         strict=strict,
         instead="sageattn picks a path this GPU runs",
     )
+
+
+@pytest.mark.parametrize("cc", [(8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0), (12, 1)])
+def test_sageattn_sums_fp8_blocks_in_fp16_where_geforce_doubles_the_rate(cc):
+    for seq_q, head_dim in [(4096, 128), (4096, 64), (16384, 256), (128, 128)]:
+        p = plan_of(cc, seq_q=seq_q, seq_k=seq_q, head_dim=head_dim)
+        fp16_block = p.path == "fp8" and cc in [(8, 9), (12, 0), (12, 1)]
+        assert p.accumulation == ("fp16_block" if fp16_block else "fp32"), (cc, p)
+        assert p.accumulation in plan._manifest.PATH_ACCUMULATIONS[p.path].values()
+
+
+def test_the_accumulation_asked_for_is_the_one_planned():
+    core._warned.clear()
+    assert plan_of((8, 9), "fp8", pv_accum_dtype="fp32+fp16").accumulation == "fp16_block"
+    assert plan_of((8, 9), "fp8", pv_accum_dtype="fp32+fp32").accumulation == "fp32"
+    assert plan_of((8, 9), "fp8").accumulation == "fp32"  # the path's default
+    assert plan_of((12, 0), "fp8", pv_accum_dtype="fp32+fp16").accumulation == "fp16_block"
+    # Where the call moves to 16-bit P·V (a head dim FP8 does not take), that path's own.
+    with pytest.warns(UserWarning):
+        p = plan_of((8, 9), "fp8", head_dim=256, pv_accum_dtype="fp32+fp16")
+    assert (p.path, p.accumulation) == ("fp16", "fp32")
+    # A mode the path lacks, before the GPU's capability is looked at.
+    with pytest.raises(SageAttentionError, match="'fp32\\+fp16' is not one the fp16 path has"):
+        plan_of((8, 9), "fp16", pv_accum_dtype="fp32+fp16")
+    with pytest.raises(SageAttentionError, match="fp8 path cannot run on compute capability 8.0"):
+        plan_of((8, 0), "fp8", pv_accum_dtype="fp32+fp16")
 
 
 def test_fp8_paths_above_128_run_16bit_pv_with_one_warning():
@@ -256,8 +284,21 @@ def test_unknown_layout_and_options():
     q, k, v = qkv()
     with pytest.raises(SageAttentionError, match="tensor_layout must be 'HND' or 'NHD'"):
         sageattn(q, k, v, tensor_layout="BHSD")
-    with pytest.raises(SageAttentionError, match="pv_accum_dtype 'fp16' not supported here"):
+    with pytest.raises(
+        SageAttentionError,
+        match="pv_accum_dtype 'fp16' is not one the fp16 path has; it has: 'fp32'$",
+    ):
         sageattention.sageattn_qk_int8_pv_fp16_cuda(q, k, v, pv_accum_dtype="fp16")
+    with pytest.raises(
+        SageAttentionError,
+        match="pv_accum_dtype 'fp32' is not one the fp8 path has; "
+        "it has: 'fp32\\+fp32', 'fp32\\+fp16'$",
+    ):
+        sageattention.sageattn_qk_int8_pv_fp8_cuda(q, k, v, pv_accum_dtype="fp32")
+    with pytest.raises(
+        SageAttentionError, match="not one the fp8_sm90 path has; it has: 'fp32\\+fp32'$"
+    ):
+        sageattention.sageattn_qk_int8_pv_fp8_cuda_sm90(q, k, v, pv_accum_dtype="fp32+fp16")
     with pytest.raises(
         SageAttentionError, match="qk_quant_gran must be.*'per_thread' is not built"
     ):
@@ -341,14 +382,14 @@ def test_fake_implementation_gives_shapes_for_torch_compile():
         q = torch.empty(2, 8, 17, 128, dtype=torch.float16, device="cuda")
         k = torch.empty(2, 2, 40, 128, dtype=torch.float16, device="cuda")
         o, lse = torch.ops.sageattention.attention(
-            q, k, k, 0, True, 0.1, 0, 1, 0, True, 100.0, True
+            q, k, k, 0, True, 0.1, 0, 0, 1, 0, True, 100.0, True
         )
         assert o.shape == q.shape and o.dtype == torch.float16
         assert lse.shape == (2, 8, 17) and lse.dtype == torch.float32
         q_nhd = torch.empty(2, 17, 8, 64, dtype=torch.bfloat16, device="cuda")
         k_nhd = torch.empty(2, 40, 2, 64, dtype=torch.bfloat16, device="cuda")
         o, lse = torch.ops.sageattention.attention(
-            q_nhd, k_nhd, k_nhd, 1, False, 0.1, 1, 1, 0, True, 100.0, False
+            q_nhd, k_nhd, k_nhd, 1, False, 0.1, 1, 1, 1, 0, True, 100.0, False
         )
         assert o.shape == q_nhd.shape and lse.numel() == 0
 
@@ -357,7 +398,9 @@ def test_torch_compile_fullgraph_traces_the_operator():
     # Dynamo and AOT autograd trace the operator through its fake implementation (no graph
     # break); the compiled graph then runs on meta tensors, so no GPU is needed.
     def f(q, k, v):
-        o, _ = torch.ops.sageattention.attention(q, k, v, 0, True, 0.1, 0, 1, 0, True, 100.0, False)
+        o, _ = torch.ops.sageattention.attention(
+            q, k, v, 0, True, 0.1, 0, 0, 1, 0, True, 100.0, False
+        )
         return o * 2
 
     compiled = torch.compile(f, fullgraph=True, backend="aot_eager")

@@ -50,6 +50,16 @@ def test_the_installed_package_has_the_manifests_numbers():
     assert core.SHARP_THRESHOLD == sageattn_ctypes.SHARP_THRESHOLD == manifest.SHARP_THRESHOLD
     for p in manifest.PATHS:
         assert core.head_dims_for(p.name) == p.head_dims
+    assert (
+        core._ACCUMULATIONS
+        == numbered(a.name for a in manifest.ACCUMULATIONS)
+        == sageattn_ctypes.ACCUMULATIONS
+    )
+    for p in manifest.PATHS:
+        assert core._plan.accumulations_for(p.name) == tuple(n for _, n in p.accumulations)
+        assert sageattn_ctypes.variants_of(p.name)[0] == p.name
+        for variant in sageattn_ctypes.variants_of(p.name):
+            assert sageattn_ctypes.variant(variant)[0] == p.name
 
 
 def test_the_c_api_reads_the_numbers_as_the_library_numbers_them():

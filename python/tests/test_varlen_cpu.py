@@ -146,12 +146,12 @@ def test_fake_implementation_gives_shapes_for_torch_compile():
         k = torch.empty(500, 2, 128, dtype=torch.float16, device="cuda")
         cu = torch.empty(4, dtype=torch.int32, device="cuda")
         o, lse = torch.ops.sageattention.attention_varlen(
-            q, k, k, cu, cu, 200, 300, True, 0.1, 3, 1, 0, True, 100.0, True
+            q, k, k, cu, cu, 200, 300, True, 0.1, 3, 0, 1, 0, True, 100.0, True
         )
         assert o.shape == q.shape and o.dtype == torch.float16
         assert lse.shape == (8, 300) and lse.dtype == torch.float32
         o, lse = torch.ops.sageattention.attention_varlen(
-            q, k, k, cu, cu, 200, 300, False, 0.1, 0, 1, 0, True, 100.0, False
+            q, k, k, cu, cu, 200, 300, False, 0.1, 0, 0, 1, 0, True, 100.0, False
         )
         assert lse.numel() == 0
 
@@ -159,7 +159,7 @@ def test_fake_implementation_gives_shapes_for_torch_compile():
 def test_torch_compile_fullgraph_traces_the_varlen_operator():
     def f(q, k, v, cu):
         o, _ = torch.ops.sageattention.attention_varlen(
-            q, k, v, cu, cu, 64, 64, True, 0.1, 0, 1, 0, True, 100.0, False
+            q, k, v, cu, cu, 64, 64, True, 0.1, 0, 0, 1, 0, True, 100.0, False
         )
         return o * 2
 

@@ -11,14 +11,23 @@ enum class DType { f16, bf16 };
 // Which kernel computes attention, named by its P·V type; Q·Kᵀ is always INT8 with int32
 // accumulation.
 // fp16: mma.sync; P and V in the input's 16-bit type (sm80 and later).
-// fp8: mma.sync; P and V in FP8 e4m3 with a per-channel V scale and two-level FP32 accumulation
-//   (sm89 and later: Ada, Hopper, Blackwell).
+// fp8: mma.sync; P and V in FP8 e4m3 with a per-channel V scale, each key block accumulated apart
+//   and added into FP32 (sm89 and later: Ada, Hopper, Blackwell).
 // fp8_sm90: the Hopper kernel: the fp8 path's algorithm on wgmma with TMA and warp specialisation
 //   (compute capability 9.0, a library built for sm_90a).
 // fp16_sm90: the Hopper kernel with the fp16 path's P·V: P and V in the input's 16-bit type (V
 //   read as the caller laid it out), accumulated in FP32 (same requirements).
 enum class PvPath { fp16, fp8, fp8_sm90, fp16_sm90 };
 inline constexpr int kPathCount = 4;
+
+// How P·V's products are summed (Params::pv_accum); accumulation_name says which a path has.
+// fp32: in FP32: on the FP8 paths each key block's P·V in a fresh FP32 accumulator added into O
+//   (two-level), on the 16-bit paths straight into O.
+// fp16_block: each key block's P·V in FP16 (the FP16-accumulating e4m3 mma, twice the FP32 rate on
+//   GeForce cards), added into FP32 O; V's scale maps max|v| to 2.25 rather than 448, so that a
+//   block's sum stays inside FP16 (FP8_V_MAX).
+enum class PvAccum { fp32, fp16_block };
+inline constexpr int kAccumulationCount = 2;
 
 // Rows that share one INT8 scale: per_block = 64 rows (one CTA tile), per_warp = 16 rows.
 enum class Granularity { per_block, per_warp };
@@ -53,6 +62,47 @@ constexpr const char* path_name(PvPath path) {
       return "fp16_sm90";
   }
   return "unknown";
+}
+
+// The name callers pass as pv_accum_dtype for a path's accumulation (upstream SageAttention's
+// for the same arithmetic), or nullptr where the path is not built with it.
+constexpr const char* accumulation_name(PvPath path, PvAccum accumulation) {
+  switch (path) {
+    case PvPath::fp16:
+      if (accumulation == PvAccum::fp32) return "fp32";
+      break;
+    case PvPath::fp8:
+      if (accumulation == PvAccum::fp32) return "fp32+fp32";
+      if (accumulation == PvAccum::fp16_block) return "fp32+fp16";
+      break;
+    case PvPath::fp8_sm90:
+      if (accumulation == PvAccum::fp32) return "fp32+fp32";
+      break;
+    case PvPath::fp16_sm90:
+      if (accumulation == PvAccum::fp32) return "fp32";
+      break;
+  }
+  return nullptr;
+}
+
+// What V's per-channel FP8 scale maps max|v| to under an accumulation (FP8 paths).
+constexpr float fp8_v_max(PvAccum accumulation) {
+  switch (accumulation) {
+    case PvAccum::fp32:
+      return 448.0f;
+    case PvAccum::fp16_block:
+      return 2.25f;
+  }
+  return 0.f;
+}
+
+// The accumulation sageattn uses for a path on a GPU of compute capability major.minor: FP16
+// block sums for the FP8 mma.sync path where GeForce parts double that mma's rate, else FP32.
+constexpr PvAccum pv_accum_for(PvPath path, int major, int minor) {
+  const int cc = major * 10 + minor;
+  return path == PvPath::fp8 && (cc == 89 || cc == 120 || cc == 121)
+             ? PvAccum::fp16_block
+             : PvAccum::fp32;
 }
 
 // Whether a path quantizes V to FP8 (and so needs V's channel maxima and the e4m3 copy).

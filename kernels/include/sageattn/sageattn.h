@@ -60,6 +60,8 @@ struct Params {
   bool causal = false;   // bottom-right aligned: query i sees keys j <= i + kv_len - qo_len
   float sm_scale = 0.f;  // 0: 1/sqrt(head_dim)
   PvPath pv_path = PvPath::fp8;
+  // How P·V is summed: one of the path's (accumulation_name says which it has).
+  PvAccum pv_accum = PvAccum::fp32;
   Granularity q_granularity = Granularity::per_warp;
   Granularity k_granularity = Granularity::per_block;
   bool smooth_k = true;  // subtract K's per-head mean over the sequence before quantizing

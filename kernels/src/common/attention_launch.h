@@ -1,5 +1,6 @@
 // What the host passes to the attention kernel, and the launcher that each generated
-// instantiation file (instantiations/*.cu) defines for one (head dim, P·V path, V type).
+// instantiation file (instantiations/*.cu) defines for one (head dim, P·V path, V type,
+// accumulation).
 // Host code includes this, never attention.cuh.
 #pragma once
 
@@ -145,7 +146,7 @@ inline AttentionArgs batch_slice(const AttentionArgs& a, int first_batch, int he
   return s;
 }
 
-template <int D, PvPath PATH, typename VT>
+template <int D, PvPath PATH, typename VT, PvAccum ACC>
 cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream);
 
 // The Hopper wgmma kernel (sm90/attention_sm90.cuh); compiled only for sm_90a. PvT: P·V's

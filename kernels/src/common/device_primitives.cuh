@@ -123,6 +123,37 @@ __device__ __forceinline__ void mma_e4m3(float (&c)[4], const unsigned (&a)[4], 
 #endif
 }
 
+// c += a·b with an FP16 accumulator (two words of half2: row g and row g + 8, columns 2t and
+// 2t + 1, as mma_e4m3's c[0..1] and c[2..3]). The FP16-accumulating e4m3 mma.sync needs PTX ISA
+// 8.7 (nvcc 12.8); an older toolkit sums in FP32 and rounds the block's sum to FP16, which keeps
+// the result's meaning (the block's sum in FP16) at the FP32 instruction's rate.
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8))
+#define SAGEATTN_HAS_F16_E4M3_MMA 1
+#else
+#define SAGEATTN_HAS_F16_E4M3_MMA 0
+#endif
+__device__ __forceinline__ void mma_e4m3_f16acc(unsigned (&c)[2], const unsigned (&a)[4],
+                                                unsigned b0, unsigned b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && SAGEATTN_HAS_F16_E4M3_MMA
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, "
+      "{%0,%1};\n"
+      : "+r"(c[0]), "+r"(c[1])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&c[0]));
+  const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&c[1]));
+  float f[4] = {lo.x, lo.y, hi.x, hi.y};
+  mma_e4m3(f, a, b0, b1);
+  const __half2 l = __floats2half2_rn(f[0], f[1]), h = __floats2half2_rn(f[2], f[3]);
+  c[0] = *reinterpret_cast<const unsigned*>(&l);
+  c[1] = *reinterpret_cast<const unsigned*>(&h);
+#else
+  __trap();  // the fp8 path is only launched on sm89+ (checked on the host)
+#endif
+}
+
 template <typename T>
 __device__ __forceinline__ void mma_16bit(float (&c)[4], const unsigned (&a)[4], unsigned b0,
                                           unsigned b1) {

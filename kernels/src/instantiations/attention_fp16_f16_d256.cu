@@ -2,6 +2,6 @@
 #include "../mma/attention.cuh"
 
 namespace sageattn::detail {
-template cudaError_t launch_attention<256, PvPath::fp16, half>(const AttentionArgs&, int,
-                                                                  cudaStream_t);
+template cudaError_t launch_attention<256, PvPath::fp16, half, PvAccum::fp32>(
+    const AttentionArgs&, int, cudaStream_t);
 }  // namespace sageattn::detail

@@ -7,17 +7,17 @@
 //   dequantize     S·q_scale·k_scale (q_scale holds sm_scale·log2 e: exp2 domain)
 //   online softmax running row max m and sum l; O rescaled when m grows
 //   P·V            fp8 path: P·448 and V/v_scale to e4m3, m16n8k32 into a fresh accumulator per
-//                  key block that is then added to O in FP32 (two-level accumulation: the FP8
-//                  mma's accumulator keeps fewer bits than FP32);
-//                  fp16 path: P in the input's 16-bit type, m16n8k16, FP32 accumulation.
+//                  key block (FP32 or FP16: the instantiation's PvAccum) that is then added to
+//                  O in FP32; fp16 path: P in the input's 16-bit type, m16n8k16, FP32
+//                  accumulation (mma/pv.cuh).
 // Why these sizes: 32 rows per warp make each K and V fragment read from shared memory feed two
 // mma tiles (16 rows per warp read twice as much shared memory as the tensor cores can use);
 // O (2·D/8·4 floats) and S (64 ints) fit in registers at D = 128, Q's fragments beside them
 // only at D = 64;
 // 64-key blocks make one fp8 mma k-step pair per d-tile.
 //
-// By role: config.cuh (the shape), loads.cuh (cp.async tiles), softmax.cuh, epilogue.cuh; Q's
-// quantization in quantize/q_int8.cuh, the causal mask in common/causal.h.
+// By role: config.cuh (the shape), loads.cuh (cp.async tiles), softmax.cuh, pv.cuh, epilogue.cuh;
+// Q's quantization in quantize/q_int8.cuh, the causal mask in common/causal.h.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,7 @@
 #include "config.cuh"
 #include "epilogue.cuh"
 #include "loads.cuh"
+#include "pv.cuh"
 #include "sageattn/sageattn.h"
 #include "softmax.cuh"
 
@@ -38,7 +39,7 @@ namespace sageattn::detail {
 
 // kVarlen: a packed batch of sequences (sageattn.h: Varlen); a separate instantiation, so that
 // dense calls keep the call's lengths in kernel parameters (attention_sequence.cuh).
-template <int D, PvPath PATH, typename VT, bool kVarlen>
+template <int D, PvPath PATH, typename VT, PvAccum ACC, bool kVarlen>
 __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a) {
   using Cfg = AttentionConfig<D, PATH, VT>;
   constexpr int kMTiles = Cfg::kMTiles;
@@ -217,58 +218,24 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       pack_p<Cfg, PATH, VT>(x, pa[mt]);
     }
 
-    // ---- O += P V: each V fragment feeds every m-tile ----
-    const unsigned char* sv = s_v + stage * Cfg::kVBytes;
-    if constexpr (PATH == PvPath::fp8) {
-#pragma unroll
-      for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
-        unsigned b[4];
-        const int mi = lane / 8, r = lane % 8;
-        device::ldmatrix_x4(b, sv + device::swizzled_offset<kBlockN>(dt, r, mi));
-#pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt) {
-          float acc[4] = {0.f, 0.f, 0.f, 0.f};
-          device::mma_e4m3(acc, pa[mt][0], b[0], b[1]);
-          device::mma_e4m3(acc, pa[mt][1], b[2], b[3]);
-          // The rescale rides on the merge.
-          o[mt][dt][0] = fmaf(o[mt][dt][0], scale_old[mt][0], acc[0]);
-          o[mt][dt][1] = fmaf(o[mt][dt][1], scale_old[mt][0], acc[1]);
-          o[mt][dt][2] = fmaf(o[mt][dt][2], scale_old[mt][1], acc[2]);
-          o[mt][dt][3] = fmaf(o[mt][dt][3], scale_old[mt][1], acc[3]);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int c = 0; c < kBlockN / 16; ++c) {
-#pragma unroll
-        for (int dp = 0; dp < Cfg::kDTiles / 2; ++dp) {
-          unsigned b[4];
-          const int mi = lane / 8, r = lane % 8;
-          device::ldmatrix_x4_trans(
-              b, sv + device::swizzled_offset<D * 2>(2 * c + (mi & 1), r, 2 * dp + (mi >> 1)));
-#pragma unroll
-          for (int mt = 0; mt < kMTiles; ++mt) {
-            device::mma_16bit<VT>(o[mt][2 * dp], pa[mt][c], b[0], b[1]);
-            device::mma_16bit<VT>(o[mt][2 * dp + 1], pa[mt][c], b[2], b[3]);
-          }
-        }
-      }
-    }
+    // ---- O += P V (mma/pv.cuh) ----
+    accumulate_pv<Cfg, PATH, VT, ACC>(o, pa, s_v + stage * Cfg::kVBytes, lane, scale_old);
     __syncthreads();  // every warp is done with this stage before it is refilled
   }
   device::cp_async_wait<0>();
 
   // ---- epilogue (mma/epilogue.cuh) ----
-  write_attention_output<D, PATH, VT>(a, seq, head, warp_row0, lane, o, row_max, row_sum, row_km);
+  write_attention_output<D, PATH, VT, ACC>(a, seq, head, warp_row0, lane, o, row_max, row_sum,
+                                           row_km);
   if (a.sharp_count != nullptr)
     vote_sharp_tiles<D, PATH, VT>(a, seq, head, m0, warp_row0, tid, row_max);
 }
 
-template <int D, PvPath PATH, typename VT>
+template <int D, PvPath PATH, typename VT, PvAccum ACC>
 cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream) {
   using Cfg = AttentionConfig<D, PATH, VT>;
-  auto kernel = args.cu_q != nullptr ? attention_kernel<D, PATH, VT, true>
-                                     : attention_kernel<D, PATH, VT, false>;
+  auto kernel = args.cu_q != nullptr ? attention_kernel<D, PATH, VT, ACC, true>
+                                     : attention_kernel<D, PATH, VT, ACC, false>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Cfg::kSmemBytes)) {
     return e;

@@ -19,6 +19,7 @@ template <int D, PvPath PATH, typename VT>
 struct AttentionConfig {
   static_assert(D == 64 || D == 128 || (D == 256 && PATH == PvPath::fp16),
                 "head dims 64 and 128, and 256 with 16-bit P·V");
+  static constexpr int kHeadDim = D;
   static constexpr int kThreads = 128;
   // At d=256 O alone is 128 floats per m16 tile and thread: one tile per warp.
   static constexpr int kMTiles = D == 256 ? 1 : SAGEATTN_MMA_MTILES;  // m16 tiles per warp

@@ -13,7 +13,7 @@ namespace sageattn::detail {
 
 // O (kMTiles m16 tiles per warp, unnormalised) divided by the row sums and written; with
 // a.lse the rows' log-sum-exp (natural log; row_km holds the K smoothing's q·mean(K) per row).
-template <int D, PvPath PATH, typename VT, bool kVarlen>
+template <int D, PvPath PATH, typename VT, PvAccum ACC, bool kVarlen>
 __device__ __forceinline__ void write_attention_output(
     const AttentionArgs& a, const AttentionSequence<kVarlen>& seq, int head, int warp_row0,
     int lane,
@@ -28,13 +28,14 @@ __device__ __forceinline__ void write_attention_output(
   for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
     col_scale[dt] = make_float2(1.f, 1.f);
     if constexpr (PATH == PvPath::fp8) {
-      // V was scaled by 448 / amax: undo it. (P's 448 is in row_sum too, so it cancels.) Read
+      // V was scaled by fp8_v_max / amax: undo it. (P's 448 is in row_sum too, so it cancels.) Read
       // through the read-only path, which tells the compiler that the stores of O cannot change
       // it: with a plain load each waited for the stores before it, one round trip per column
       // tile (kernels/NOTES.md, the Hopper kernel's sm90-epilogue-factors-early).
       const float2 amax = __ldg(reinterpret_cast<const float2*>(
           a.v_amax + static_cast<std::int64_t>(seq.stats) * D + dt * 8 + 2 * t));
-      col_scale[dt] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
+      constexpr float kInvVMax = 1.f / fp8_v_max(ACC);
+      col_scale[dt] = make_float2(amax.x * kInvVMax, amax.y * kInvVMax);
     }
   }
 #pragma unroll

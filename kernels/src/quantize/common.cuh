@@ -121,6 +121,7 @@ struct JobPlan {
   int stat_publishes;  // per counter: the statistics are complete when this many jobs published
   bool fused;          // the fused queue (fused_quantize_kernel), else the plain one
   bool smooth_k, fp8;
+  float v_fp8_max;   // fp8: what V's per-channel scale maps max|v| to (fp8_v_max)
   float inv_kv_len;  // 1 / kv_len (dense calls)
 };
 

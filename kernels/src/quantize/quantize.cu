@@ -162,6 +162,7 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   plan.units = p.batch * p.heads_kv;
   plan.smooth_k = p.smooth_k;
   plan.fp8 = uses_fp8_v(p.pv_path);
+  plan.v_fp8_max = fp8_v_max(p.pv_accum);
   // Per unit, for the longest sequence: in a varlen call, a shorter sequence's jobs past its
   // region (sequence.h) find no rows and write nothing.
   plan.kv_jobs = (w.kv_pad + kJobRows<D> - 1) / kJobRows<D>;

@@ -1,5 +1,6 @@
-// V to FP8 e4m3 for the fp8 paths: per channel scaled by 448 / max|v|, transposed to [D][keys]
-// with the keys permuted in groups of 32 as the attention kernels' P fragments need.
+// V to FP8 e4m3 for the fp8 paths: per channel scaled by fp8_v_max / max|v| (448, or 2.25 where
+// key blocks are summed in FP16), transposed to [D][keys] with the keys permuted in groups of 32
+// as the attention kernels' P fragments need.
 // Part of quantize.cu's one translation unit (its anonymous namespace): included there only.
 #pragma once
 
@@ -30,8 +31,8 @@ __device__ __forceinline__ int tile_word(int c, int word) {
   return c * kRowWords + ((word / 4) ^ (c / 8 % kSwizzle)) * 4 + word % 4;
 }
 
-// V to FP8 e4m3 with its per-channel scale 448 / max|v|, transposed to [D][keys] with the keys
-// permuted (above) and the padding zeroed: kJobRows<D> keys (fewer for the last job of a head,
+// V to FP8 e4m3 with its per-channel scale v_fp8_max / max|v|, transposed to [D][keys] with the
+// keys permuted (above) and the padding zeroed: kJobRows<D> keys (fewer for the last job of a head,
 // in steps of 64). A thread converts 2 x (4 keys x 8 channels): 8 rows read with 16-byte loads
 // (all issued first), 8 words of 4 e4m3 bytes each written to the tile; then the tile's rows go
 // out as 16-byte stores.
@@ -110,7 +111,7 @@ __device__ void quantize_v(const JobPlan& p, int b, int hk, int job, const Stage
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int c = tasks.group[j] * 8 + i;
-      const float inv = m[i] > 0.f ? kFp8Max / m[i] : 0.f;
+      const float inv = m[i] > 0.f ? p.v_fp8_max / m[i] : 0.f;
       auto pair = [&](int r) {
         const float2 x = make_float2(element<T>(stage.at(4 * j + r), i) * inv,
                                      element<T>(stage.at(4 * j + r + 1), i) * inv);

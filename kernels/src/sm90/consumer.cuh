@@ -283,7 +283,8 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
       const float2 amax = *reinterpret_cast<const float2*>(v_amax + 8 * j + 2 * t);
-      col_scale[j] = make_float2(amax.x * (1.f / kFp8Max), amax.y * (1.f / kFp8Max));
+      constexpr float kInvVMax = 1.f / fp8_v_max(PvAccum::fp32);  // the only one wgmma has
+      col_scale[j] = make_float2(amax.x * kInvVMax, amax.y * kInvVMax);
     }
   };
   // No turns at all when no key is visible (causal rows before the first key): the turn

@@ -1,0 +1,79 @@
+// The mma.sync kernel's P·V step (mma/attention.cuh): O += P·V over one key block, each V
+// fragment read from shared memory feeding every m-tile, summed as the instantiation's
+// accumulation (PvAccum, sageattn/manifest.h) says.
+//   fp8 path:  P (×448) and V (per channel ×fp8_v_max/amax) in e4m3, m16n8k32 into a fresh
+//              accumulator per key block, added into O in FP32 with O's rescale riding on the
+//              add: the FP8 mma's own sums keep fewer bits than FP32 (two-level accumulation).
+//              fp32: that accumulator in FP32; fp16_block: in FP16 through the FP16-accumulating
+//              mma, half the registers and, on GeForce cards, twice the rate; V's smaller scale
+//              keeps a block's sum (at most 64·448·2.25) inside FP16.
+//   fp16 path: P in the input's 16-bit type, m16n8k16 straight into O in FP32 (O's rescale is
+//              done by the caller, when a row's max moved).
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include "../common/device_primitives.cuh"
+#include "config.cuh"
+#include "sageattn/sageattn.h"
+
+namespace sageattn::detail {
+
+// o = o·scale + the block's sum, per accumulator element (rows g and g + 8 of the thread).
+__device__ __forceinline__ void merge_block_sum(float (&o)[4], const float (&scale)[2], float s0,
+                                                float s1, float s2, float s3) {
+  o[0] = fmaf(o[0], scale[0], s0);
+  o[1] = fmaf(o[1], scale[0], s1);
+  o[2] = fmaf(o[2], scale[1], s2);
+  o[3] = fmaf(o[3], scale[1], s3);
+}
+
+template <class Cfg, PvPath PATH, typename VT, PvAccum ACC>
+__device__ __forceinline__ void accumulate_pv(float (&o)[Cfg::kMTiles][Cfg::kDTiles][4],
+                                              const unsigned (&pa)[Cfg::kMTiles][Cfg::kPChunks][4],
+                                              const unsigned char* sv, int lane,
+                                              const float (&scale_old)[Cfg::kMTiles][2]) {
+  constexpr int kMTiles = Cfg::kMTiles;
+  const int mi = lane / 8, r = lane % 8;
+  if constexpr (PATH == PvPath::fp8) {
+#pragma unroll
+    for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
+      unsigned b[4];
+      device::ldmatrix_x4(b, sv + device::swizzled_offset<kBlockN>(dt, r, mi));
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        if constexpr (ACC == PvAccum::fp16_block) {
+          unsigned acc[2] = {0u, 0u};
+          device::mma_e4m3_f16acc(acc, pa[mt][0], b[0], b[1]);
+          device::mma_e4m3_f16acc(acc, pa[mt][1], b[2], b[3]);
+          const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&acc[0]));
+          const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&acc[1]));
+          merge_block_sum(o[mt][dt], scale_old[mt], lo.x, lo.y, hi.x, hi.y);
+        } else {
+          float acc[4] = {0.f, 0.f, 0.f, 0.f};
+          device::mma_e4m3(acc, pa[mt][0], b[0], b[1]);
+          device::mma_e4m3(acc, pa[mt][1], b[2], b[3]);
+          merge_block_sum(o[mt][dt], scale_old[mt], acc[0], acc[1], acc[2], acc[3]);
+        }
+      }
+    }
+  } else {
+    static_assert(ACC == PvAccum::fp32, "the 16-bit P·V path sums in FP32");
+#pragma unroll
+    for (int c = 0; c < kBlockN / 16; ++c) {
+#pragma unroll
+      for (int dp = 0; dp < Cfg::kDTiles / 2; ++dp) {
+        unsigned b[4];
+        device::ldmatrix_x4_trans(b, sv + device::swizzled_offset<Cfg::kHeadDim * 2>(
+                                              2 * c + (mi & 1), r, 2 * dp + (mi >> 1)));
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          device::mma_16bit<VT>(o[mt][2 * dp], pa[mt][c], b[0], b[1]);
+          device::mma_16bit<VT>(o[mt][2 * dp + 1], pa[mt][c], b[2], b[3]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace sageattn::detail
