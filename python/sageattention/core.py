@@ -368,6 +368,8 @@ def sageattn(
     128 elsewhere, 160 as 192 or 256; above 128, 16-bit P·V).
     is_causal: bottom-right aligned when seq_q != seq_k. sm_scale: default 1/sqrt(head_dim).
     return_lse: also return the natural-log sum-exp per query row, float32 [batch, heads_q, seq_q].
+    P·V: FP8 with each key block summed in FP16 on compute capability 8.9, 12.0 and 12.1 (as
+    sageattn_qk_int8_pv_fp8_cuda's "fp32+fp16"), FP8 or 16-bit with FP32 sums elsewhere.
     What the kernels do not cover (CPU tensors, float32, head_dim > 256, attn_mask, dropout) runs
     torch's scaled_dot_product_attention with one warning per cause, or raises with strict=True
     or SAGEATTENTION_STRICT=1.

@@ -21,8 +21,11 @@ struct AttentionConfig {
                 "head dims 64 and 128, and 256 with 16-bit P·V");
   static constexpr int kHeadDim = D;
   static constexpr int kThreads = 128;
-  // At d=256 O alone is 128 floats per m16 tile and thread: one tile per warp.
-  static constexpr int kMTiles = D == 256 ? 1 : SAGEATTN_MMA_MTILES;  // m16 tiles per warp
+  // At d=256 O alone is 128 floats per m16 tile and thread: one tile per warp. FP8 P·V at d=64
+  // also takes one: 64-row CTAs, twice as many per SM, hide its latencies better than the
+  // halved shared-memory reads of two tiles gain there (kernels/NOTES.md, mma-fp8-d64-one-mtile).
+  static constexpr int kMTiles =
+      D == 256 || (PATH == PvPath::fp8 && D == 64) ? 1 : SAGEATTN_MMA_MTILES;  // per warp
   static_assert(kMTiles == 1 || kMTiles == 2, "16 or 32 rows per warp");
   static constexpr int kRowsPerWarp = 16 * kMTiles;
   static constexpr int kCtaRows = 4 * kRowsPerWarp;
