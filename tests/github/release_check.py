@@ -22,6 +22,7 @@ import fake_github  # noqa: E402
 from checklib import check, fake_wheel, finish  # noqa: E402
 
 TOKEN = "ghp_FAKEtoken0123456789abcdefSECRET"
+TAG_MISMATCH = "v9.9.9"  # the tag test's: run() passes it as it is
 REPO = "sage/attention"
 outputs = []
 
@@ -32,11 +33,19 @@ def run(sb, api_base, *args, token=TOKEN, verify=False):
     if token:
         env["GITHUB_TOKEN"] = token
     # The fault tests attach random bytes named like wheels: verification is tested on its own.
-    flags = [] if verify else ["--no-verify"]
+    flags = ([] if verify else ["--no-verify"]) + any_tag(args)
     done = subprocess.run([sb, "release", "--retry-wait", "0.05", "--timeout", "2", *flags, *args],
                           capture_output=True, text=True, env=env, timeout=120)
     outputs.append(done.stdout + done.stderr)
     return done
+
+
+def any_tag(args):
+    """["--any-tag"] where a test attaches its 2.2.0 stand-ins to a release of its own (v3.0.0,
+    v5.0.0, ...): tags that do not name the wheels' version, which release refuses without it
+    (tested on its own, with TAG_MISMATCH)."""
+    tag = args[args.index("--tag") + 1] if "--tag" in args else ""
+    return [] if tag in ("", "v2.2.0", TAG_MISMATCH) else ["--any-tag"]
 
 
 def start(sb, api_base, *args, tmpdir=None):
@@ -46,7 +55,7 @@ def start(sb, api_base, *args, tmpdir=None):
     env.update({"GITHUB_API_URL": api_base, "GITHUB_REPOSITORY": REPO, "GITHUB_TOKEN": TOKEN})
     if tmpdir:
         env["TMPDIR"] = tmpdir
-    return subprocess.Popen([sb, "release", "--retry-wait", "0.05", "--no-verify", *args],
+    return subprocess.Popen([sb, "release", "--retry-wait", "0.05", "--no-verify", *any_tag(args), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -232,6 +241,12 @@ def main():
             done = run(sb, api, "--tag", "v2.2.0", "--retry-max-wait", "5", files[0])
             check("a rate limit that resets in an hour: a clear error, no hang", done.returncode == 6
                   and "rate limited" in done.stderr, done.stderr)
+            state.log.clear()
+            done = run(sb, api, "--tag", TAG_MISMATCH, *files)
+            check("a tag that does not name the wheels' version: exit 2 before any request, "
+                  "naming the tag to use", done.returncode == 2 and not state.log
+                  and "tag the release v2.2.0" in done.stderr
+                  and "--tag v9.9.9 says version 9.9.9" in done.stderr, done.stderr)
             done = run(sb, api, "--tag", "v2.2.0", files[0], token="")
             check("no token: usage error", done.returncode == 2 and "GITHUB_TOKEN" in done.stderr,
                   done.stderr)

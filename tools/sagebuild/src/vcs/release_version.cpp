@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "wheel/filename.h"
 #include "wheel/pep440.h"
 
 namespace sagebuild::vcs {
@@ -16,6 +17,35 @@ bool same_version(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+Expected<std::string> check_release_tag(std::string_view tag, std::string_view prefix,
+                                        const std::vector<std::string>& file_names) {
+  std::string version, first_wheel;
+  for (const std::string& name : file_names) {
+    if (!name.ends_with(".whl")) continue;
+    const auto parsed = wheel::parse_wheel_filename(name);
+    if (!parsed) continue;
+    const std::string& public_version = parsed->version.public_part;
+    if (version.empty()) {
+      version = public_version;
+      first_wheel = name;
+    } else if (!same_version(version, public_version)) {
+      return Error{fmt::format(
+          "the wheels are of two versions, {} ({}) and {} ({}); one release holds one version",
+          version, first_wheel, public_version, name)};
+    }
+  }
+  if (version.empty()) return std::string();
+  const bool prefixed = tag.starts_with(prefix);
+  if (prefixed && same_version(tag.substr(prefix.size()), version)) return version;
+  return Error{fmt::format(
+      "--tag {} {}, but the wheels are version {} ({}); tag the release {}{}, or pass --any-tag "
+      "to attach them to a tag that names no version (a rolling 'nightly' release, say)",
+      tag,
+      prefixed ? fmt::format("says version {}", tag.substr(prefix.size()))
+               : fmt::format("is not {}<version>", prefix),
+      version, first_wheel, prefix, version)};
+}
 
 std::string tag_from_github_ref(std::string_view ref) {
   constexpr std::string_view kTags = "refs/tags/";

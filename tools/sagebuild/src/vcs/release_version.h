@@ -10,6 +10,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "matrix/model.h"
 #include "util/expected.h"
@@ -35,6 +37,14 @@ struct ResolvedVersion {
 };
 
 Expected<ResolvedVersion> resolve_version(const VersionInputs& inputs);
+
+// A release's tag against the wheels it attaches, as a tag build checks its own (above): the
+// wheels all of one version (their public versions: a variant's local label aside), and the tag
+// <prefix><that version>. file_names: the attached files' names; files that are no wheel, or
+// whose names do not parse (verification refuses those), are not looked at. The version, or ""
+// when no wheel is among them.
+Expected<std::string> check_release_tag(std::string_view tag, std::string_view prefix,
+                                        const std::vector<std::string>& file_names);
 
 // The tag named by a GITHUB_REF like "refs/tags/v2.2.0", or "" for branches and pull requests.
 std::string tag_from_github_ref(std::string_view ref);

@@ -93,5 +93,34 @@ TEST_CASE("dev versions refuse what would sort wrongly or cannot be counted", "[
   CHECK_THAT(twice.error().message, Catch::Contains("already a dev version"));
 }
 
+TEST_CASE("a release's tag names its wheels' version", "[version]") {
+  const std::vector<std::string> wheels = {
+      "sageattention-2.2.0+cu130torch2.11-2110.130-cp312-cp312-manylinux_2_28_x86_64.whl",
+      "sageattention-2.2.0-py3-none-manylinux_2_28_x86_64.whl", "SHA256SUMS", "notes.txt"};
+  auto ok = check_release_tag("v2.2.0", "v", wheels);
+  REQUIRE(ok);
+  CHECK(*ok == "2.2.0");
+  CHECK(check_release_tag("sageattention-2.2.0", "sageattention-", wheels));
+  CHECK(check_release_tag("v2.2", "v", {"sageattention-2.2-py3-none-any.whl"}));
+  // No wheel: nothing to check.
+  auto none = check_release_tag("nightly", "v", {"notes.txt"});
+  REQUIRE(none);
+  CHECK(none->empty());
+
+  auto other = check_release_tag("v9.9.9", "v", wheels);
+  REQUIRE_FALSE(other);
+  CHECK(other.error().message ==
+        "--tag v9.9.9 says version 9.9.9, but the wheels are version 2.2.0 (" + wheels[0] +
+            "); tag the release v2.2.0, or pass --any-tag to attach them to a tag that names no "
+            "version (a rolling 'nightly' release, say)");
+  auto unprefixed = check_release_tag("nightly", "v", wheels);
+  REQUIRE_FALSE(unprefixed);
+  CHECK(unprefixed.error().message.starts_with("--tag nightly is not v<version>, but the wheels"));
+  auto mixed = check_release_tag(
+      "v2.2.0", "v", {wheels[0], "sageattention-2.3.0-py3-none-manylinux_2_28_x86_64.whl"});
+  REQUIRE_FALSE(mixed);
+  CHECK(mixed.error().message.starts_with("the wheels are of two versions, 2.2.0 ("));
+}
+
 }  // namespace
 }  // namespace sagebuild::vcs

@@ -8,6 +8,7 @@
 #include "platform/interrupt.h"
 #include "platform/process.h"
 #include "util/fs.h"
+#include "vcs/release_version.h"
 
 namespace sagebuild::cli {
 namespace {
@@ -32,6 +33,9 @@ class ReleaseCommand final : public Command {
     cmd.add_flag("--clobber", request_.clobber,
                  "replace assets of the same name whose content differs");
     cmd.add_flag("--no-verify", no_verify_, "upload wheels without verifying them first");
+    cmd.add_flag("--any-tag", any_tag_,
+                 "attach the wheels to a tag that does not name their version (a rolling "
+                 "'nightly' release); otherwise the tag must be <tag prefix><version>");
     cmd.add_option("--delivered-dir", delivered_dir_,
                    "also copy each file as delivered (labelled) into this folder, e.g. to attest "
                    "it: the uploaded bytes");
@@ -49,7 +53,10 @@ class ReleaseCommand final : public Command {
       request_.notes = *notes;
     }
     // What the upload needs is checked before the wheels are verified and labelled (which takes
-    // a while): a missing token or repository is said at once.
+    // a while): a tag that does not name the wheels' version, a missing token or repository are
+    // said at once.
+    const auto m = load_if_present();
+    if (!any_tag_) check_tag(m ? m->matrix.package.version.tag_prefix : "v");
     if (!dry_run_) resolve_destination(request_);
     // Assets are one flat namespace (`pip install --find-links <release>`): every wheel goes
     // under its variant's local version, so that pip and uv resolve the set.
@@ -57,7 +64,7 @@ class ReleaseCommand final : public Command {
     gate.verify = !no_verify_;
     gate.label = true;
     gate.delivered_dir = delivered_dir_;
-    if (const auto m = load_if_present()) add_matrix_expectations(*m, gate.checks);
+    if (m) add_matrix_expectations(*m, gate.checks);
     const DeliverySet set =
         prepare_delivery(std::vector<stdfs::path>(files_.begin(), files_.end()), gate, log_);
     if (dry_run_) {
@@ -68,6 +75,17 @@ class ReleaseCommand final : public Command {
   }
 
  private:
+  // The tag names the wheels' version as a tag build's must (vcs::check_release_tag), with the
+  // tag prefix of matrix.yaml where there is one.
+  void check_tag(const std::string& prefix) const {
+    std::vector<std::string> names;
+    for (const std::string& f : files_)
+      names.push_back(stdfs::path(f).filename().string());
+    if (auto checked = vcs::check_release_tag(request_.tag, prefix, names); !checked) {
+      throw CommandError(checked.error().as(ErrorKind::usage));
+    }
+  }
+
   // The token, the repository and the API's URL, from the options and the environment.
   void resolve_destination(github::ReleaseRequest& request) const {
     request.token = env_or({"GITHUB_TOKEN", "GH_TOKEN"});
@@ -114,7 +132,7 @@ class ReleaseCommand final : public Command {
   std::vector<std::string> files_;
   std::string notes_file_;
   std::filesystem::path delivered_dir_;
-  bool no_verify_ = false, dry_run_ = false;
+  bool no_verify_ = false, dry_run_ = false, any_tag_ = false;
   NetworkFlags network_;
 };
 
