@@ -29,6 +29,7 @@
 // (workspace.h): K int8 [.., unit_rows, D]; for e4m3, V transposed to [.., D, unit_rows] with keys
 // permuted in groups of 32 (16-bit: the caller's V). Query rows past qo_len are quantized as
 // zeros; keys past the padded length arrive from the TMA as zeros, and keys past kv_len are
+// masked out of the softmax (-inf) in the one key block that crosses it (softmax.cuh, kMasked).
 //
 // By role: config.cuh (tile shapes, knobs, shared-memory layout), producer.cuh (the TMA loads),
 // consumer.cuh (a warpgroup's turns: Q·Kᵀ, softmax.cuh, P·V), epilogue.cuh (O and the LSE),

@@ -1,10 +1,12 @@
 // The verifier behind verify-wheel (verify.h), shared by the files that hold its check families:
-//   verify.cpp           the order of the checks, and reading every entry once
-//   verify_names.cpp     N: the file name, the build tag, the expected entry; A002-A005: entry
-//   names verify_dist_info.cpp R, H, M, P: RECORD, WHEEL, METADATA, provenance verify_binaries.cpp
-//   B: the compiled modules (format, libraries, symbol versions, archs) verify_install.cpp   I: the
-//   install check verify_report.cpp    the text and JSON reports check_catalog.cpp    the ids,
-//   names, summaries and fixes of every check
+//   verify.cpp            the order of the checks, and reading every entry once
+//   verify_names.cpp      N: the file name, the build tag, the expected entry; A002-A005: entry
+//                         names
+//   verify_dist_info.cpp  R, H, M, P: RECORD, WHEEL, METADATA, provenance
+//   verify_binaries.cpp   B: the compiled modules (format, libraries, symbol versions, archs)
+//   verify_install.cpp    I: the install check
+//   verify_report.cpp     the text and JSON reports
+//   check_catalog.cpp     the ids, names, summaries and fixes of every check
 // Not part of the interface: only those files include it.
 #pragma once
 
