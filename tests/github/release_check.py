@@ -319,6 +319,17 @@ def main():
             again = run(sb, api, "--tag", "v4.0.0", w29, w_universal)
             check("labelling is deterministic: a re-run finds the same assets", again.returncode == 0
                   and again.stdout.count("already there") == 2, again.stdout + again.stderr)
+            # The user rebuilds one of them: its labelled copy is refused, and the refusal names the
+            # file they passed and its digest (the copy's digest is of no file of theirs).
+            os.makedirs(os.path.join(tmp, "rebuilt"), exist_ok=True)
+            rebuilt = fake_wheel(os.path.join(tmp, "rebuilt"), "2.9.0", "12.8.1",
+                                 "cp312-cp312-manylinux_2_28_x86_64", padding=100)
+            digest = hashlib.sha256(open(rebuilt, "rb").read()).hexdigest()
+            done = run(sb, api, "--tag", "v4.0.0", rebuilt)
+            check("a changed wheel is refused naming the file passed and its sha256",
+                  done.returncode == 6 and "is already on the release" in done.stdout + done.stderr
+                  and f"is the labelled copy of {rebuilt} (that file: sha256 {digest}" in done.stdout,
+                  done.stdout + done.stderr)
             newer = fake_wheel(os.path.join(tmp, "changed"), "2.11.0", "13.0.1", "py3-none-manylinux_2_28_x86_64",
                                stable=True)
             done = run(sb, api, "--tag", "v5.0.0", w_universal, newer)

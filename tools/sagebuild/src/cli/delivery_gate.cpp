@@ -111,6 +111,7 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
   }
   for (const stdfs::path& file : files) {
     auto name = wheel::parse_wheel_filename(file.filename().string());
+    set.sources.push_back(file);
     if (file.extension() != ".whl" || !name) {
       set.files.push_back(file);
       continue;
@@ -147,6 +148,22 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
   }
   if (!options.delivered_dir.empty()) keep_delivered(set.files, options.delivered_dir);
   return set;
+}
+
+void name_sources_of_failures(const DeliverySet& set, const std::vector<stdfs::path>& failed,
+                              Log& log) {
+  for (std::size_t i = 0; i < set.files.size() && i < set.sources.size(); ++i) {
+    if (set.files[i] == set.sources[i] ||
+        std::find(failed.begin(), failed.end(), set.files[i]) == failed.end()) {
+      continue;
+    }
+    const auto digest = sha256_file(set.sources[i]);
+    log.result("sagebuild: {} is the labelled copy of {}{}\n", set.files[i].filename().string(),
+               set.sources[i].string(),
+               digest ? fmt::format(" (that file: sha256 {}, {} bytes)", to_hex(digest->digest),
+                                    digest->size)
+                      : "");
+  }
 }
 
 void print_dry_run(const DeliverySet& set, std::string_view verb, Log& log) {

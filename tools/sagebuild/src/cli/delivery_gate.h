@@ -32,6 +32,7 @@ struct GateOptions {
 // they are.
 struct DeliverySet {
   std::vector<std::filesystem::path> files;
+  std::vector<std::filesystem::path> sources;  // the input each of `files` is, or was made from
   std::vector<registry::IndexedWheel> wheels;  // the wheels among them, as delivered
   std::unique_ptr<fs::TempDir> labelled;
 };
@@ -47,6 +48,12 @@ void verify_before_delivery(const std::vector<std::filesystem::path>& files,
 // `out` gets one line per failed wheel's findings.
 DeliverySet prepare_delivery(const std::vector<std::filesystem::path>& files,
                              const GateOptions& options, Log& log);
+
+// After an upload: for each of `failed` (files of the set) that is a labelled copy, which input
+// the user passed it was made from, with that file's sha256 and size: a refusal names the copy's
+// digest, which no file of theirs has.
+void name_sources_of_failures(const DeliverySet& set,
+                              const std::vector<std::filesystem::path>& failed, Log& log);
 
 // --dry-run's report: "would <verb> <name>" per file, then the count; nothing was sent.
 void print_dry_run(const DeliverySet& set, std::string_view verb, Log& log);

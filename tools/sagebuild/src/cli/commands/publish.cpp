@@ -61,12 +61,13 @@ class PublishCommand final : public Command {
       print_dry_run(set, "upload", log_);
       return check_attestations(set.files);
     }
-    return publish(request_, set.files, network_);
+    return publish(request_, set, network_);
   }
 
  private:
-  int publish(registry::PublishRequest request, const std::vector<stdfs::path>& paths,
+  int publish(registry::PublishRequest request, const DeliverySet& set,
               const NetworkFlags& network) {
+    const std::vector<stdfs::path>& paths = set.files;
     request.username = env_or({"SAGEBUILD_PUBLISH_USERNAME", "TWINE_USERNAME"});
     request.password = env_or({"SAGEBUILD_PUBLISH_PASSWORD", "TWINE_PASSWORD"});
     network.apply(request.http, request.retry, log_);
@@ -74,9 +75,12 @@ class PublishCommand final : public Command {
               redact_url(request.repository_url));
     const auto results = registry::publish_wheels(
         request, paths, [this](const std::string& line) { log_.result("sagebuild: {}\n", line); });
-    std::size_t failed = 0;
-    for (const auto& r : results)
-      failed += r.outcome == registry::PublishOutcome::failed;
+    std::vector<stdfs::path> failed_files;
+    for (const auto& r : results) {
+      if (r.outcome == registry::PublishOutcome::failed) failed_files.push_back(r.file);
+    }
+    name_sources_of_failures(set, failed_files, log_);
+    const std::size_t failed = failed_files.size();
     if (platform::stop_requested()) {
       throw CommandError{ErrorKind::interrupted,
                          fmt::format("interrupted: {} of {} file{} not published; run it again "

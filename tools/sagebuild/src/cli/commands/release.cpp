@@ -71,7 +71,7 @@ class ReleaseCommand final : public Command {
       print_dry_run(set, "attach", log_);
       return kSuccess;
     }
-    return release(request_, set.files, network_);
+    return release(request_, set, network_);
   }
 
  private:
@@ -101,16 +101,19 @@ class ReleaseCommand final : public Command {
     request.api_url = env_or({"GITHUB_API_URL"}, "https://api.github.com");
   }
 
-  int release(github::ReleaseRequest request, const std::vector<stdfs::path>& paths,
-              const NetworkFlags& network) {
+  int release(github::ReleaseRequest request, const DeliverySet& set, const NetworkFlags& network) {
     network.apply(request.http, request.retry, log_);
     auto result = github::upload_release_assets(
-        request, paths, [this](const std::string& line) { log_.result("sagebuild: {}\n", line); });
+        request, set.files,
+        [this](const std::string& line) { log_.result("sagebuild: {}\n", line); });
     // (Its error is `interrupted` when a stop request ended it.)
     if (!result) throw CommandError(result.error().as(ErrorKind::publish));
-    std::size_t failed = 0;
-    for (const auto& a : result->assets)
-      failed += a.outcome == github::AssetOutcome::failed;
+    std::vector<stdfs::path> failed_files;
+    for (const auto& a : result->assets) {
+      if (a.outcome == github::AssetOutcome::failed) failed_files.push_back(a.file);
+    }
+    name_sources_of_failures(set, failed_files, log_);
+    const std::size_t failed = failed_files.size();
     if (platform::stop_requested()) {
       throw CommandError{
           ErrorKind::interrupted,
