@@ -16,10 +16,23 @@ def main():
     cuobjdump, library = sys.argv[1:3]
     wanted = sys.argv[3:] or ["sm_80", "sm_90a"]
     out = subprocess.run([cuobjdump, "--list-elf", library], capture_output=True, text=True)
-    cubins = re.findall(r"ELF file\s+\d+: (\S+)", out.stdout)
+    # The cubins are listed under the archive member (object file) they belong to, which names
+    # the instantiation ("member ...libsageattn.a:attention_fp8_f16_d128.cu.o:"); the cubins'
+    # own names do not.
+    cubins, fp8_archs, member = [], set(), ""
+    for line in out.stdout.splitlines():
+        if line.startswith("member "):
+            member = line
+        elif (found := re.search(r"ELF file\s+\d+: (\S+)", line)):
+            cubins.append(found.group(1))
+            if "attention_fp8_" in member:
+                fp8_archs.add(re.search(r"\.(sm_\d+a?)\.cubin$", found.group(1)).group(1))
     archs = {re.search(r"\.(sm_\d+a?)\.cubin$", c).group(1) for c in cubins}
-    fp8_archs = {re.search(r"\.(sm_\d+a?)\.cubin$", c).group(1) for c in cubins if "fp8" in c}
     problems = []
+    fp8_wanted = sorted(a for a in wanted if int(re.match(r"sm_(\d+)", a).group(1)) >= 89)
+    for want in fp8_wanted:
+        if want not in fp8_archs:
+            problems.append(f"no FP8 instantiation has {want} SASS in {library}")
     for want in wanted:
         if want not in archs:
             problems.append(f"no {want} SASS in {library}")
