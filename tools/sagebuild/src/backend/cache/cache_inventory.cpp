@@ -60,7 +60,11 @@ void scan(const stdfs::path& root, const stdfs::path& dir, int depth,
     const std::string relative = p.lexically_relative(root).generic_string();
     const std::string kind = relative.substr(0, relative.find('/'));
     if (auto final = staging_of(p)) {
-      out.push_back({kind, relative, p, tree_bytes(p), age_of(p), true});
+      CacheEntry entry{kind, relative, p, tree_bytes(p), age_of(p), true};
+      // A fill in progress holds the entry's lock (make_directory_once); one an interrupted run
+      // left behind holds nothing. Taken for a moment only when free.
+      entry.being_made = !platform::FileLock::try_acquire(final->string() + ".lock");
+      out.push_back(std::move(entry));
     } else if (stdfs::exists(p.string() + ".lock", stat)) {
       CacheEntry entry{kind, relative, p, tree_bytes(p), age_of(p.string() + ".lock"), false};
       if (auto runtime = toolchain::shared_runtime_of(p)) {
@@ -90,8 +94,9 @@ std::vector<CacheEntry> plan_prune(const std::vector<CacheEntry>& entries,
   std::uint64_t kept_bytes = 0;
   std::vector<const CacheEntry*> kept;
   for (const CacheEntry& e : entries) {
-    // A staging directory younger than an hour may be a fill in progress (its lock says so too).
-    const bool stale_staging = e.incomplete && e.age >= std::chrono::hours(1);
+    // A staging directory younger than an hour may be a fill in progress whose lock this listing
+    // took for a moment: left alone, as one a running build holds now.
+    const bool stale_staging = e.incomplete && !e.being_made && e.age >= std::chrono::hours(1);
     if (policy.all || stale_staging || (policy.older_than && e.age >= *policy.older_than)) {
       removed.push_back(e);
     } else {

@@ -25,6 +25,7 @@ struct CacheEntry {
   std::uint64_t bytes = 0;     // its regular files (symbolic links not followed)
   std::chrono::seconds age{};  // since its last use
   bool incomplete = false;     // a staging directory, not a finished entry
+  bool being_made = false;     // incomplete, and a running build holds its lock: not left over
   std::string needs = {};      // the entry this one cannot work without (an env's torch-runtime)
 };
 

@@ -117,6 +117,28 @@ TEST_CASE("removing an entry leaves nothing half made and spares one in use", "[
   CHECK(list_cache(dir.path()).empty());
 }
 
+TEST_CASE("a staging directory a running build holds is told from one left over", "[cache]") {
+  fs::TempDir dir("sagebuild-cache");
+  const stdfs::path entry = dir.path() / "envs" / "cp312-torch2.11.0-aa";
+  const stdfs::path staging = entry.string() + ".tmp-00000000";
+  stdfs::create_directories(staging);
+  stdfs::last_write_time(staging, stdfs::file_time_type::clock::now() - hours(2));
+  {
+    auto held = platform::FileLock::acquire(entry.string() + ".lock");  // a fill in progress
+    REQUIRE(held);
+    auto listed = list_cache(dir.path());
+    REQUIRE(listed.size() == 1);
+    CHECK(listed[0].incomplete);
+    CHECK(listed[0].being_made);
+    CHECK(plan_prune(listed, {}).empty());  // not taken for left over, however old
+  }
+  auto listed = list_cache(dir.path());
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].incomplete);
+  CHECK_FALSE(listed[0].being_made);
+  CHECK(plan_prune(listed, {}).size() == 1);  // left over and an hour old: pruned
+}
+
 TEST_CASE("a build marks the entries it takes as used", "[cache]") {
   fs::TempDir dir("sagebuild-cache");
   const stdfs::path entry = dir.path() / "envs" / "e";

@@ -55,7 +55,8 @@ class CacheCommand final : public Command {
                         {"kind", e.kind},
                         {"bytes", e.bytes},
                         {"unused_seconds", e.age.count()},
-                        {"incomplete", e.incomplete}});
+                        {"incomplete", e.incomplete},
+                        {"being_made", e.being_made}});
       }
       log_.result("{}\n", json_text(
                               nlohmann::ordered_json{
@@ -68,19 +69,27 @@ class CacheCommand final : public Command {
       return kSuccess;
     }
     std::vector<std::vector<std::string>> rows;
-    std::size_t incomplete = 0;
+    std::size_t left_over = 0, being_made = 0;
     for (const auto& e : entries) {
-      incomplete += e.incomplete;
-      rows.push_back({e.name + (e.incomplete ? " (incomplete)" : ""),
-                      backend::describe_size(e.bytes),
+      left_over += e.incomplete && !e.being_made;
+      being_made += e.being_made;
+      const char* state = e.being_made ? " (being made)" : e.incomplete ? " (incomplete)" : "";
+      rows.push_back({e.name + state, backend::describe_size(e.bytes),
                       backend::describe_age(e.age) + (e.age.count() >= 60 ? " ago" : "")});
     }
     print_table({"ENTRY", "SIZE", "LAST USED"}, rows);
+    std::string notes;
+    if (being_made) {
+      notes += fmt::format("; {} being made by a running build", being_made);
+    }
+    if (left_over) {
+      notes += fmt::format(
+          "; {} incomplete: what an interrupted run left (`sagebuild cache "
+          "prune` removes {})",
+          left_over, left_over == 1 ? "it" : "them");
+    }
     log_.result("sagebuild: {} in {} entr{} in {}{}\n", backend::describe_size(total),
-                entries.size(), entries.size() == 1 ? "y" : "ies", cache.string(),
-                incomplete ? "; incomplete ones are what an interrupted run left: "
-                             "`sagebuild cache prune` removes them"
-                           : "");
+                entries.size(), entries.size() == 1 ? "y" : "ies", cache.string(), notes);
     return kSuccess;
   }
 
