@@ -2,7 +2,8 @@
 
 Importing this never fails for want of a GPU: the library links the CUDA runtime that torch
 brings, and it is only called when a CUDA tensor arrives. `LOAD_ERROR` says why it could not be
-loaded (a torch that does not match the one the wheel was built for, usually)."""
+loaded: the cause and the fix first where _diagnose.py can tell them (a torch or CUDA build, a
+glibc or a driver other than the wheel's), then the loader's message."""
 
 import os
 import sys
@@ -29,6 +30,14 @@ try:
     torch.ops.load_library(LIBRARY)
 except (OSError, RuntimeError) as e:  # pragma: no cover - depends on the installation
     LOAD_ERROR = f"{LIBRARY}: {e}"
+    try:  # the cause and the fix first, where the wheel's record and this machine say it
+        from . import _diagnose
+
+        reason = _diagnose.explain(_diagnose.facts(str(e)))
+    except Exception:  # noqa: BLE001 - a diagnosis must never stop the import
+        reason = None
+    if reason:
+        LOAD_ERROR = f"{reason} ({LOAD_ERROR})"
 
 
 def available():
