@@ -33,7 +33,7 @@ from functools import partial
 import torch
 
 import sageattention
-from cuda_timing import median_ms  # beside this file
+from cuda_timing import best_of_rounds, prefill_shapes  # beside this file
 from sageattention import plan as _plan
 
 # (mode, our per-path function and pv_accum_dtype, upstream's), None where a library lacks it.
@@ -76,36 +76,26 @@ def methods(upstream):
 
 def speed(calls, seqs, head_dims, rounds):
     rows = []
-    for d in head_dims:
-        heads = max(1, 4096 // d)
-        for causal in (False, True):
-            for seq in seqs:
-                b = max(1, 32768 // seq)
-                q, k, v = (
-                    torch.randn(b, heads, seq, d, device="cuda", dtype=torch.float16)
-                    for _ in range(3)
-                )
-                flops = 4 * b * heads * seq * seq * d / (2 if causal else 1)
-                best = {}
-                for _ in range(rounds):
-                    for key, fn in calls.items():
-                        if fn is None:
-                            continue
-                        ms = median_ms(partial(fn, q, k, v, causal))
-                        best[key] = min(ms, best.get(key, ms))
-                rows.append(
-                    {
-                        "d": d,
-                        "causal": causal,
-                        "seq": seq,
-                        "batch": b,
-                        "heads": heads,
-                        "tops": {f"{m}|{lib}": flops / ms / 1e9 for (m, lib), ms in best.items()},
-                    }
-                )
-                print_speed_row(rows[-1])
-                del q, k, v
-                torch.cuda.empty_cache()
+    for shape in prefill_shapes(seqs, head_dims):
+        ms = best_of_rounds(
+            {
+                f"{m}|{lib}": fn and partial(fn, shape.q, shape.k, shape.v, shape.causal)
+                for (m, lib), fn in calls.items()
+            },
+            rounds,
+        )
+        rows.append(
+            {
+                "d": shape.d,
+                "causal": shape.causal,
+                "seq": shape.seq,
+                "batch": shape.batch,
+                "heads": shape.heads,
+                "tops": {key: shape.flops / t / 1e9 for key, t in ms.items() if t},
+            }
+        )
+        print_speed_row(rows[-1])
+        del shape
     return rows
 
 

@@ -48,7 +48,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
 
 import cudnn_fp8 as _cudnn_fp8  # beside this file
-from cuda_timing import median_ms as _median_ms
+from cuda_timing import best_of_rounds, prefill_shapes
 from sageattention import (
     core,
     sageattn,
@@ -58,23 +58,6 @@ from sageattention import (
 )
 
 SUITES = ("prefill", "decode", "short", "accuracy", "sharpness", "varlen")
-
-
-def _best_of_rounds(calls, rounds):
-    """{name: the best median (ms) over the rounds, or None where the call could not be made}.
-    calls: {name: a zero-argument callable, or None for a method that does not take the inputs}."""
-    best = {name: None for name in calls}
-    for _ in range(rounds):
-        for name, fn in calls.items():
-            if fn is None:
-                continue
-            try:
-                ms = _median_ms(fn)
-            except RuntimeError:  # an SDPA backend that does not take these inputs
-                calls[name] = None
-                continue
-            best[name] = ms if best[name] is None else min(ms, best[name])
-    return best
 
 
 def _call_each(functions):
@@ -183,42 +166,28 @@ def _exact_and_fp8_peers(fp8, d):
 
 def prefill(seqs, head_dims, rounds, fp8):
     rows = []
-    for d in head_dims:
-        heads = max(1, 4096 // d)
-        for causal in (False, True):
-            for seq in seqs:
-                b = max(1, 32768 // seq)
-                q, k, v = (
-                    torch.randn(b, heads, seq, d, device="cuda", dtype=torch.float16)
-                    for _ in range(3)
-                )
-                flops = 4 * b * heads * seq * seq * d / (2 if causal else 1)
-                calls = {
-                    "sageattn": partial(sageattn, q, k, v, is_causal=causal),
-                    **{
-                        n: partial(f, q, k, v, is_causal=causal)
-                        for n, f in _path_functions().items()
-                    },
-                    "SDPA flash": _sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
-                    "SDPA cuDNN": _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
-                    **fp8.calls(q, k, v, causal),
-                }
-                ms = _best_of_rounds(calls, rounds)
-                rows.append(
-                    {
-                        "d": d,
-                        "causal": causal,
-                        "seq": seq,
-                        "batch": b,
-                        "heads": heads,
-                        "ms": ms,
-                        "tops": {
-                            n: flops / t / 1e9 for n, t in ms.items() if t and n != "FP8 quant"
-                        },
-                    }
-                )
-                del q, k, v, calls  # free the inputs before the next shape
-                torch.cuda.empty_cache()
+    for shape in prefill_shapes(seqs, head_dims):
+        q, k, v, causal = shape.q, shape.k, shape.v, shape.causal
+        calls = {
+            "sageattn": partial(sageattn, q, k, v, is_causal=causal),
+            **{n: partial(f, q, k, v, is_causal=causal) for n, f in _path_functions().items()},
+            "SDPA flash": _sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
+            "SDPA cuDNN": _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
+            **fp8.calls(q, k, v, causal),
+        }
+        ms = best_of_rounds(calls, rounds)
+        rows.append(
+            {
+                "d": shape.d,
+                "causal": causal,
+                "seq": shape.seq,
+                "batch": shape.batch,
+                "heads": shape.heads,
+                "ms": ms,
+                "tops": {n: shape.flops / t / 1e9 for n, t in ms.items() if t and n != "FP8 quant"},
+            }
+        )
+        del q, k, v, calls, shape  # free the inputs before the next shape
     return rows
 
 
@@ -242,7 +211,7 @@ def decode(rounds, q_lens=(1, 16, 64, 128, 256, 512, 1024), k_lens=(1024, 8192, 
                         "SDPA efficient": _sdpa(SDPBackend.EFFICIENT_ATTENTION, q, k, v, causal),
                         "SDPA cuDNN": _sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
                     }
-                    ms = _best_of_rounds(calls, rounds)
+                    ms = best_of_rounds(calls, rounds)
                     rows.append(
                         {
                             "batch": b,
@@ -275,7 +244,7 @@ def short(rounds, seqs=(256, 512, 1024, 2048, 4096), batches=(1, 4, 16)):
                         for _ in range(3)
                     )
                     calls = _dispatch_calls(q, k, v, causal)
-                    ms = _best_of_rounds(calls, rounds)
+                    ms = best_of_rounds(calls, rounds)
                     rows.append(
                         {
                             "batch": b,
@@ -431,7 +400,7 @@ def varlen(rounds, sequences=64, shortest=128, longest=8192, seed=0):
                 "torch varlen_attn": _torch_varlen(q, k, v, cu, top, causal),
                 "SDPA cuDNN per seq": partial(_call_each, per_sequence),
             }
-            ms = _best_of_rounds(calls, rounds)
+            ms = best_of_rounds(calls, rounds)
             work = sum(4 * heads * n * n * d for n in lengths) / (2 if causal else 1)
             padded_work = 4 * sequences * heads * top * top * d / (2 if causal else 1)
             rows.append(
