@@ -8,6 +8,7 @@ same name refused with both digests, an unverified wheel refused, --dry-run, wro
 
 Usage: publish_check.py SAGEBUILD PYTOOLS_BIN_DIR
 """
+import hashlib
 import os
 import re
 import subprocess
@@ -159,8 +160,12 @@ def main():
             os.makedirs(other)
             w28b = os.path.join(other, make_wheel(other, "2.8.0", "12.9.2", "280.129"))
             done = publish(sb, url, w28b, flags=("--no-verify", "--local-labels"))
-            check("a different file of the same name: exit 6 naming both digests", done.returncode == 6
-                  and "different file" in done.stdout and len(set(re.findall(r"\b[0-9a-f]{64}\b", done.stdout))) == 2,
+            refusal = [line for line in done.stdout.splitlines() if "different file" in line]
+            passed = hashlib.sha256(open(w28b, "rb").read()).hexdigest()
+            check("a different file of the same name: exit 6 naming both digests, then the file "
+                  "passed and its own", done.returncode == 6 and len(refusal) == 1
+                  and len(set(re.findall(r"\b[0-9a-f]{64}\b", refusal[0]))) == 2
+                  and f"is the labelled copy of {w28b} (that file: sha256 {passed}" in done.stdout,
                   done.stdout + done.stderr)
 
             done = publish(sb, url, w28, creds=False,
