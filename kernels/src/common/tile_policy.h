@@ -21,7 +21,6 @@ inline constexpr int kWarpRows = 16;
 #endif
 inline constexpr float kMmaMaxHeadroom = SAGEATTN_MMA_MAX_HEADROOM;
 inline constexpr float kLog2e = 1.4426950408889634f;      // Q's scales carry sm_scale·log2(e)
-inline constexpr float kFp8Max = 448.f;                   // e4m3's largest finite value
 inline constexpr float kLog2Fp8Max = 8.807354922057604f;  // log2(448): P's scale, in exp2's domain
 // The attention kernels find a key's scale with a shift by log2 of the rows per scale.
 static_assert((kBlockM & (kBlockM - 1)) == 0 && (kWarpRows & (kWarpRows - 1)) == 0,
