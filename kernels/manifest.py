@@ -38,9 +38,11 @@ class Accumulation(NamedTuple):
 ACCUMULATIONS = (
     Accumulation("fp32", "in FP32: on the FP8 paths each key block's P·V in a fresh FP32 "
                  "accumulator added into O (two-level), on the 16-bit paths straight into O."),
-    Accumulation("fp16_block", "each key block's P·V in FP16 (the FP16-accumulating e4m3 mma, "
-                 "twice the FP32 rate on GeForce cards), added into FP32 O; V's scale maps max|v| "
-                 "to 2.25 rather than 448, so that a block's sum stays inside FP16 (FP8_V_MAX)."),
+    Accumulation("fp16_block", "each key block's P·V in FP16 (the FP16-accumulating mma, twice "
+                 "the FP32 one's rate on GeForce cards), added into FP32 O. FP8 paths: V's scale "
+                 "maps max|v| to 2.25 rather than 448, so that a block's sum stays inside FP16 "
+                 "(FP8_V_MAX). 16-bit paths: P and V in FP16 (bf16 V converted), P ≤ 1; a tile "
+                 "whose block sum leaves FP16 (|v| from 1,024) is computed again with FP32 sums."),
 )
 
 
@@ -51,7 +53,8 @@ DTYPES = ("f16", "bf16")
 # append, never reorder. Q·Kᵀ is always INT8 with int32 accumulation.
 PATHS = (
     Path("fp16", "mma", "16bit", (64, 128, 256),
-         "mma.sync; P and V in the input's 16-bit type (sm80 and later)."),
+         "mma.sync; P and V in the input's 16-bit type (sm80 and later).",
+         (("fp32", "fp32"), ("fp16_block", "fp16+fp32"))),
     Path("fp8", "mma", "e4m3", (64, 128),
          "mma.sync; P and V in FP8 e4m3 with a per-channel V scale, each key block accumulated "
          "apart and added into FP32 (sm89 and later: Ada, Hopper, Blackwell).",

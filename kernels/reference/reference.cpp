@@ -155,6 +155,10 @@ void quantized_attention(const Problem& p, PvPath path, PvAccum accumulation, DT
           amax[d] = std::max(amax[d], std::fabs(x));
         }
       }
+      if (pv16 && fp16_block) {  // bf16 V converted to FP16 as it is read
+        for (double& x : v)
+          x = round_half(x);
+      }
       if (uses_fp8_v(path)) {
         for (int j = 0; j < p.kv_len; ++j) {
           for (int d = 0; d < D; ++d) {
@@ -191,16 +195,18 @@ void quantized_attention(const Problem& p, PvPath path, PvAccum accumulation, DT
             // The 16-bit P·V paths keep subtracting its old max while the block's stays within
             // the headroom of it (mma/softmax.cuh and sm90/config.cuh, kMaxHeadroom): P is then
             // rounded at that scale.
-            if (pv16 && !(m_new > m + detail::kMmaMaxHeadroom)) m_new = m;
+            // (FP16 block sums subtract the exact max: P ≤ 1 keeps a block's sum in range.)
+            if (pv16 && !fp16_block && !(m_new > m + detail::kMmaMaxHeadroom)) m_new = m;
             const double m_use = m_new == -inf ? 0.0 : m_new;
             const double correction = std::exp2(m - m_use);
             std::vector<double> block(D, 0.0);
             double sum = 0;
             for (int j = n0; j < n1; ++j) {
               const double pj = std::exp2(x[j - n0] - m_use);
-              const double pq = uses_fp8_v(path)      ? round_e4m3(pj * 448.0)
-                                : dtype == DType::f16 ? round_half(pj)
-                                                      : round_bfloat16(pj);
+              // P in FP16 for FP16 block sums whatever the input's type (the mma's operands).
+              const double pq = uses_fp8_v(path)                    ? round_e4m3(pj * 448.0)
+                                : dtype == DType::f16 || fp16_block ? round_half(pj)
+                                                                    : round_bfloat16(pj);
               // The Hopper kernel sums P on the tensor cores, as rounded for the P·V product.
               sum += path == PvPath::fp8_sm90 ? pq / 448.0 : path == PvPath::fp16_sm90 ? pq : pj;
               for (int d = 0; d < D; ++d)

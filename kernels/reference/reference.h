@@ -23,7 +23,9 @@ void plain_attention(const Problem& p, double* out, double* lse);
 
 // The kernels' algorithm for `path` summing P·V as `accumulation` says (one the path has): V's
 // FP8 scale to fp8_v_max, and under fp16_block each key block's P·V rounded to FP16 before it
-// is added (the mma's own roundings inside the block are not modelled).
+// is added (the mma's own roundings inside the block are not modelled; on 16-bit paths P and V
+// in FP16 and the exact row max; a block past FP16's range is not modelled either: the kernels
+// compute its tile again).
 void quantized_attention(const Problem& p, PvPath path, PvAccum accumulation, DType dtype,
                          Granularity q_granularity, Granularity k_granularity, bool smooth_k,
                          double* out, double* lse);

@@ -198,7 +198,7 @@ Status validate(const Params& p) {
         "sageattn: sharp_threshold must be a non-negative number of logits (0 or infinity: no "
         "sharp-tile guard)");
   }
-  if (p.guards_sharp_tiles() &&
+  if (p.redoes_tiles() &&
       detail::sharp_tile_capacity(p) > std::numeric_limits<std::int32_t>::max()) {
     return Status::error("sageattn: " + std::to_string(detail::sharp_tile_capacity(p)) +
                          " query tiles in one call; the sharp-tile guard lists at most " +

@@ -20,19 +20,37 @@ inline cudaError_t launch_attention_instantiation(PvPath path, PvAccum accumulat
                                                   cudaStream_t s) {
   switch (path) {
     case PvPath::fp16:
-      switch (head_dim) {
-        case 64:
-          return dtype == DType::f16
-                     ? launch_attention<64, PvPath::fp16, half, PvAccum::fp32>(a, batch, s)
-                     : launch_attention<64, PvPath::fp16, __nv_bfloat16, PvAccum::fp32>(a, batch, s);
-        case 128:
-          return dtype == DType::f16
-                     ? launch_attention<128, PvPath::fp16, half, PvAccum::fp32>(a, batch, s)
-                     : launch_attention<128, PvPath::fp16, __nv_bfloat16, PvAccum::fp32>(a, batch, s);
-        case 256:
-          return dtype == DType::f16
-                     ? launch_attention<256, PvPath::fp16, half, PvAccum::fp32>(a, batch, s)
-                     : launch_attention<256, PvPath::fp16, __nv_bfloat16, PvAccum::fp32>(a, batch, s);
+      if (accumulation == PvAccum::fp32) {
+        switch (head_dim) {
+          case 64:
+            return dtype == DType::f16
+                       ? launch_attention<64, PvPath::fp16, half, PvAccum::fp32>(a, batch, s)
+                       : launch_attention<64, PvPath::fp16, __nv_bfloat16, PvAccum::fp32>(a, batch, s);
+          case 128:
+            return dtype == DType::f16
+                       ? launch_attention<128, PvPath::fp16, half, PvAccum::fp32>(a, batch, s)
+                       : launch_attention<128, PvPath::fp16, __nv_bfloat16, PvAccum::fp32>(a, batch, s);
+          case 256:
+            return dtype == DType::f16
+                       ? launch_attention<256, PvPath::fp16, half, PvAccum::fp32>(a, batch, s)
+                       : launch_attention<256, PvPath::fp16, __nv_bfloat16, PvAccum::fp32>(a, batch, s);
+        }
+      }
+      if (accumulation == PvAccum::fp16_block) {
+        switch (head_dim) {
+          case 64:
+            return dtype == DType::f16
+                       ? launch_attention<64, PvPath::fp16, half, PvAccum::fp16_block>(a, batch, s)
+                       : launch_attention<64, PvPath::fp16, __nv_bfloat16, PvAccum::fp16_block>(a, batch, s);
+          case 128:
+            return dtype == DType::f16
+                       ? launch_attention<128, PvPath::fp16, half, PvAccum::fp16_block>(a, batch, s)
+                       : launch_attention<128, PvPath::fp16, __nv_bfloat16, PvAccum::fp16_block>(a, batch, s);
+          case 256:
+            return dtype == DType::f16
+                       ? launch_attention<256, PvPath::fp16, half, PvAccum::fp16_block>(a, batch, s)
+                       : launch_attention<256, PvPath::fp16, __nv_bfloat16, PvAccum::fp16_block>(a, batch, s);
+        }
       }
       break;
     case PvPath::fp8:

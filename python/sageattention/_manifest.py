@@ -9,7 +9,7 @@ CAPABILITY_GAPS = ("none", "below_sm80", "fp8_needs_sm89", "hopper_only", "no_sm
 ACCUMULATIONS = {"fp32": 0, "fp16_block": 1}
 # Each path's pv_accum_dtype names and the accumulation each means; the first, the default.
 PATH_ACCUMULATIONS = {
-    "fp16": {"fp32": "fp32"},
+    "fp16": {"fp32": "fp32", "fp16+fp32": "fp16_block"},
     "fp8": {"fp32+fp32": "fp32", "fp32+fp16": "fp16_block"},
     "fp8_sm90": {"fp32+fp32": "fp32"},
     "fp16_sm90": {"fp32": "fp32"},

@@ -421,8 +421,11 @@ def sageattn_qk_int8_pv_fp16_cuda(
     """INT8 Q·Kᵀ, 16-bit P·V (P and V in the inputs' type), FP32 accumulation: the most accurate
     path (relative L1 ≤ 0.03 against full precision where the FP8 P·V paths measure ~0.04 on
     Gaussian inputs; docs/kernels.md). mma.sync on sm80+; on Hopper, when the wheel has sm_90a
-    code, the wgmma kernel ("fp16_sm90"). pv_accum_dtype: "fp32" (the only one this path has).
-    sharp_threshold: as sageattn's."""
+    code, the wgmma kernel ("fp16_sm90"). pv_accum_dtype: "fp32" (into O in FP32), or
+    "fp16+fp32" (each 64-key block's P·V summed in FP16, P and V in FP16, added into FP32 O:
+    twice the rate on GeForce cards; tiles whose block sums leave FP16's range are computed
+    again in FP32; Hopper's wgmma kernel sums in FP32 whichever is asked). sharp_threshold: as
+    sageattn's."""
     _plan.accumulation_for("sageattn_qk_int8_pv_fp16_cuda", "fp16", pv_accum_dtype)
     return _run(
         q,

@@ -127,13 +127,22 @@ def test_the_accumulation_asked_for_is_the_one_planned():
     assert plan_of((8, 9), "fp8", pv_accum_dtype="fp32+fp32").accumulation == "fp32"
     assert plan_of((8, 9), "fp8").accumulation == "fp32"  # the path's default
     assert plan_of((12, 0), "fp8", pv_accum_dtype="fp32+fp16").accumulation == "fp16_block"
-    # Where the call moves to 16-bit P·V (a head dim FP8 does not take), that path's own.
+    # Where the call moves to 16-bit P·V (a head dim FP8 does not take), the same summing (FP16
+    # block sums) where that path has it, else that path's default.
     with pytest.warns(UserWarning):
         p = plan_of((8, 9), "fp8", head_dim=256, pv_accum_dtype="fp32+fp16")
+    assert (p.path, p.accumulation) == ("fp16", "fp16_block")
+    with pytest.warns(UserWarning):
+        p = plan_of((8, 9), "fp8", head_dim=256, pv_accum_dtype="fp32+fp32")
     assert (p.path, p.accumulation) == ("fp16", "fp32")
+    # The 16-bit mma.sync path's FP16 block sums, under upstream's name.
+    assert plan_of((8, 6), "fp16", pv_accum_dtype="fp16+fp32").accumulation == "fp16_block"
+    assert plan_of((8, 0), "fp16", pv_accum_dtype="fp32").accumulation == "fp32"
     # A mode the path lacks, before the GPU's capability is looked at.
     with pytest.raises(SageAttentionError, match="'fp32\\+fp16' is not one the fp16 path has"):
         plan_of((8, 9), "fp16", pv_accum_dtype="fp32+fp16")
+    with pytest.raises(SageAttentionError, match="'fp16' is not one the fp16 path has"):
+        plan_of((8, 6), "fp16", pv_accum_dtype="fp16")
     with pytest.raises(SageAttentionError, match="fp8 path cannot run on compute capability 8.0"):
         plan_of((8, 0), "fp8", pv_accum_dtype="fp32+fp16")
 

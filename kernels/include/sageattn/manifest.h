@@ -23,9 +23,11 @@ inline constexpr int kPathCount = 4;
 // How P·V's products are summed (Params::pv_accum); accumulation_name says which a path has.
 // fp32: in FP32: on the FP8 paths each key block's P·V in a fresh FP32 accumulator added into O
 //   (two-level), on the 16-bit paths straight into O.
-// fp16_block: each key block's P·V in FP16 (the FP16-accumulating e4m3 mma, twice the FP32 rate on
-//   GeForce cards), added into FP32 O; V's scale maps max|v| to 2.25 rather than 448, so that a
-//   block's sum stays inside FP16 (FP8_V_MAX).
+// fp16_block: each key block's P·V in FP16 (the FP16-accumulating mma, twice the FP32 one's rate
+//   on GeForce cards), added into FP32 O. FP8 paths: V's scale maps max|v| to 2.25 rather than 448,
+//   so that a block's sum stays inside FP16 (FP8_V_MAX). 16-bit paths: P and V in FP16 (bf16 V
+//   converted), P ≤ 1; a tile whose block sum leaves FP16 (|v| from 1,024) is computed again with
+//   FP32 sums.
 enum class PvAccum { fp32, fp16_block };
 inline constexpr int kAccumulationCount = 2;
 
@@ -70,6 +72,7 @@ constexpr const char* accumulation_name(PvPath path, PvAccum accumulation) {
   switch (path) {
     case PvPath::fp16:
       if (accumulation == PvAccum::fp32) return "fp32";
+      if (accumulation == PvAccum::fp16_block) return "fp16+fp32";
       break;
     case PvPath::fp8:
       if (accumulation == PvAccum::fp32) return "fp32+fp32";

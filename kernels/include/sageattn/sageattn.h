@@ -44,6 +44,15 @@ struct Varlen {
   int total_k = 0;                             // rows of k and v
 };
 
+// Whether an accumulation can overflow on some finite inputs: FP16 block sums of 16-bit P·V.
+// P ≤ 1 there (the exact row max is subtracted), so a 64-key block's sum leaves FP16's range
+// only where |v| reaches 1,024, and V is the caller's, unscaled. The attention kernel lists a
+// tile whose O came out non-finite for the sharp-tile kernel, which computes it again with FP32
+// sums. (On the FP8 paths V's scale bounds the block's sum: fp8_v_max.)
+constexpr bool accumulation_may_overflow(PvPath path, PvAccum accumulation) {
+  return accumulation == PvAccum::fp16_block && !uses_fp8_v(path);
+}
+
 struct Params {
   DType dtype = DType::f16;  // of q, k, v and o
   int batch = 0;             // any (more than 65,535 run as several launches); varlen: sequences
@@ -75,6 +84,11 @@ struct Params {
   bool is_varlen() const { return varlen.cu_seqlens_q != nullptr; }
   bool guards_sharp_tiles() const {
     return sharp_threshold > 0.f && sharp_threshold <= std::numeric_limits<float>::max();
+  }
+  // Whether the call keeps the sharp-tile kernel's worklist: for the guard, or for the tiles
+  // whose accumulation overflowed (accumulation_may_overflow), which that kernel computes again.
+  bool redoes_tiles() const {
+    return guards_sharp_tiles() || accumulation_may_overflow(pv_path, pv_accum);
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cuda_runtime_api.h>
+#include <limits>
 
 #include "../guard/sharp_tiles.h"
 #include "sageattn/sageattn.h"
@@ -42,7 +43,8 @@ struct AttentionArgs {
   const float* k_sum;
   float inv_kv_len, sm_scale;  // inv_kv_len: 1 / kv_len (dense calls)
   // The sharp-tile guard (sharp_tiles.h; sharp_count null: none). A row whose largest logit
-  // (exp2 units, as the softmax holds it) exceeds sharp_limit flags its 64-row tile. The sharp
+  // (exp2 units, as the softmax holds it) exceeds sharp_limit flags its 64-row tile, as does
+  // one whose O overflowed (accumulation_may_overflow). The sharp
   // kernel reads the caller's K (k16) and, for a dense call, names batches from batch0, the
   // launch's first (batch_slice).
   float sharp_limit;
@@ -98,7 +100,9 @@ inline AttentionArgs attention_args(const Params& p, const Workspace& w, float s
   a.k_sum = p.smooth_k && p.lse ? w.k_sum : nullptr;
   a.inv_kv_len = 1.f / static_cast<float>(p.kv_len);
   a.sm_scale = sm_scale;
-  a.sharp_limit = p.sharp_threshold * kLog2e;
+  // No row is sharp where the guard is off (the worklist may still be kept: redoes_tiles).
+  a.sharp_limit =
+      p.guards_sharp_tiles() ? p.sharp_threshold * kLog2e : std::numeric_limits<float>::infinity();
   a.sharp_count = w.sharp_count;
   a.sharp_tiles = w.sharp_tiles;
   a.sharp_capacity = w.sharp_capacity;

@@ -172,6 +172,17 @@ __device__ __forceinline__ void mma_16bit(float (&c)[4], const unsigned (&a)[4],
   }
 }
 
+// c += a·b with an FP16 accumulator, f16 inputs (m16n8k16; c as mma_e4m3_f16acc's): the
+// 16-bit P·V path's block sums (PvAccum::fp16_block), sm80 and later.
+__device__ __forceinline__ void mma_f16_f16acc(unsigned (&c)[2], const unsigned (&a)[4],
+                                               unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, "
+      "{%0,%1};\n"
+      : "+r"(c[0]), "+r"(c[1])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
 // ---- conversions ----
 // Two floats to two e4m3 bytes, round to nearest even, saturating: byte 0 = lo, byte 1 = hi.
 __device__ __forceinline__ unsigned short pack_e4m3x2(float lo, float hi) {
@@ -194,6 +205,14 @@ __device__ __forceinline__ unsigned pack_16bit_x2(float lo, float hi) {
     const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<const unsigned*>(&h);
   }
+}
+
+// Two bf16 values (one word) as two halves: exact for every bf16 inside FP16's range (bf16
+// keeps 8 significant bits, FP16 11), ±inf past it, FP16 subnormals below 2^-14.
+__device__ __forceinline__ unsigned bf16x2_to_half2(unsigned w) {
+  const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w));
+  const half2 h = __float22half2_rn(f);
+  return *reinterpret_cast<const unsigned*>(&h);
 }
 
 // Stores one output row held in the mma accumulator layout: w[j] holds the row's columns

@@ -115,7 +115,7 @@ inline Workspace layout_workspace(const Params& p, void* base) {
   w.k_sum = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.v_amax = reinterpret_cast<float*>(take(bk * d * sizeof(float)));
   w.job_counters = reinterpret_cast<std::uint32_t*>(take((1 + 2 * bk) * sizeof(std::uint32_t)));
-  const bool guard = p.guards_sharp_tiles();
+  const bool guard = p.redoes_tiles();
   w.sharp_count = reinterpret_cast<std::uint32_t*>(take_if(guard, 2 * sizeof(std::uint32_t)));
   w.stats_bytes = at;
   w.k = reinterpret_cast<std::int8_t*>(take(units * rows * d));

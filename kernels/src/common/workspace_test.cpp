@@ -3,6 +3,8 @@
 // workspace.h: the workspace's layout per path.
 #include "workspace.h"
 
+#include "attention_launch.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -128,6 +130,19 @@ TEST_CASE("the sharp-tile worklist has room for every tile, dense or varlen", "[
   }
   off.sharp_threshold = 1e-3f;
   CHECK(off.guards_sharp_tiles());
+  // FP16 block sums of 16-bit P·V keep the worklist with the guard off: their overflowed tiles
+  // are computed again there. The FP8 path's are bounded by V's scale and do not.
+  for (const PvPath path : {PvPath::fp16, PvPath::fp8}) {
+    Params blocks = shape(path);
+    blocks.pv_accum = PvAccum::fp16_block;
+    blocks.sharp_threshold = 0.f;
+    const bool keeps = path == PvPath::fp16;
+    CHECK(accumulation_may_overflow(path, PvAccum::fp16_block) == keeps);
+    CHECK(blocks.redoes_tiles() == keeps);
+    CHECK((layout_workspace(blocks, nullptr).sharp_count != nullptr) == keeps);
+    CHECK(attention_args(blocks, layout_workspace(blocks, nullptr), 1.f).sharp_limit ==
+          std::numeric_limits<float>::infinity());
+  }
 }
 
 // A varlen call's workspace (sequence.h): every sequence's region, its keys rounded up to whole

@@ -22,6 +22,16 @@ __device__ __forceinline__ bool sharp_row(const AttentionArgs& a,
   return row < seq.q_len && row_max > a.sharp_limit - headroom;
 }
 
+// Whether a thread's row `row` overflowed: `o_total`, the sum of |O| over its columns, is not
+// finite although the row exists (accumulation_may_overflow: FP16 block sums). Inputs with inf or
+// NaN vote too; the sharp kernel's result for them is as non-finite, at the cost of one tile.
+template <bool kVarlen>
+__device__ __forceinline__ bool overflowed_row(const AttentionSequence<kVarlen>& seq, int row,
+                                               float o_total) {
+  if (kVarlen && seq.invalid) return false;
+  return row < seq.q_len && !isfinite(o_total);
+}
+
 // The tile of rows row0 .. row0 + 63, which one thread of it appends (its vote taken by the
 // caller). Past the worklist's capacity nothing is written; the capacity covers every tile of
 // the call (sharp_tile_capacity), so that only happens to a workspace sized for another call.

@@ -9,7 +9,7 @@
 //   P·V            fp8 path: P·448 and V/v_scale to e4m3, m16n8k32 into a fresh accumulator per
 //                  key block (FP32 or FP16: the instantiation's PvAccum) that is then added to
 //                  O in FP32; fp16 path: P in the input's 16-bit type, m16n8k16, FP32
-//                  accumulation (mma/pv.cuh).
+//                  accumulation, or each block summed in FP16 and added to O (mma/pv.cuh).
 // Why these sizes: 32 rows per warp make each K and V fragment read from shared memory feed two
 // mma tiles (16 rows per warp read twice as much shared memory as the tensor cores can use);
 // O (2·D/8·4 floats) and S (64 ints) fit in registers at D = 128, Q's fragments beside them
@@ -41,7 +41,7 @@ namespace sageattn::detail {
 // dense calls keep the call's lengths in kernel parameters (attention_sequence.cuh).
 template <int D, PvPath PATH, typename VT, PvAccum ACC, bool kVarlen>
 __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a) {
-  using Cfg = AttentionConfig<D, PATH, VT>;
+  using Cfg = AttentionConfig<D, PATH, VT, ACC>;
   constexpr int kMTiles = Cfg::kMTiles;
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char* s_q = smem;
@@ -205,8 +205,8 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
       float x[Cfg::kNTiles][4];
       const bool rescale_any = softmax_block<Cfg>(s[mt], scale, masked, visible, row_max[mt],
                                                   row_sum[mt], scale_old[mt], x);
-      // The fp8 path folds this into its FP32 merge below.
-      if (PATH != PvPath::fp8 && (Cfg::kMaxHeadroom == 0 || __any_sync(0xffffffffu, rescale_any))) {
+      // Block sums fold this into their FP32 merge below.
+      if (!Cfg::kBlockSums && (Cfg::kMaxHeadroom == 0 || __any_sync(0xffffffffu, rescale_any))) {
 #pragma unroll
         for (int i = 0; i < Cfg::kDTiles; ++i) {
           o[mt][i][0] *= scale_old[mt][0];
@@ -215,7 +215,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
           o[mt][i][3] *= scale_old[mt][1];
         }
       }
-      pack_p<Cfg, PATH, VT>(x, pa[mt]);
+      pack_p<Cfg, PATH>(x, pa[mt]);
     }
 
     // ---- O += P V (mma/pv.cuh) ----
@@ -228,12 +228,12 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   write_attention_output<D, PATH, VT, ACC>(a, seq, head, warp_row0, lane, o, row_max, row_sum,
                                            row_km);
   if (a.sharp_count != nullptr)
-    vote_sharp_tiles<D, PATH, VT>(a, seq, head, m0, warp_row0, tid, row_max);
+    vote_sharp_tiles<D, PATH, VT, ACC>(a, seq, head, m0, warp_row0, tid, row_max, o);
 }
 
 template <int D, PvPath PATH, typename VT, PvAccum ACC>
 cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream) {
-  using Cfg = AttentionConfig<D, PATH, VT>;
+  using Cfg = AttentionConfig<D, PATH, VT, ACC>;
   auto kernel = args.cu_q != nullptr ? attention_kernel<D, PATH, VT, ACC, true>
                                      : attention_kernel<D, PATH, VT, ACC, false>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

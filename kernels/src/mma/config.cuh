@@ -2,6 +2,9 @@
 // tiles' bytes in shared memory, P's scale, and the register budget's launch bounds.
 #pragma once
 
+#include <cuda_fp16.h>
+#include <type_traits>
+
 #include "../common/attention_launch.h"
 #include "../common/tile_policy.h"
 #include "sageattn/sageattn.h"
@@ -15,7 +18,7 @@ namespace sageattn::detail {
 #define SAGEATTN_MMA_MTILES 2
 #endif
 
-template <int D, PvPath PATH, typename VT>
+template <int D, PvPath PATH, typename VT, PvAccum ACC = PvAccum::fp32>
 struct AttentionConfig {
   static_assert(D == 64 || D == 128 || (D == 256 && PATH == PvPath::fp16),
                 "head dims 64 and 128, and 256 with 16-bit P·V");
@@ -48,12 +51,19 @@ struct AttentionConfig {
   // log2 of the factor P is computed with: 448 (e4m3's largest value) on the fp8 path, so that
   // P uses e4m3's whole range; the row sums carry it too, so it cancels in O = P·V / sum.
   static constexpr float kLog2PScale = PATH == PvPath::fp8 ? kLog2Fp8Max : 0.f;
+  // Whether each key block's P·V is summed apart and then merged into O in FP32 (O's rescale
+  // riding on the merge): the fp8 path, and FP16 block sums on the 16-bit one.
+  static constexpr bool kBlockSums = PATH == PvPath::fp8 || ACC == PvAccum::fp16_block;
+  // The 16-bit P·V path's P type: the input's, or FP16 where the block's sum is (the
+  // FP16-accumulating mma takes f16 operands; V's bf16 fragments are converted to match).
+  using PType = std::conditional_t<ACC == PvAccum::fp16_block, half, VT>;
   // 16-bit P·V path: the subtracted row max moves only when a block's max exceeds it by more
   // than this (log2 units; P ≤ 2^kMaxHeadroom, far inside fp16 and bf16), so that most blocks
   // skip O's rescale (2·D multiplies per row pair; kernels/NOTES.md, mma-max-headroom). 0: the
   // exact running max, O rescaled per block. The fp8 path scales P to e4m3's 448 and needs the
-  // exact max.
-  static constexpr float kMaxHeadroom = PATH == PvPath::fp8 ? 0.f : kMmaMaxHeadroom;
+  // exact max, and so do FP16 block sums: with P ≤ 1 a block's sum stays inside FP16 for
+  // |v| < 1,024 (accumulation_may_overflow), with P ≤ 2^headroom only for |v| < 4.
+  static constexpr float kMaxHeadroom = kBlockSums ? 0.f : kMmaMaxHeadroom;
   // The quantization's scale groups (kWarpRows rows, or kBlockM per block) never straddle an
   // m16 tile, and a CTA's tile is a whole number of the workspace's padding (kBlockM).
   static_assert(kWarpRows == 16 && kCtaRows % kBlockM == 0);

@@ -17,10 +17,11 @@ template <int D, PvPath PATH, typename VT, PvAccum ACC, bool kVarlen>
 __device__ __forceinline__ void write_attention_output(
     const AttentionArgs& a, const AttentionSequence<kVarlen>& seq, int head, int warp_row0,
     int lane,
-    float (&o)[AttentionConfig<D, PATH, VT>::kMTiles][AttentionConfig<D, PATH, VT>::kDTiles][4],
-    const float (&row_max)[AttentionConfig<D, PATH, VT>::kMTiles][2],
-    float (&row_sum)[AttentionConfig<D, PATH, VT>::kMTiles][2], const float* row_km) {
-  using Cfg = AttentionConfig<D, PATH, VT>;
+    float (&o)[AttentionConfig<D, PATH, VT, ACC>::kMTiles][AttentionConfig<D, PATH, VT, ACC>::kDTiles]
+              [4],
+    const float (&row_max)[AttentionConfig<D, PATH, VT, ACC>::kMTiles][2],
+    float (&row_sum)[AttentionConfig<D, PATH, VT, ACC>::kMTiles][2], const float* row_km) {
+  using Cfg = AttentionConfig<D, PATH, VT, ACC>;
   constexpr int kMTiles = Cfg::kMTiles;
   const int g = lane / 4, t = lane % 4;
   float2 col_scale[Cfg::kDTiles];
@@ -72,12 +73,15 @@ __device__ __forceinline__ void write_attention_output(
 }
 
 // The kernel's half of the sharp-tile guard (guard/sharp_tiles.h): a 64-row tile with a row
-// past the limit goes on the worklist; its warps vote on a named barrier of their own.
-template <int D, PvPath PATH, typename VT, bool kVarlen>
+// past the limit, or (accumulation_may_overflow) with a row whose O left FP16's range in some
+// block's sum, goes on the worklist; its warps vote on a named barrier of their own.
+template <int D, PvPath PATH, typename VT, PvAccum ACC, bool kVarlen>
 __device__ __forceinline__ void vote_sharp_tiles(
     const AttentionArgs& a, const AttentionSequence<kVarlen>& seq, int head, int m0, int warp_row0,
-    int tid, const float (&row_max)[AttentionConfig<D, PATH, VT>::kMTiles][2]) {
-  using Cfg = AttentionConfig<D, PATH, VT>;
+    int tid, const float (&row_max)[AttentionConfig<D, PATH, VT, ACC>::kMTiles][2],
+    const float (&o)[AttentionConfig<D, PATH, VT, ACC>::kMTiles]
+                    [AttentionConfig<D, PATH, VT, ACC>::kDTiles][4]) {
+  using Cfg = AttentionConfig<D, PATH, VT, ACC>;
   constexpr int kMTiles = Cfg::kMTiles;
   const int g = tid % 32 / 4;
   bool sharp = false;
@@ -85,8 +89,16 @@ __device__ __forceinline__ void vote_sharp_tiles(
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      sharp |=
-          sharp_row(a, seq, warp_row0 + 16 * mt + g + 8 * r, row_max[mt][r], Cfg::kMaxHeadroom);
+      const int row = warp_row0 + 16 * mt + g + 8 * r;
+      sharp |= sharp_row(a, seq, row, row_max[mt][r], Cfg::kMaxHeadroom);
+      if constexpr (accumulation_may_overflow(PATH, ACC)) {
+        // Any quad thread's columns: the vote below is the tile's OR anyway.
+        float total = 0.f;
+#pragma unroll
+        for (int dt = 0; dt < Cfg::kDTiles; ++dt)
+          total += fabsf(o[mt][dt][2 * r]) + fabsf(o[mt][dt][2 * r + 1]);
+        sharp |= overflowed_row(seq, row, total);
+      }
     }
   }
   // (Barrier ids as constants: a computed one makes ptxas reserve all 16 of them.)

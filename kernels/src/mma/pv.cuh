@@ -7,11 +7,15 @@
 //              fp32: that accumulator in FP32; fp16_block: in FP16 through the FP16-accumulating
 //              mma, half the registers and, on GeForce cards, twice the rate; V's smaller scale
 //              keeps a block's sum (at most 64·448·2.25) inside FP16.
-//   fp16 path: P in the input's 16-bit type, m16n8k16 straight into O in FP32 (O's rescale is
-//              done by the caller, when a row's max moved).
+//   fp16 path: fp32: P in the input's 16-bit type, m16n8k16 straight into O in FP32 (O's
+//              rescale is done by the caller, when a row's max moved). fp16_block: P and V in
+//              FP16 (bf16 V converted as read), each key block summed by the FP16-accumulating
+//              m16n8k16 and merged into O as on the fp8 path; a block whose sum leaves FP16's
+//              range makes O non-finite, and its tile is computed again (sharp_flag.cuh).
 #pragma once
 
 #include <cuda_fp16.h>
+#include <type_traits>
 
 #include "../common/device_primitives.cuh"
 #include "config.cuh"
@@ -57,8 +61,39 @@ __device__ __forceinline__ void accumulate_pv(float (&o)[Cfg::kMTiles][Cfg::kDTi
         }
       }
     }
+  } else if constexpr (ACC == PvAccum::fp16_block) {
+    // Per pair of n8 output tiles, the block's four 16-key chunks of V first, then each
+    // m-tile's sum over them in FP16, merged into O.
+#pragma unroll
+    for (int dp = 0; dp < Cfg::kDTiles / 2; ++dp) {
+      unsigned b[kBlockN / 16][4];
+#pragma unroll
+      for (int c = 0; c < kBlockN / 16; ++c) {
+        device::ldmatrix_x4_trans(b[c], sv + device::swizzled_offset<Cfg::kHeadDim * 2>(
+                                                 2 * c + (mi & 1), r, 2 * dp + (mi >> 1)));
+        if constexpr (!std::is_same_v<VT, half>) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            b[c][i] = device::bf16x2_to_half2(b[c][i]);
+        }
+      }
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        unsigned lo[2] = {0u, 0u}, hi[2] = {0u, 0u};  // output tiles 2·dp and 2·dp + 1
+#pragma unroll
+        for (int c = 0; c < kBlockN / 16; ++c) {
+          device::mma_f16_f16acc(lo, pa[mt][c], b[c][0], b[c][1]);
+          device::mma_f16_f16acc(hi, pa[mt][c], b[c][2], b[c][3]);
+        }
+        const float2 l0 = __half22float2(*reinterpret_cast<const __half2*>(&lo[0]));
+        const float2 l1 = __half22float2(*reinterpret_cast<const __half2*>(&lo[1]));
+        const float2 h0 = __half22float2(*reinterpret_cast<const __half2*>(&hi[0]));
+        const float2 h1 = __half22float2(*reinterpret_cast<const __half2*>(&hi[1]));
+        merge_block_sum(o[mt][2 * dp], scale_old[mt], l0.x, l0.y, l1.x, l1.y);
+        merge_block_sum(o[mt][2 * dp + 1], scale_old[mt], h0.x, h0.y, h1.x, h1.y);
+      }
+    }
   } else {
-    static_assert(ACC == PvAccum::fp32, "the 16-bit P·V path sums in FP32");
 #pragma unroll
     for (int c = 0; c < kBlockN / 16; ++c) {
 #pragma unroll

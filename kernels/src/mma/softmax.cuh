@@ -96,8 +96,9 @@ __device__ __forceinline__ bool softmax_block(const int (&s)[Cfg::kNTiles][4],
 
 // P packed as the P·V mma's A fragments. fp8: P's C fragment becomes the A fragment of 32-key
 // chunks directly; V's keys were permuted to match when it was quantized (quantize/v_fp8.cuh,
-// quad_first_key). fp16: pairs in the input's 16-bit type VT.
-template <class Cfg, PvPath PATH, typename VT>
+// quad_first_key). fp16: pairs in Cfg::PType (the input's 16-bit type, or FP16 for FP16 block
+// sums).
+template <class Cfg, PvPath PATH>
 __device__ __forceinline__ void pack_p(const float (&x)[Cfg::kNTiles][4],
                                        unsigned (&pa)[Cfg::kPChunks][4]) {
   if constexpr (PATH == PvPath::fp8) {
@@ -117,10 +118,10 @@ __device__ __forceinline__ void pack_p(const float (&x)[Cfg::kNTiles][4],
   } else {
 #pragma unroll
     for (int c = 0; c < Cfg::kPChunks; ++c) {
-      pa[c][0] = device::pack_16bit_x2<VT>(x[2 * c][0], x[2 * c][1]);
-      pa[c][1] = device::pack_16bit_x2<VT>(x[2 * c][2], x[2 * c][3]);
-      pa[c][2] = device::pack_16bit_x2<VT>(x[2 * c + 1][0], x[2 * c + 1][1]);
-      pa[c][3] = device::pack_16bit_x2<VT>(x[2 * c + 1][2], x[2 * c + 1][3]);
+      pa[c][0] = device::pack_16bit_x2<typename Cfg::PType>(x[2 * c][0], x[2 * c][1]);
+      pa[c][1] = device::pack_16bit_x2<typename Cfg::PType>(x[2 * c][2], x[2 * c][3]);
+      pa[c][2] = device::pack_16bit_x2<typename Cfg::PType>(x[2 * c + 1][0], x[2 * c + 1][1]);
+      pa[c][3] = device::pack_16bit_x2<typename Cfg::PType>(x[2 * c + 1][2], x[2 * c + 1][3]);
     }
   }
 }
