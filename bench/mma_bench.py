@@ -5,7 +5,7 @@ mode either has.
 Run with our package installed and upstream built from source for this GPU as the module
 `sageattention_upstream` (bench/build_upstream.sh; without it the upstream columns are empty):
   python3 bench/mma_bench.py [--suite speed,accuracy] [--seqs 1024,4096] [--head-dims 64,128]
-                             [--rounds 2] [--json F] [--png F]
+                             [--modes "fp16 fp32,fp16 fp16+fp32"] [--rounds 2] [--json F] [--png F]
 
 speed     TOPS end to end (each library's quantization included) through the per-path
           functions with qk_quant_gran="per_warp" on both sides (the same work): fp16 inputs, HND,
@@ -205,6 +205,7 @@ def main(argv=None):
     parser.add_argument("--suite", default="speed,accuracy")
     parser.add_argument("--seqs", default="1024,2048,4096,8192,16384,32768")
     parser.add_argument("--head-dims", default="64,128")
+    parser.add_argument("--modes", help="the modes to run, comma-separated (default: every one)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--upstream-module", default="sageattention_upstream")
     parser.add_argument("--json")
@@ -217,6 +218,12 @@ def main(argv=None):
         upstream = None
     _plan._keep_mma_fp16_on_hopper = True
     calls = methods(upstream)
+    if args.modes:
+        wanted = args.modes.split(",")
+        unknown = [m for m in wanted if m not in dict(MODES)]
+        if unknown:
+            parser.error(f"unknown modes {unknown}; the modes: {', '.join(m for m, _ in MODES)}")
+        calls = {key: fn if key[0] in wanted else None for key, fn in calls.items()}
     print(
         "modes (ours / upstream): "
         + ", ".join(

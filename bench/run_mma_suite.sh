@@ -2,7 +2,8 @@
 # On the GPU machine: bench/mma_bench.py's comparison of the mma.sync kernels with upstream
 # SageAttention 2.2, both built here for this GPU. UPSTREAM: upstream's source tree (its
 # setup.py, csrc/, sageattention/; default .upstream). Results in $OUT (or build/gpu-results):
-# mma.json, mma.png, mma.log and the two build logs. ARGS: more arguments for mma_bench.py.
+# mma.json, mma.png, mma.log and the two build logs. ARGS: more arguments for mma_bench.py;
+# MODES: its --modes (names with spaces: "fp16 fp32,fp16 fp16+fp32").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -24,4 +25,4 @@ rm -rf /tmp/mma-site && python3 -m pip install -q --no-deps --target /tmp/mma-si
 wait $upstream || { cat "$out/upstream-build.log"; }
 tail -1 "$out/upstream-build.log"
 cd /tmp && PYTHONPATH=/tmp/mma-site:/tmp/upstream-site PYTHONUNBUFFERED=1 python3 -W ignore \
-  "$repo/bench/mma_bench.py" --json "$out/mma.json" --png "$out/mma.png" ${ARGS:-} 2>&1 | tee "$out/mma.log"
+  "$repo/bench/mma_bench.py" --json "$out/mma.json" --png "$out/mma.png" ${MODES:+--modes "$MODES"} ${ARGS:-} 2>&1 | tee "$out/mma.log"
