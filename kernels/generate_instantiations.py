@@ -223,10 +223,11 @@ constexpr float fp8_v_max(PvAccum accumulation) {{
 }}
 
 // The accumulation sageattn uses for a path on a GPU of compute capability major.minor: FP16
-// block sums for the FP8 mma.sync path where GeForce parts double that mma's rate, else FP32.
+// block sums on the paths that have them where GeForce parts double that mma's rate, else FP32.
 constexpr PvAccum pv_accum_for(PvPath path, int major, int minor) {{
   const int cc = major * 10 + minor;
-  return path == PvPath::fp8 && ({" || ".join(f"cc == {a}{b}" for a, b in manifest.FP16_BLOCK_CAPABILITIES)})
+  return ({any_path(lambda p: "fp16_block" in dict(p.accumulations))}) &&
+                 ({" || ".join(f"cc == {a}{b}" for a, b in manifest.FP16_BLOCK_CAPABILITIES)})
              ? PvAccum::fp16_block
              : PvAccum::fp32;
 }}

@@ -98,12 +98,13 @@ SHARP_THRESHOLD = 100.0
 # inside FP16's 65,504 (64·448·2.25 = 64,512), as upstream's SageAttention2++ does.
 FP8_V_MAX = {"fp32": 448.0, "fp16_block": 2.25}
 
-# The compute capabilities where sageattn sums the FP8 path's key blocks in FP16 (fp16_block):
-# Ada (8.9) and consumer Blackwell (12.0, 12.1), whose GeForce parts run the FP16-accumulating
-# e4m3 mma at twice the FP32 one's rate (NVIDIA's Ada whitepaper: RTX 4090 660 vs 330 dense FP8
-# TFLOPS); its accuracy matches FP32 block sums on the float64 suite (docs/kernels.md,
-# "Accumulation"). Elsewhere the FP8 path sums in FP32.
-FP16_BLOCK_CAPABILITIES = ((8, 9), (12, 0), (12, 1))
+# The compute capabilities where sageattn sums P·V's key blocks in FP16 (fp16_block) on the
+# mma.sync paths that have it: Ampere GeForce (8.6), Ada (8.9) and consumer Blackwell (12.0, 12.1),
+# whose GeForce parts run the FP16-accumulating mma at twice the FP32-accumulating one's rate
+# (NVIDIA's Ampere and Ada whitepapers: RTX 3090 FP16 142 vs 71 dense TFLOPS, RTX 4090 FP8 660 vs
+# 330). Its accuracy matches FP32 sums on the float64 suite (docs/kernels.md, "Accumulation");
+# elsewhere, and on the Hopper kernel, P·V sums in FP32.
+FP16_BLOCK_CAPABILITIES = ((8, 6), (8, 9), (12, 0), (12, 1))
 
 # Derived: every head dim some path takes (others are padded up by the caller), the largest one
 # of the FP8 P·V paths, and those only the Hopper kernel takes.

@@ -97,15 +97,17 @@ TEST_CASE("accumulations per path: FP16 block sums on the FP8 mma.sync path only
   CHECK(fp8_v_max(PvAccum::fp32) == 448.f);
 }
 
-TEST_CASE("FP16 block sums by default where GeForce parts double the FP8 mma's rate", "[api]") {
+TEST_CASE("FP16 block sums by default where GeForce parts double the mma's rate", "[api]") {
   for (int cc : {80, 86, 89, 90, 100, 103, 120, 121}) {
     for (bool sm90a : {false, true}) {
-      const PvPath path = pv_path_for(cc / 10, cc % 10, sm90a, 4096);
-      const PvAccum expected = path == PvPath::fp8 && (cc == 89 || cc == 120 || cc == 121)
-                                   ? PvAccum::fp16_block
-                                   : PvAccum::fp32;
-      CHECK(pv_accum_for(path, cc / 10, cc % 10) == expected);
-      CHECK(accumulation_name(path, pv_accum_for(path, cc / 10, cc % 10)) != nullptr);
+      for (int head_dim : {128, 256}) {  // 256: the 16-bit path on sm89 and later too
+        const PvPath path = pv_path_for(cc / 10, cc % 10, sm90a, 4096, head_dim);
+        const bool mma = path == PvPath::fp8 || path == PvPath::fp16;
+        const bool geforce = cc == 86 || cc == 89 || cc == 120 || cc == 121;
+        const PvAccum expected = mma && geforce ? PvAccum::fp16_block : PvAccum::fp32;
+        CHECK(pv_accum_for(path, cc / 10, cc % 10) == expected);
+        CHECK(accumulation_name(path, pv_accum_for(path, cc / 10, cc % 10)) != nullptr);
+      }
     }
   }
 }

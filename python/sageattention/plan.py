@@ -78,10 +78,11 @@ def accumulation_for(caller, path, pv_accum_dtype):
 
 def accumulation_for_capability(path, major, minor):
     """The accumulation sageattn uses for `path` on compute capability major.minor: FP16 block
-    sums (fp16_block) for the FP8 mma.sync path where GeForce parts double that mma's rate
+    sums (fp16_block) on the paths that have them where GeForce parts double that mma's rate
     (_manifest.FP16_BLOCK_CAPABILITIES), else FP32. The library's rule: sageattn.h's
     pv_accum_for."""
-    if path == "fp8" and (major, minor) in _manifest.FP16_BLOCK_CAPABILITIES:
+    has_blocks = "fp16_block" in _manifest.PATH_ACCUMULATIONS[path].values()
+    if has_blocks and (major, minor) in _manifest.FP16_BLOCK_CAPABILITIES:
         return "fp16_block"
     return "fp32"
 
