@@ -3,8 +3,6 @@
 // workspace.h: the workspace's layout per path.
 #include "workspace.h"
 
-#include "attention_launch.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -12,6 +10,8 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "attention_launch.h"
 
 namespace sageattn::detail {
 namespace {

@@ -16,8 +16,11 @@
 // only at D = 64;
 // 64-key blocks make one fp8 mma k-step pair per d-tile.
 //
-// By role: config.cuh (the shape), loads.cuh (cp.async tiles), softmax.cuh, pv.cuh, epilogue.cuh;
-// Q's quantization in quantize/q_int8.cuh, the causal mask in common/causal.h.
+// The kernel is its stages, each a function of its own taking the instantiation's
+// AttentionConfig (config.cuh: the shape, and the path, V type and accumulation as policy):
+// load (loads.cuh: cp.async tiles), Q·Kᵀ (qk.cuh), softmax (softmax.cuh), P·V with its
+// accumulation's merge (pv.cuh), epilogue (epilogue.cuh); Q's quantization in
+// quantize/q_int8.cuh, the causal mask in common/causal.h.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +35,7 @@
 #include "epilogue.cuh"
 #include "loads.cuh"
 #include "pv.cuh"
+#include "qk.cuh"
 #include "sageattn/sageattn.h"
 #include "softmax.cuh"
 
@@ -74,34 +78,10 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   uint4 q_raw[kQLoads<D, Cfg::kRowsPerWarp>];
   load_q_rows<D, Cfg::kRowsPerWarp>(a, seq, head, warp_row0, lane, q_raw);
 
-  // ---- asynchronous tile loads (16-byte chunks, swizzled) ----
+  // ---- stage "load" (mma/loads.cuh): K and V tiles, double-buffered ----
   auto load_kv = [&](int block, int stage) {
-    const int n0 = block * kBlockN;
-    copy_tile_async<D, kBlockN>(
-        s_k + stage * Cfg::kKBytes, tid, [&](int row, int chunk, unsigned char* dst) {
-          device::cp_async_16(dst, k_base + static_cast<std::int64_t>(n0 + row) * D + chunk * 16,
-                              true);
-        });
-    unsigned char* sv = s_v + stage * Cfg::kVBytes;
-    if constexpr (PATH == PvPath::fp8) {
-      const std::uint8_t* v_base =
-          a.v_fp8 + static_cast<std::int64_t>(seq.unit) * D * a.unit_rows + seq.unit_row0 + n0;
-      copy_tile_async<kBlockN, D>(sv, tid, [&](int row, int chunk, unsigned char* dst) {
-        device::cp_async_16(dst, v_base + static_cast<std::int64_t>(row) * a.unit_rows + chunk * 16,
-                            true);
-      });
-    } else {
-      const VT* v_base = static_cast<const VT*>(a.v) + seq.b * a.v_sb + kv_head * a.v_sh +
-                         static_cast<std::int64_t>(seq.kv_start) * a.v_ss;
-      copy_tile_async<D * 2, kBlockN>(sv, tid, [&](int row, int chunk, unsigned char* dst) {
-        const int key = n0 + row;
-        const bool valid = key < seq.kv_len;
-        device::cp_async_16(
-            dst, v_base + static_cast<std::int64_t>(valid ? key : 0) * a.v_ss + chunk * 8, valid);
-      });
-    }
+    load_kv_block<Cfg>(a, seq, kv_head, k_base, s_k, s_v, block, stage, tid);
   };
-
   if (n_blocks > 0) load_kv(0, 0);
   device::cp_async_commit();
 
@@ -130,16 +110,7 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   // k_rows is 16 or kBlockM (a power of two): a shift, not kNTiles integer divisions per key
   // block (the same change in the Hopper kernel: kernels/NOTES.md, sm90-kscale-shift).
   const int k_shift = __ffs(a.k_rows) - 1;
-  unsigned qa[kMTiles][Cfg::kQInRegisters ? D / 32 : 1][4];
-  auto load_q_fragments = [&](int ks, int slot) {
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-      const int mi = lane / 8, r = lane % 8;
-      const int row8 = (warp * Cfg::kRowsPerWarp + 16 * mt) / 8 + (mi & 1);
-      device::ldmatrix_x4(qa[mt][slot],
-                          s_q + device::swizzled_offset<D>(row8, r, ks * 2 + (mi >> 1)));
-    }
-  };
+  unsigned qa[kMTiles][Cfg::kQSlots][4];
 
   for (int nb = 0; nb < n_blocks; ++nb) {
     const int stage = nb & 1;
@@ -148,87 +119,39 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     if (Cfg::kQInRegisters && nb == 0) {
 #pragma unroll
       for (int ks = 0; ks < D / 32; ++ks)
-        load_q_fragments(ks, ks);
+        load_q_fragments<Cfg>(qa, s_q, warp, lane, ks, ks);
     }
 
-    // ---- S = Q K^T: each K fragment feeds every m-tile ----
-    // S starts at the 2^23 trick's bias (device::kSmallIntBiasBits): the scores come out as the
-    // floats kSmallIntBias + s, with no integer add per score (kernels/NOTES.md, mma-score-bias).
+    // ---- stage "Q·Kᵀ" (mma/qk.cuh) ----
     int s[kMTiles][Cfg::kNTiles][4];
-    const unsigned char* sk = s_k + stage * Cfg::kKBytes;
-#pragma unroll
-    for (int ks = 0; ks < D / 32; ++ks) {
-      const int q_slot = Cfg::kQInRegisters ? ks : 0;
-      if constexpr (!Cfg::kQInRegisters) load_q_fragments(ks, 0);
-#pragma unroll
-      for (int jp = 0; jp < Cfg::kNTiles / 2; ++jp) {
-        const int mi = lane / 8, r = lane % 8;
-        unsigned b[4];
-        device::ldmatrix_x4(
-            b, sk + device::swizzled_offset<D>(2 * jp + (mi >> 1), r, ks * 2 + (mi & 1)));
-#pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt) {
-          if (ks == 0) {
-            device::mma_s8_from(s[mt][2 * jp], qa[mt][q_slot], b[0], b[1],
-                                device::kSmallIntBiasBits);
-            device::mma_s8_from(s[mt][2 * jp + 1], qa[mt][q_slot], b[2], b[3],
-                                device::kSmallIntBiasBits);
-          } else {
-            device::mma_s8(s[mt][2 * jp], qa[mt][q_slot], b[0], b[1]);
-            device::mma_s8(s[mt][2 * jp + 1], qa[mt][q_slot], b[2], b[3]);
-          }
-        }
-      }
-    }
+    qk_scores<Cfg>(s, qa, s_q, s_k + stage * Cfg::kKBytes, warp, lane);
 
-    // ---- online softmax (mma/softmax.cuh), P packed m-tile by m-tile as soon as it is
-    // computed, so that only one m-tile's P is ever held in floats ----
+    // ---- stage "softmax" (mma/softmax.cuh), with O's rescale where the accumulation wants it
+    // before P·V ----
     const int n0 = nb * kBlockN;
     float k_scale[Cfg::kGroups];
 #pragma unroll
     for (int i = 0; i < Cfg::kGroups; ++i)
       k_scale[i] = k_scales[(n0 + 16 * i) >> k_shift];
     const bool masked = block_masked(n0, kBlockN, seq.kv_len, a.causal, m0, causal_offset);
+    auto visible = [&](int mt, int j, int e) {
+      const int key = n0 + j * 8 + 2 * t + (e & 1);
+      const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
+      return key_visible(key, row, seq.kv_len, a.causal, causal_offset);
+    };
     unsigned pa[kMTiles][Cfg::kPChunks][4];
     float scale_old[kMTiles][2];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-      float scale[Cfg::kGroups];
-#pragma unroll
-      for (int i = 0; i < Cfg::kGroups; ++i)
-        scale[i] = q_scale[mt] * k_scale[i];
-      auto visible = [&](int j, int e) {
-        const int key = n0 + j * 8 + 2 * t + (e & 1);
-        const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
-        return key_visible(key, row, seq.kv_len, a.causal, causal_offset);
-      };
-      float x[Cfg::kNTiles][4];
-      const bool rescale_any = softmax_block<Cfg>(s[mt], scale, masked, visible, row_max[mt],
-                                                  row_sum[mt], scale_old[mt], x);
-      // Block sums fold this into their FP32 merge below.
-      if (!Cfg::kBlockSums && (Cfg::kMaxHeadroom == 0 || __any_sync(0xffffffffu, rescale_any))) {
-#pragma unroll
-        for (int i = 0; i < Cfg::kDTiles; ++i) {
-          o[mt][i][0] *= scale_old[mt][0];
-          o[mt][i][1] *= scale_old[mt][0];
-          o[mt][i][2] *= scale_old[mt][1];
-          o[mt][i][3] *= scale_old[mt][1];
-        }
-      }
-      pack_p<Cfg, PATH>(x, pa[mt]);
-    }
+    softmax_stage<Cfg>(s, q_scale, k_scale, masked, visible, row_max, row_sum, scale_old, o, pa);
 
-    // ---- O += P V (mma/pv.cuh) ----
-    accumulate_pv<Cfg, PATH, VT, ACC>(o, pa, s_v + stage * Cfg::kVBytes, lane, scale_old);
+    // ---- stage "P·V", summed and merged as the accumulation says (mma/pv.cuh) ----
+    accumulate_pv<Cfg>(o, pa, s_v + stage * Cfg::kVBytes, lane, scale_old);
     __syncthreads();  // every warp is done with this stage before it is refilled
   }
   device::cp_async_wait<0>();
 
-  // ---- epilogue (mma/epilogue.cuh) ----
-  write_attention_output<D, PATH, VT, ACC>(a, seq, head, warp_row0, lane, o, row_max, row_sum,
-                                           row_km);
-  if (a.sharp_count != nullptr)
-    vote_sharp_tiles<D, PATH, VT, ACC>(a, seq, head, m0, warp_row0, tid, row_max, o);
+  // ---- stage "epilogue" (mma/epilogue.cuh) ----
+  write_attention_output<Cfg>(a, seq, head, warp_row0, lane, o, row_max, row_sum, row_km);
+  if (a.sharp_count != nullptr) vote_sharp_tiles<Cfg>(a, seq, head, m0, warp_row0, tid, row_max, o);
 }
 
 template <int D, PvPath PATH, typename VT, PvAccum ACC>

@@ -22,6 +22,11 @@ template <int D, PvPath PATH, typename VT, PvAccum ACC = PvAccum::fp32>
 struct AttentionConfig {
   static_assert(D == 64 || D == 128 || (D == 256 && PATH == PvPath::fp16),
                 "head dims 64 and 128, and 256 with 16-bit P·V");
+  // The instantiation, for the stages (mma/attention.cuh) to read: the P·V path, its V type and
+  // its accumulation (the policy mma/pv.cuh implements).
+  static constexpr PvPath kPath = PATH;
+  static constexpr PvAccum kAccum = ACC;
+  using VType = VT;
   static constexpr int kHeadDim = D;
   static constexpr int kThreads = 128;
   // At d=256 O alone is 128 floats per m16 tile and thread: one tile per warp. FP8 P·V at d=64
@@ -36,8 +41,9 @@ struct AttentionConfig {
   // (D = 128 at 32 rows per warp, D = 256); then they are read from shared memory at each key
   // block.
   static constexpr bool kQInRegisters = D == 64 || (kMTiles == 1 && D == 128);
-  static constexpr int kDTiles = D / 8;         // n8 tiles of the output
-  static constexpr int kNTiles = kBlockN / 8;   // n8 tiles of S
+  static constexpr int kQSlots = kQInRegisters ? D / 32 : 1;  // k-steps of Q's fragments held
+  static constexpr int kDTiles = D / 8;                       // n8 tiles of the output
+  static constexpr int kNTiles = kBlockN / 8;                 // n8 tiles of S
   static constexpr int kGroups = kBlockN / 16;  // pairs of n8 tiles: keys that share a K scale
   // P's A fragments per key block: 32-key chunks on the fp8 path, 16-key ones on the fp16 path.
   static constexpr int kPChunks = PATH == PvPath::fp8 ? kBlockN / 32 : kBlockN / 16;

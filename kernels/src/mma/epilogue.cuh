@@ -13,29 +13,26 @@ namespace sageattn::detail {
 
 // O (kMTiles m16 tiles per warp, unnormalised) divided by the row sums and written; with
 // a.lse the rows' log-sum-exp (natural log; row_km holds the K smoothing's q·mean(K) per row).
-template <int D, PvPath PATH, typename VT, PvAccum ACC, bool kVarlen>
+template <class Cfg, bool kVarlen>
 __device__ __forceinline__ void write_attention_output(
     const AttentionArgs& a, const AttentionSequence<kVarlen>& seq, int head, int warp_row0,
-    int lane,
-    float (&o)[AttentionConfig<D, PATH, VT, ACC>::kMTiles][AttentionConfig<D, PATH, VT, ACC>::kDTiles]
-              [4],
-    const float (&row_max)[AttentionConfig<D, PATH, VT, ACC>::kMTiles][2],
-    float (&row_sum)[AttentionConfig<D, PATH, VT, ACC>::kMTiles][2], const float* row_km) {
-  using Cfg = AttentionConfig<D, PATH, VT, ACC>;
+    int lane, float (&o)[Cfg::kMTiles][Cfg::kDTiles][4], const float (&row_max)[Cfg::kMTiles][2],
+    float (&row_sum)[Cfg::kMTiles][2], const float* row_km) {
+  constexpr int D = Cfg::kHeadDim;
   constexpr int kMTiles = Cfg::kMTiles;
   const int g = lane / 4, t = lane % 4;
   float2 col_scale[Cfg::kDTiles];
 #pragma unroll
   for (int dt = 0; dt < Cfg::kDTiles; ++dt) {
     col_scale[dt] = make_float2(1.f, 1.f);
-    if constexpr (PATH == PvPath::fp8) {
+    if constexpr (Cfg::kPath == PvPath::fp8) {
       // V was scaled by fp8_v_max / amax: undo it. (P's 448 is in row_sum too, so it cancels.) Read
       // through the read-only path, which tells the compiler that the stores of O cannot change
       // it: with a plain load each waited for the stores before it, one round trip per column
       // tile (kernels/NOTES.md, the Hopper kernel's sm90-epilogue-factors-early).
       const float2 amax = __ldg(reinterpret_cast<const float2*>(
           a.v_amax + static_cast<std::int64_t>(seq.stats) * D + dt * 8 + 2 * t));
-      constexpr float kInvVMax = 1.f / fp8_v_max(ACC);
+      constexpr float kInvVMax = 1.f / fp8_v_max(Cfg::kAccum);
       col_scale[dt] = make_float2(amax.x * kInvVMax, amax.y * kInvVMax);
     }
   }
@@ -75,13 +72,12 @@ __device__ __forceinline__ void write_attention_output(
 // The kernel's half of the sharp-tile guard (guard/sharp_tiles.h): a 64-row tile with a row
 // past the limit, or (accumulation_may_overflow) with a row whose O left FP16's range in some
 // block's sum, goes on the worklist; its warps vote on a named barrier of their own.
-template <int D, PvPath PATH, typename VT, PvAccum ACC, bool kVarlen>
-__device__ __forceinline__ void vote_sharp_tiles(
-    const AttentionArgs& a, const AttentionSequence<kVarlen>& seq, int head, int m0, int warp_row0,
-    int tid, const float (&row_max)[AttentionConfig<D, PATH, VT, ACC>::kMTiles][2],
-    const float (&o)[AttentionConfig<D, PATH, VT, ACC>::kMTiles]
-                    [AttentionConfig<D, PATH, VT, ACC>::kDTiles][4]) {
-  using Cfg = AttentionConfig<D, PATH, VT, ACC>;
+template <class Cfg, bool kVarlen>
+__device__ __forceinline__ void vote_sharp_tiles(const AttentionArgs& a,
+                                                 const AttentionSequence<kVarlen>& seq, int head,
+                                                 int m0, int warp_row0, int tid,
+                                                 const float (&row_max)[Cfg::kMTiles][2],
+                                                 const float (&o)[Cfg::kMTiles][Cfg::kDTiles][4]) {
   constexpr int kMTiles = Cfg::kMTiles;
   const int g = tid % 32 / 4;
   bool sharp = false;
@@ -91,7 +87,7 @@ __device__ __forceinline__ void vote_sharp_tiles(
     for (int r = 0; r < 2; ++r) {
       const int row = warp_row0 + 16 * mt + g + 8 * r;
       sharp |= sharp_row(a, seq, row, row_max[mt][r], Cfg::kMaxHeadroom);
-      if constexpr (accumulation_may_overflow(PATH, ACC)) {
+      if constexpr (accumulation_may_overflow(Cfg::kPath, Cfg::kAccum)) {
         // Any quad thread's columns: the vote below is the tile's OR anyway.
         float total = 0.f;
 #pragma unroll

@@ -1,6 +1,7 @@
-// The mma.sync kernel's P·V step (mma/attention.cuh): O += P·V over one key block, each V
-// fragment read from shared memory feeding every m-tile, summed as the instantiation's
-// accumulation (PvAccum, sageattn/manifest.h) says.
+// The mma.sync kernel's accumulation policy (mma/attention.cuh): the P·V stage, O += P·V over one
+// key block, each V fragment read from shared memory feeding every m-tile, summed as the
+// instantiation's accumulation (Cfg::kAccum, a PvAccum of sageattn/manifest.h) says, and O's
+// rescale for the block (rescale_o_before_pv, or in the merge).
 //   fp8 path:  P (×448) and V (per channel ×fp8_v_max/amax) in e4m3, m16n8k32 into a fresh
 //              accumulator per key block, added into O in FP32 with O's rescale riding on the
 //              add: the FP8 mma's own sums keep fewer bits than FP32 (two-level accumulation).
@@ -32,12 +33,35 @@ __device__ __forceinline__ void merge_block_sum(float (&o)[4], const float (&sca
   o[3] = fmaf(o[3], scale[1], s3);
 }
 
-template <class Cfg, PvPath PATH, typename VT, PvAccum ACC>
+// The accumulation's part before the block's P·V, per m-tile: where P·V sums straight into O
+// (Cfg::kBlockSums false) O is rescaled now, by scale_old, when a row's subtracted max moved
+// (rescale_any: the warp's vote; always, without a max headroom). Block sums rescale O in their
+// merge instead.
+template <class Cfg>
+__device__ __forceinline__ void rescale_o_before_pv(float (&o)[Cfg::kDTiles][4],
+                                                    const float (&scale_old)[2], bool rescale_any) {
+  if (!Cfg::kBlockSums && (Cfg::kMaxHeadroom == 0 || __any_sync(0xffffffffu, rescale_any))) {
+#pragma unroll
+    for (int i = 0; i < Cfg::kDTiles; ++i) {
+      o[i][0] *= scale_old[0];
+      o[i][1] *= scale_old[0];
+      o[i][2] *= scale_old[1];
+      o[i][3] *= scale_old[1];
+    }
+  }
+}
+
+// Stage "P·V": O += P·V over the block in V tile sv, summed as Cfg::kAccum says (above), with
+// scale_old the rows' rescale for block sums' merge.
+template <class Cfg>
 __device__ __forceinline__ void accumulate_pv(float (&o)[Cfg::kMTiles][Cfg::kDTiles][4],
                                               const unsigned (&pa)[Cfg::kMTiles][Cfg::kPChunks][4],
                                               const unsigned char* sv, int lane,
                                               const float (&scale_old)[Cfg::kMTiles][2]) {
   constexpr int kMTiles = Cfg::kMTiles;
+  constexpr PvPath PATH = Cfg::kPath;
+  constexpr PvAccum ACC = Cfg::kAccum;
+  using VT = typename Cfg::VType;
   const int mi = lane / 8, r = lane % 8;
   if constexpr (PATH == PvPath::fp8) {
 #pragma unroll

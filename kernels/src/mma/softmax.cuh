@@ -13,6 +13,7 @@
 
 #include "../common/device_primitives.cuh"
 #include "config.cuh"
+#include "pv.cuh"
 
 namespace sageattn::detail {
 
@@ -98,10 +99,10 @@ __device__ __forceinline__ bool softmax_block(const int (&s)[Cfg::kNTiles][4],
 // chunks directly; V's keys were permuted to match when it was quantized (quantize/v_fp8.cuh,
 // quad_first_key). fp16: pairs in Cfg::PType (the input's 16-bit type, or FP16 for FP16 block
 // sums).
-template <class Cfg, PvPath PATH>
+template <class Cfg>
 __device__ __forceinline__ void pack_p(const float (&x)[Cfg::kNTiles][4],
                                        unsigned (&pa)[Cfg::kPChunks][4]) {
-  if constexpr (PATH == PvPath::fp8) {
+  if constexpr (Cfg::kPath == PvPath::fp8) {
 #pragma unroll
     for (int c = 0; c < Cfg::kPChunks; ++c) {
 #pragma unroll
@@ -123,6 +124,35 @@ __device__ __forceinline__ void pack_p(const float (&x)[Cfg::kNTiles][4],
       pa[c][2] = device::pack_16bit_x2<typename Cfg::PType>(x[2 * c + 1][0], x[2 * c + 1][1]);
       pa[c][3] = device::pack_16bit_x2<typename Cfg::PType>(x[2 * c + 1][2], x[2 * c + 1][3]);
     }
+  }
+}
+
+// Stage "softmax": the block's online softmax for each of the warp's m-tiles (softmax_block,
+// with scale[i] = q_scale·k_scale of key group i), O's rescale where the accumulation does it
+// before P·V (pv.cuh), and P packed m-tile by m-tile as soon as it is computed, so that only one
+// m-tile's P is ever held in floats. visible(mt, j, e): whether accumulator element (j, e) of
+// m-tile mt is a key its row may see (asked on masked blocks only).
+template <class Cfg, class Visible>
+__device__ __forceinline__ void softmax_stage(const int (&s)[Cfg::kMTiles][Cfg::kNTiles][4],
+                                              const float (&q_scale)[Cfg::kMTiles],
+                                              const float (&k_scale)[Cfg::kGroups], bool masked,
+                                              Visible visible, float (&row_max)[Cfg::kMTiles][2],
+                                              float (&row_sum)[Cfg::kMTiles][2],
+                                              float (&scale_old)[Cfg::kMTiles][2],
+                                              float (&o)[Cfg::kMTiles][Cfg::kDTiles][4],
+                                              unsigned (&pa)[Cfg::kMTiles][Cfg::kPChunks][4]) {
+#pragma unroll
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+    float scale[Cfg::kGroups];
+#pragma unroll
+    for (int i = 0; i < Cfg::kGroups; ++i)
+      scale[i] = q_scale[mt] * k_scale[i];
+    float x[Cfg::kNTiles][4];
+    const bool rescale_any = softmax_block<Cfg>(
+        s[mt], scale, masked, [&](int j, int e) { return visible(mt, j, e); }, row_max[mt],
+        row_sum[mt], scale_old[mt], x);
+    rescale_o_before_pv<Cfg>(o[mt], scale_old[mt], rescale_any);
+    pack_p<Cfg>(x, pa[mt]);
   }
 }
 
