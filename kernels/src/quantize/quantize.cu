@@ -33,12 +33,14 @@
 // This file: how many CTAs fit (residency), which queue runs and its plan, the launch.
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cuda/atomic>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#include <iterator>
 #include <tuple>
 #include <utility>
 
@@ -237,21 +239,23 @@ cudaError_t launch_for_type(const Params& p, const Workspace& w, cudaStream_t st
                                : launch<__nv_bfloat16, D, kVarlen>(p, w, stream);
 }
 
-// The call's head dim (validate() has checked it is one of kSupportedHeadDims).
+// The call's head dim: one instantiation per head dim of the manifest (kSupportedHeadDims), so
+// that a head dim added there is quantized as itself; any other is an error, never another
+// head dim's layout (validate() refuses it before this).
+template <bool kVarlen, std::size_t... I>
+cudaError_t launch_for_head_dim(const Params& p, const Workspace& w, cudaStream_t stream,
+                                std::index_sequence<I...>) {
+  cudaError_t e = cudaErrorInvalidValue;
+  (void)((p.head_dim == kSupportedHeadDims[I] &&
+          (e = launch_for_type<kSupportedHeadDims[I], kVarlen>(p, w, stream), true)) ||
+         ...);
+  return e;
+}
+
 template <bool kVarlen>
 cudaError_t launch_for_head_dim(const Params& p, const Workspace& w, cudaStream_t stream) {
-  switch (p.head_dim) {
-    case 64:
-      return launch_for_type<64, kVarlen>(p, w, stream);
-    case 96:
-      return launch_for_type<96, kVarlen>(p, w, stream);
-    case 192:
-      return launch_for_type<192, kVarlen>(p, w, stream);
-    case 256:
-      return launch_for_type<256, kVarlen>(p, w, stream);
-    default:
-      return launch_for_type<128, kVarlen>(p, w, stream);
-  }
+  return launch_for_head_dim<kVarlen>(p, w, stream,
+                                      std::make_index_sequence<std::size(kSupportedHeadDims)>{});
 }
 
 }  // namespace
