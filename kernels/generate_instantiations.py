@@ -57,7 +57,7 @@ def instantiations():
             for t in types:
                 dtype = SHORT[t] if p.pv == "16bit" else ""
                 if p.kernel == "mma":
-                    for acc, _ in p.accumulations:
+                    for acc in (a[0] for a in p.accumulations if d in p.accumulation_head_dims(a[0])):
                         suffix = "" if acc == "fp32" else f"_{acc}"
                         out.append(Instantiation(
                             f"attention_{p.name}_{SHORT[t]}_d{d}{suffix}.cu",
@@ -65,7 +65,7 @@ def instantiations():
                             f"launch_attention<{d}, PvPath::{p.name}, {t}, PvAccum::{acc}>",
                             p.name, dtype, d, acc))
                 else:
-                    assert [a for a, _ in p.accumulations] == ["fp32"], "wgmma sums in FP32"
+                    assert [a[0] for a in p.accumulations] == ["fp32"], "wgmma sums in FP32"
                     out.append(Instantiation(f"attention_sm90_{SHORT[t]}_d{d}.cu",
                                              SM90_HEADER.format(d=d, pv=t),
                                              f"launch_attention_sm90<{d}, {t}>", p.name, dtype, d,
@@ -151,9 +151,17 @@ def manifest_header():
     accumulations = "\n".join(comment(f"{a.name}: {a.doc}") for a in manifest.ACCUMULATIONS)
     accumulation_names = "\n".join(
         f"    case PvPath::{p.name}:\n" +
-        "".join(f'      if (accumulation == PvAccum::{acc}) return "{name}";\n'
-                for acc, name in p.accumulations) + "      break;"
+        "".join(f'      if (accumulation == PvAccum::{a[0]}) return "{a[1]}";\n'
+                for a in p.accumulations) + "      break;"
         for p in manifest.PATHS)
+    # Only the accumulations built for some of their path's head dims need a case.
+    restricted = [(p, a[0]) for p in manifest.PATHS for a in p.accumulations
+                  if p.accumulation_head_dims(a[0]) != p.head_dims]
+    accumulation_dims = "\n".join(
+        f"  if (path == PvPath::{p.name} && accumulation == PvAccum::{acc}) {{\n"
+        f"    return {' || '.join(f'head_dim == {d}' for d in p.accumulation_head_dims(acc))};\n"
+        "  }"
+        for p, acc in restricted)
     v_max = "\n".join(f"    case PvAccum::{a.name}:\n      return {manifest.FP8_V_MAX[a.name]!r}f;"
                        for a in manifest.ACCUMULATIONS)
     return f"""// {GENERATED}
@@ -222,16 +230,6 @@ constexpr float fp8_v_max(PvAccum accumulation) {{
   return 0.f;
 }}
 
-// The accumulation sageattn uses for a path on a GPU of compute capability major.minor: FP16
-// block sums on the paths that have them where GeForce parts double that mma's rate, else FP32.
-constexpr PvAccum pv_accum_for(PvPath path, int major, int minor) {{
-  const int cc = major * 10 + minor;
-  return ({any_path(lambda p: "fp16_block" in dict(p.accumulations))}) &&
-                 ({" || ".join(f"cc == {a}{b}" for a, b in manifest.FP16_BLOCK_CAPABILITIES)})
-             ? PvAccum::fp16_block
-             : PvAccum::fp32;
-}}
-
 // Whether a path quantizes V to FP8 (and so needs V's channel maxima and the e4m3 copy).
 constexpr bool uses_fp8_v(PvPath path) {{ return {any_path(lambda p: p.pv == "e4m3")}; }}
 
@@ -246,6 +244,26 @@ constexpr bool path_supports_head_dim(PvPath path, int head_dim) {{
   return false;
 }}
 
+// Whether a path's kernels are built with an accumulation (one it has) at a head dim (one
+// the path takes): the path's default at all of them, others where the manifest says.
+constexpr bool accumulation_supports_head_dim(PvPath path, PvAccum accumulation, int head_dim) {{
+{accumulation_dims}
+  return path_supports_head_dim(path, head_dim);
+}}
+
+// The accumulation sageattn uses for a path on a GPU of compute capability major.minor at a
+// head dim (≤ 0: not known, as 128): FP16 block sums where the path has them at that head dim
+// and GeForce parts double that mma's rate, else FP32.
+constexpr PvAccum pv_accum_for(PvPath path, int major, int minor, int head_dim = 0) {{
+  const int cc = major * 10 + minor;
+  const bool geforce = {" || ".join(f"cc == {a}{b}" for a, b in manifest.FP16_BLOCK_CAPABILITIES)};
+  return geforce && accumulation_name(path, PvAccum::fp16_block) != nullptr &&
+                 accumulation_supports_head_dim(path, PvAccum::fp16_block,
+                                                head_dim > 0 ? head_dim : 128)
+             ? PvAccum::fp16_block
+             : PvAccum::fp32;
+}}
+
 }}  // namespace sageattn
 """
 
@@ -257,12 +275,12 @@ def dispatch_header():
     for p in manifest.PATHS:
         lines = [f"    case PvPath::{p.name}:"]
         several = len(p.accumulations) > 1
-        for acc, _ in p.accumulations:
+        for acc in (a[0] for a in p.accumulations):
             pad = "  " if several else ""
             if several:
                 lines.append(f"      if (accumulation == PvAccum::{acc}) {{")
             lines.append(f"{pad}      switch (head_dim) {{")
-            for d in p.head_dims:
+            for d in p.accumulation_head_dims(acc):
                 found = {i.dtype: i.call for i in made
                          if i.path == p.name and i.head_dim == d and i.accumulation == acc}
                 if "" in found:  # one instantiation for both input types
@@ -332,8 +350,12 @@ def python_manifest():
 
     path_dims = "".join(f'    "{p.name}": {tup(p.head_dims)},\n' for p in manifest.PATHS)
     path_accs = "".join(
-        f'    "{p.name}": {{' + ", ".join(f'"{name}": "{acc}"' for acc, name in p.accumulations) +
+        f'    "{p.name}": {{' + ", ".join(f'"{a[1]}": "{a[0]}"' for a in p.accumulations) +
         "},\n" for p in manifest.PATHS)
+    acc_dims = "".join(
+        f'    "{p.name}": {{' + ", ".join(f'"{a[0]}": {tup(p.accumulation_head_dims(a[0]))}'
+                                        for a in p.accumulations) + "},\n"
+        for p in manifest.PATHS)
     return "\n".join([
         f'"""{GENERATED}',
         'The kernel library\'s numbers (kernels/manifest.py says what each one means)."""',
@@ -347,6 +369,8 @@ def python_manifest():
         "# Each path's pv_accum_dtype names and the accumulation each means; the first, the default.",
         f"PATH_ACCUMULATIONS = {{\n{path_accs}}}",
         f"PATH_HEAD_DIMS = {{\n{path_dims}}}",
+        "# The head dims each path's kernels are built for per accumulation.",
+        f"PATH_ACCUMULATION_HEAD_DIMS = {{\n{acc_dims}}}",
         f"FP16_BLOCK_CAPABILITIES = {manifest.FP16_BLOCK_CAPABILITIES!r}",
         f"SUPPORTED_HEAD_DIMS = {tup(manifest.SUPPORTED_HEAD_DIMS)}",
         f"FP8_PV_MAX_HEAD_DIM = {manifest.FP8_PV_MAX_HEAD_DIM}",

@@ -23,9 +23,16 @@ class Path(NamedTuple):
     head_dims: tuple       # the head dims its kernels are built for
     doc: str
     # The P·V accumulations its kernels are built with: (ACCUMULATIONS name, the name callers
-    # pass as pv_accum_dtype, upstream SageAttention's for the same arithmetic); the first is
-    # the path's default.
+    # pass as pv_accum_dtype, upstream SageAttention's for the same arithmetic[, the head dims it
+    # is built for, where not all the path's]); the first is the path's default, at every head
+    # dim.
     accumulations: tuple = (("fp32", "fp32"),)
+
+    def accumulation_head_dims(self, accumulation):
+        """The head dims the path's kernels are built for with `accumulation` (an ACCUMULATIONS
+        name it has)."""
+        entry = next(a for a in self.accumulations if a[0] == accumulation)
+        return entry[2] if len(entry) > 2 else self.head_dims
 
 
 class Accumulation(NamedTuple):
@@ -54,7 +61,9 @@ DTYPES = ("f16", "bf16")
 PATHS = (
     Path("fp16", "mma", "16bit", (64, 128, 256),
          "mma.sync; P and V in the input's 16-bit type (sm80 and later).",
-         (("fp32", "fp32"), ("fp16_block", "fp16+fp32"))),
+         # FP16 block sums up to d=128, as upstream's 16-bit kernels (which stop there): d=256
+         # sums in FP32.
+         (("fp32", "fp32"), ("fp16_block", "fp16+fp32", (64, 128)))),
     Path("fp8", "mma", "e4m3", (64, 128),
          "mma.sync; P and V in FP8 e4m3 with a per-channel V scale, each key block accumulated "
          "apart and added into FP32 (sm89 and later: Ada, Hopper, Blackwell).",

@@ -90,18 +90,23 @@ cudaError_t redo_sharp_tiles(const detail::AttentionArgs& a, const Params& p, cu
 }
 
 // The head dims a path takes, as a message lists them ("64, 128 and 256").
-std::string head_dims_taken(PvPath path) {
+template <class Taken>
+std::string listed_head_dims(Taken taken) {
   std::string text;
   int listed = 0, count = 0;
   for (int d : kSupportedHeadDims)
-    count += path_supports_head_dim(path, d);
+    count += taken(d);
   for (int d : kSupportedHeadDims) {
-    if (!path_supports_head_dim(path, d)) continue;
+    if (!taken(d)) continue;
     if (listed > 0) text += listed + 1 == count ? " and " : ", ";
     text += std::to_string(d);
     ++listed;
   }
   return text;
+}
+
+std::string head_dims_taken(PvPath path) {
+  return listed_head_dims([&](int d) { return path_supports_head_dim(path, d); });
 }
 
 // "0 fp16, 1 fp8, ...": every path by its number.
@@ -165,6 +170,14 @@ Status validate(const Params& p) {
     return Status::error("sageattn: the " + name + " path takes head dims up to " +
                          std::to_string(kFp8PvMaxHeadDim) + "; head_dim " + d + " runs on " +
                          instead + " (16-bit P·V)");
+  }
+  if (!accumulation_supports_head_dim(p.pv_path, p.pv_accum, p.head_dim)) {
+    const std::string dims = listed_head_dims(
+        [&](int d) { return accumulation_supports_head_dim(p.pv_path, p.pv_accum, d); });
+    return Status::error("sageattn: the " + std::string(path_name(p.pv_path)) +
+                         " path sums P·V as " + accumulation_name(p.pv_path, p.pv_accum) +
+                         " at head dims " + dims + ", not " + std::to_string(p.head_dim) + "; " +
+                         accumulation_name(p.pv_path, PvAccum::fp32) + " takes every one");
   }
   if (p.batch < 1 || p.heads_q < 1 || p.heads_kv < 1 || p.qo_len < 1 || p.kv_len < 1) {
     return Status::error(

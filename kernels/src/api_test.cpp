@@ -83,14 +83,23 @@ TEST_CASE("head dims per path: FP8 P·V up to 128, 96 and 192 on the Hopper kern
   CHECK(pv_path_for(8, 9, true, 1, 128) == PvPath::fp8);
 }
 
-TEST_CASE("accumulations per path: FP16 block sums on the FP8 mma.sync path only", "[api]") {
+TEST_CASE("accumulations per path: FP16 block sums on the mma.sync paths only", "[api]") {
   for (PvPath path : {PvPath::fp16, PvPath::fp8, PvPath::fp8_sm90, PvPath::fp16_sm90}) {
     CHECK(accumulation_name(path, PvAccum::fp32) != nullptr);  // every path's default
-    CHECK((accumulation_name(path, PvAccum::fp16_block) != nullptr) == (path == PvPath::fp8));
+    CHECK((accumulation_name(path, PvAccum::fp16_block) != nullptr) == !is_sm90_path(path));
+    for (int d : kSupportedHeadDims) {  // the default at every head dim of the path
+      CHECK(accumulation_supports_head_dim(path, PvAccum::fp32, d) ==
+            path_supports_head_dim(path, d));
+    }
   }
   CHECK(std::string(accumulation_name(PvPath::fp8, PvAccum::fp16_block)) == "fp32+fp16");
   CHECK(std::string(accumulation_name(PvPath::fp8, PvAccum::fp32)) == "fp32+fp32");
   CHECK(std::string(accumulation_name(PvPath::fp16, PvAccum::fp32)) == "fp32");
+  CHECK(std::string(accumulation_name(PvPath::fp16, PvAccum::fp16_block)) == "fp16+fp32");
+  // The 16-bit path's FP16 block sums stop at d=128, as upstream's 16-bit kernels do.
+  CHECK(accumulation_supports_head_dim(PvPath::fp16, PvAccum::fp16_block, 128));
+  CHECK_FALSE(accumulation_supports_head_dim(PvPath::fp16, PvAccum::fp16_block, 256));
+  CHECK(accumulation_supports_head_dim(PvPath::fp8, PvAccum::fp16_block, 64));
   CHECK(accumulation_name(PvPath::fp8, static_cast<PvAccum>(kAccumulationCount)) == nullptr);
   // A 64-key block of P ≤ 448 times V ≤ fp8_v_max stays inside FP16 (65,504).
   CHECK(64.0 * 448.0 * fp8_v_max(PvAccum::fp16_block) <= 65504.0);
@@ -104,9 +113,12 @@ TEST_CASE("FP16 block sums by default where GeForce parts double the mma's rate"
         const PvPath path = pv_path_for(cc / 10, cc % 10, sm90a, 4096, head_dim);
         const bool mma = path == PvPath::fp8 || path == PvPath::fp16;
         const bool geforce = cc == 86 || cc == 89 || cc == 120 || cc == 121;
-        const PvAccum expected = mma && geforce ? PvAccum::fp16_block : PvAccum::fp32;
-        CHECK(pv_accum_for(path, cc / 10, cc % 10) == expected);
-        CHECK(accumulation_name(path, pv_accum_for(path, cc / 10, cc % 10)) != nullptr);
+        const PvAccum expected =
+            mma && geforce && head_dim <= 128 ? PvAccum::fp16_block : PvAccum::fp32;
+        const PvAccum planned = pv_accum_for(path, cc / 10, cc % 10, head_dim);
+        CHECK(planned == expected);
+        CHECK(accumulation_name(path, planned) != nullptr);
+        CHECK(accumulation_supports_head_dim(path, planned, head_dim));
       }
     }
   }

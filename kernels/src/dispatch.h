@@ -46,10 +46,6 @@ inline cudaError_t launch_attention_instantiation(PvPath path, PvAccum accumulat
             return dtype == DType::f16
                        ? launch_attention<128, PvPath::fp16, half, PvAccum::fp16_block>(a, batch, s)
                        : launch_attention<128, PvPath::fp16, __nv_bfloat16, PvAccum::fp16_block>(a, batch, s);
-          case 256:
-            return dtype == DType::f16
-                       ? launch_attention<256, PvPath::fp16, half, PvAccum::fp16_block>(a, batch, s)
-                       : launch_attention<256, PvPath::fp16, __nv_bfloat16, PvAccum::fp16_block>(a, batch, s);
         }
       }
       break;

@@ -49,14 +49,14 @@ def variant(name):
     """(path, accumulation) of a kernel variant's name: a path ("fp8", its default accumulation)
     or a path and one of its pv_accum_dtype names ("fp8:fp32+fp16")."""
     path, _, accum = name.partition(":")
-    accumulations = dict((n, a) for a, n in next(p for p in manifest.PATHS if p.name == path).accumulations)
+    accumulations = {a[1]: a[0] for a in next(p for p in manifest.PATHS if p.name == path).accumulations}
     return path, accumulations[accum] if accum else "fp32"
 
 
 def variants_of(path):
     """A path's variants: the path (its default accumulation), then path:name for the others."""
     p = next(p for p in manifest.PATHS if p.name == path)
-    return [path] + [f"{path}:{n}" for _, n in p.accumulations[1:]]
+    return [path] + [f"{path}:{a[1]}" for a in p.accumulations[1:]]
 
 
 def available_paths(lib):

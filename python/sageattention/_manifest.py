@@ -20,6 +20,13 @@ PATH_HEAD_DIMS = {
     "fp8_sm90": (64, 128),
     "fp16_sm90": (64, 96, 128, 192, 256),
 }
+# The head dims each path's kernels are built for per accumulation.
+PATH_ACCUMULATION_HEAD_DIMS = {
+    "fp16": {"fp32": (64, 128, 256), "fp16_block": (64, 128)},
+    "fp8": {"fp32": (64, 128), "fp16_block": (64, 128)},
+    "fp8_sm90": {"fp32": (64, 128)},
+    "fp16_sm90": {"fp32": (64, 96, 128, 192, 256)},
+}
 FP16_BLOCK_CAPABILITIES = ((8, 6), (8, 9), (12, 0), (12, 1))
 SUPPORTED_HEAD_DIMS = (64, 96, 128, 192, 256)
 FP8_PV_MAX_HEAD_DIM = 128

@@ -267,10 +267,20 @@ def plan_call(
             f"{caller}: the {path} path cannot run on compute capability {major}.{minor}: "
             f"{_GAP_TEXT[gap]}{'; ' + instead if instead else ''}"
         )
+    asked = path
     path = _pv16_for_head_dim(caller, path, head_dim, strict, user_frames)
     if accumulation not in _manifest.PATH_ACCUMULATIONS[path].values():
         accumulation = accumulation_for(caller, path, None)
     padded = next(d for d in head_dims_for(path) if d >= head_dim)
+    dims = _manifest.PATH_ACCUMULATION_HEAD_DIMS[path][accumulation]
+    if padded not in dims:
+        if pv_accum_dtype is not None and path == asked:
+            raise SageAttentionError(
+                f"{caller}: the {path} path sums P·V as {pv_accum_dtype!r} at head dims "
+                f"{', '.join(map(str, dims))}, not {padded}; "
+                f"{accumulations_for(path)[0]!r} takes every one"
+            )
+        accumulation = accumulation_for(caller, path, None)
     return Plan(False, path, padded, heads_q > MAX_QUERY_HEADS, accumulation)
 
 

@@ -116,7 +116,11 @@ def plan_of(
 def test_sageattn_sums_blocks_in_fp16_where_geforce_doubles_the_rate(cc):
     for seq_q, head_dim in [(4096, 128), (4096, 64), (16384, 256), (128, 128)]:
         p = plan_of(cc, seq_q=seq_q, seq_k=seq_q, head_dim=head_dim)
-        fp16_block = p.path in ("fp8", "fp16") and cc in [(8, 6), (8, 9), (12, 0), (12, 1)]
+        fp16_block = (
+            p.path in ("fp8", "fp16")
+            and cc in [(8, 6), (8, 9), (12, 0), (12, 1)]
+            and p.padded_head_dim <= 128
+        )
         assert p.accumulation == ("fp16_block" if fp16_block else "fp32"), (cc, p)
         assert p.accumulation in plan._manifest.PATH_ACCUMULATIONS[p.path].values()
 
@@ -127,11 +131,11 @@ def test_the_accumulation_asked_for_is_the_one_planned():
     assert plan_of((8, 9), "fp8", pv_accum_dtype="fp32+fp32").accumulation == "fp32"
     assert plan_of((8, 9), "fp8").accumulation == "fp32"  # the path's default
     assert plan_of((12, 0), "fp8", pv_accum_dtype="fp32+fp16").accumulation == "fp16_block"
-    # Where the call moves to 16-bit P·V (a head dim FP8 does not take), the same summing (FP16
-    # block sums) where that path has it, else that path's default.
+    # Where the call moves to 16-bit P·V (a head dim FP8 does not take), the same summing where
+    # that path has it at that head dim, else that path's default.
     with pytest.warns(UserWarning):
         p = plan_of((8, 9), "fp8", head_dim=256, pv_accum_dtype="fp32+fp16")
-    assert (p.path, p.accumulation) == ("fp16", "fp16_block")
+    assert (p.path, p.accumulation) == ("fp16", "fp32")  # (the fp16 path's stop at d=128)
     core._warned.clear()
     with pytest.warns(UserWarning):
         p = plan_of((8, 9), "fp8", head_dim=256, pv_accum_dtype="fp32+fp32")
@@ -144,6 +148,10 @@ def test_the_accumulation_asked_for_is_the_one_planned():
         plan_of((8, 9), "fp16", pv_accum_dtype="fp32+fp16")
     with pytest.raises(SageAttentionError, match="'fp16' is not one the fp16 path has"):
         plan_of((8, 6), "fp16", pv_accum_dtype="fp16")
+    # A mode built for some of the path's head dims: refused at the others, naming those.
+    with pytest.raises(SageAttentionError, match="'fp16\\+fp32' at head dims 64, 128, not 256"):
+        plan_of((8, 6), "fp16", head_dim=256, pv_accum_dtype="fp16+fp32")
+    assert plan_of((8, 6), "fp16", head_dim=200).accumulation == "fp32"  # padded to 256
     with pytest.raises(SageAttentionError, match="fp8 path cannot run on compute capability 8.0"):
         plan_of((8, 0), "fp8", pv_accum_dtype="fp32+fp16")
 

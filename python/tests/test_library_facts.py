@@ -56,7 +56,11 @@ def test_the_installed_package_has_the_manifests_numbers():
         == sageattn_ctypes.ACCUMULATIONS
     )
     for p in manifest.PATHS:
-        assert core._plan.accumulations_for(p.name) == tuple(n for _, n in p.accumulations)
+        assert core._plan.accumulations_for(p.name) == tuple(a[1] for a in p.accumulations)
+        for a in p.accumulations:
+            dims = core._plan._manifest.PATH_ACCUMULATION_HEAD_DIMS[p.name][a[0]]
+            assert dims == p.accumulation_head_dims(a[0])
+            assert set(dims) <= set(p.head_dims)
         assert sageattn_ctypes.variants_of(p.name)[0] == p.name
         for variant in sageattn_ctypes.variants_of(p.name):
             assert sageattn_ctypes.variant(variant)[0] == p.name

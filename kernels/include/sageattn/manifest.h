@@ -99,16 +99,6 @@ constexpr float fp8_v_max(PvAccum accumulation) {
   return 0.f;
 }
 
-// The accumulation sageattn uses for a path on a GPU of compute capability major.minor: FP16
-// block sums on the paths that have them where GeForce parts double that mma's rate, else FP32.
-constexpr PvAccum pv_accum_for(PvPath path, int major, int minor) {
-  const int cc = major * 10 + minor;
-  return (path == PvPath::fp16 || path == PvPath::fp8) &&
-                 (cc == 86 || cc == 89 || cc == 120 || cc == 121)
-             ? PvAccum::fp16_block
-             : PvAccum::fp32;
-}
-
 // Whether a path quantizes V to FP8 (and so needs V's channel maxima and the e4m3 copy).
 constexpr bool uses_fp8_v(PvPath path) { return path == PvPath::fp8 || path == PvPath::fp8_sm90; }
 
@@ -127,6 +117,28 @@ constexpr bool path_supports_head_dim(PvPath path, int head_dim) {
       return head_dim == 64 || head_dim == 96 || head_dim == 128 || head_dim == 192 || head_dim == 256;
   }
   return false;
+}
+
+// Whether a path's kernels are built with an accumulation (one it has) at a head dim (one
+// the path takes): the path's default at all of them, others where the manifest says.
+constexpr bool accumulation_supports_head_dim(PvPath path, PvAccum accumulation, int head_dim) {
+  if (path == PvPath::fp16 && accumulation == PvAccum::fp16_block) {
+    return head_dim == 64 || head_dim == 128;
+  }
+  return path_supports_head_dim(path, head_dim);
+}
+
+// The accumulation sageattn uses for a path on a GPU of compute capability major.minor at a
+// head dim (≤ 0: not known, as 128): FP16 block sums where the path has them at that head dim
+// and GeForce parts double that mma's rate, else FP32.
+constexpr PvAccum pv_accum_for(PvPath path, int major, int minor, int head_dim = 0) {
+  const int cc = major * 10 + minor;
+  const bool geforce = cc == 86 || cc == 89 || cc == 120 || cc == 121;
+  return geforce && accumulation_name(path, PvAccum::fp16_block) != nullptr &&
+                 accumulation_supports_head_dim(path, PvAccum::fp16_block,
+                                                head_dim > 0 ? head_dim : 128)
+             ? PvAccum::fp16_block
+             : PvAccum::fp32;
 }
 
 }  // namespace sageattn
