@@ -184,14 +184,23 @@ stop_engine() {
 
 status() {
   local server
-  server=$(docker version -f '{{.Server.Version}}' 2>/dev/null) || server="not running"
-  echo "engine     $server"
+  if ! command -v docker >/dev/null; then
+    echo "engine     not installed (scripts/docker-engine.sh start installs it)"
+    return 0
+  fi
   echo "buildx     $(docker buildx version 2>/dev/null || echo missing)"
+  # The images live in the engine's store: with the engine stopped nobody can say whether they
+  # are there, and "missing" would be a guess.
+  if ! server=$(docker version -f '{{.Server.Version}}' 2>/dev/null); then
+    echo "engine     not running (scripts/docker-engine.sh start); the images cannot be listed without it"
+    return 0
+  fi
+  echo "engine     $server"
   for image in sagebuild-base:tiny sagebuild-base:debian12 sagebuild-base:debian13; do
     if docker image inspect "$image" >/dev/null 2>&1; then
       echo "image      $image"
     else
-      echo "image      $image missing"
+      echo "image      $image missing (scripts/docker-engine.sh start builds it)"
     fi
   done
 }

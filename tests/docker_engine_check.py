@@ -12,7 +12,8 @@ remote storage), and exports a wheel and a build record from its context; then:
   with the command that makes it, and bake nothing;
 - a full disk where the wheel is exported: the bake's error shown, nothing in dist/;
 - Ctrl-C during the bake: exit 130, the build's process inside the engine gone within seconds,
-  no container left, dist/ untouched; the next run completes.
+  no container left, dist/ untouched; the next run completes;
+- scripts/docker-engine.sh status tells an engine that is not running from a missing image.
 Usage: docker_engine_check.py SAGEBUILD. Exits 77 (skipped) when no engine answers."""
 import json
 import os
@@ -257,6 +258,19 @@ def main():
         text = done.stdout + done.stderr
         check("the next run after Ctrl-C completes (the same outcome as the first)",
               done.returncode == 5 and "verification_failed" in text, text[-2000:])
+
+        # scripts/docker-engine.sh status: the images it finds with the engine up; with no
+        # engine answering (a socket nobody serves), "not running", not every image "missing".
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts",
+                              "docker-engine.sh")
+        up = subprocess.run(["bash", script, "status"], capture_output=True, text=True, timeout=60)
+        check("docker-engine.sh status lists the engine and the busybox image it runs",
+              up.returncode == 0 and "image      sagebuild-base:tiny\n" in up.stdout, up.stdout)
+        down = subprocess.run(["bash", script, "status"], capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, DOCKER_HOST=f"unix://{tmp}/nobody.sock"))
+        check("with the engine stopped, status says so and calls no image missing",
+              down.returncode == 0 and "engine     not running" in down.stdout
+              and "missing" not in down.stdout.replace("buildx     missing", ""), down.stdout)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return finish("docker_engine_check")
