@@ -370,7 +370,7 @@ def python_manifest():
         f"PATH_ACCUMULATIONS = {{\n{path_accs}}}",
         f"PATH_HEAD_DIMS = {{\n{path_dims}}}",
         "# The head dims each path's kernels are built for per accumulation.",
-        f"PATH_ACCUMULATION_HEAD_DIMS = {{\n{acc_dims}}}",
+        f"PATH_ACCUMULATION_HEAD_DIMS: dict[str, dict[str, tuple[int, ...]]] = {{\n{acc_dims}}}",
         f"FP16_BLOCK_CAPABILITIES = {manifest.FP16_BLOCK_CAPABILITIES!r}",
         f"SUPPORTED_HEAD_DIMS = {tup(manifest.SUPPORTED_HEAD_DIMS)}",
         f"FP8_PV_MAX_HEAD_DIM = {manifest.FP8_PV_MAX_HEAD_DIM}",

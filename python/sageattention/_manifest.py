@@ -21,7 +21,7 @@ PATH_HEAD_DIMS = {
     "fp16_sm90": (64, 96, 128, 192, 256),
 }
 # The head dims each path's kernels are built for per accumulation.
-PATH_ACCUMULATION_HEAD_DIMS = {
+PATH_ACCUMULATION_HEAD_DIMS: dict[str, dict[str, tuple[int, ...]]] = {
     "fp16": {"fp32": (64, 128, 256), "fp16_block": (64, 128)},
     "fp8": {"fp32": (64, 128), "fp16_block": (64, 128)},
     "fp8_sm90": {"fp32": (64, 128)},
