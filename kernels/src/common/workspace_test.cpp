@@ -121,15 +121,24 @@ TEST_CASE("the sharp-tile worklist has room for every tile, dense or varlen", "[
       tiles += (n + 63) / 64;
     CHECK(8 * tiles <= sharp_tile_capacity(p));
   }
-  // Thresholds that turn the guard off, and the ones that do not.
+  // Thresholds that turn the guard off, and the ones that do not. (The layout is taken at a
+  // made-up base: with none, every pointer of it is null, kept or not.)
+  alignas(256) static char base[1];
+  auto keeps_worklist = [&](const Params& p) {
+    const Workspace w = layout_workspace(p, base);
+    CHECK((w.sharp_count != nullptr) == (w.sharp_tiles != nullptr));
+    CHECK((w.sharp_count != nullptr) == (w.sharp_capacity > 0));
+    return w.sharp_count != nullptr;
+  };
   Params off = shape(PvPath::fp16);
   for (float t : {0.f, std::numeric_limits<float>::infinity()}) {
     off.sharp_threshold = t;
     CHECK_FALSE(off.guards_sharp_tiles());
-    CHECK(layout_workspace(off, nullptr).sharp_count == nullptr);
+    CHECK_FALSE(keeps_worklist(off));
   }
   off.sharp_threshold = 1e-3f;
   CHECK(off.guards_sharp_tiles());
+  CHECK(keeps_worklist(off));
   // FP16 block sums of 16-bit P·V keep the worklist with the guard off: their overflowed tiles
   // are computed again there. The FP8 path's are bounded by V's scale and do not.
   for (const PvPath path : {PvPath::fp16, PvPath::fp8}) {
@@ -139,7 +148,7 @@ TEST_CASE("the sharp-tile worklist has room for every tile, dense or varlen", "[
     const bool keeps = path == PvPath::fp16;
     CHECK(accumulation_may_overflow(path, PvAccum::fp16_block) == keeps);
     CHECK(blocks.redoes_tiles() == keeps);
-    CHECK((layout_workspace(blocks, nullptr).sharp_count != nullptr) == keeps);
+    CHECK(keeps_worklist(blocks) == keeps);
     CHECK(attention_args(blocks, layout_workspace(blocks, nullptr), 1.f).sharp_limit ==
           std::numeric_limits<float>::infinity());
   }
