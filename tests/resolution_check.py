@@ -15,7 +15,8 @@ complete environment) of torch 2.6, 2.9, 2.10, 2.11 and the newest on PyPI.
 
 For each (surface, environment, tool): the expected wheel is chosen, or the install fails with a
 message that names the torch the surface's variants need ("torch>=2.10"); torch is never changed; PyPI's unrelated `sageattention` is never
-chosen. pip runs `install --dry-run --report`, uv `pip install --dry-run`: the resolution each
+chosen. And a fresh environment (no torch): where PyPI is reachable through the surface, the
+highest variant and the torch it needs; through our indexes alone, a refusal naming torch. pip runs `install --dry-run --report`, uv `pip install --dry-run`: the resolution each
 would install, nothing installed.
 
 Usage: resolution_check.py SAGEBUILD PYTOOLS_BIN_DIR PYTHON (a CPython 3.10 or later)
@@ -50,9 +51,12 @@ def wheel_set(directory, env_tag):
 
 
 def torch_env(root, python, torch):
-    """A venv whose site-packages holds torch's metadata (and nothing else of torch)."""
-    env = os.path.join(root, f"torch-{torch}")
+    """A venv whose site-packages holds torch's metadata (and nothing else of torch); with torch
+    None, a fresh venv (a first install)."""
+    env = os.path.join(root, f"torch-{torch or 'none'}")
     subprocess.run([python, "-m", "venv", "--without-pip", env], check=True)
+    if torch is None:
+        return os.path.join(env, "bin", "python")
     site = subprocess.run([os.path.join(env, "bin", "python"), "-c",
                            "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
@@ -67,7 +71,8 @@ def torch_env(root, python, torch):
 
 
 def expected(surface, torch):
-    """The label of the wheel the resolvers must choose, or None: the install must fail."""
+    """The label of the wheel the resolvers must choose, or None: the install must fail. torch:
+    the environment's, or for a fresh one the torch the resolver installs with it."""
     minor = tuple(int(x) for x in torch.split(".")[:2])
     universal_ok = minor >= (2, 10)
     if surface == "cu13":  # universal CUDA 13 wheel; per-torch wheels older than 2.10 of CUDA 13: none
@@ -81,6 +86,14 @@ def expected(surface, torch):
     if minor == (2, 11):
         return "cu130torch2.11"
     return {(2, 6): "cu126torch2.6", (2, 9): "cu128torch2.9"}.get(minor, "cu130" if universal_ok else None)
+
+
+def fresh_choice(surface, newest_torch):
+    """(label, torch) a resolver picks with no torch installed and PyPI reachable: the highest
+    version label of the surface (PEP 440: cu130torch2.11 > cu130 > ...), then the torch that
+    label needs: torch 2.11 for the per-torch wheel of the combined surfaces, the newest for the
+    universal wheel of cu13."""
+    return ("cu130", newest_torch) if surface == "cu13" else ("cu130torch2.11", "2.11.")
 
 
 def wait_for(url):
@@ -128,7 +141,8 @@ def main():
                              "--disable-pip-version-check"], capture_output=True, text=True, timeout=300)
     found = re.search(r"^torch \(([0-9.]+)\)", newest.stdout, re.M)
     check("the newest torch on PyPI is known (PyPI reachable)", found is not None, newest.stdout + newest.stderr)
-    torches = ["2.6.0", "2.9.1", "2.10.0", "2.11.0"] + ([found.group(1)] if found else [])
+    newest_torch = found.group(1) if found else None
+    torches = ["2.6.0", "2.9.1", "2.10.0", "2.11.0"] + ([newest_torch] if found else []) + [None]
     with tempfile.TemporaryDirectory() as tmp:
         dist = os.path.join(tmp, "dist")
         os.makedirs(dist)
@@ -174,7 +188,9 @@ def main():
                   and sorted(os.listdir(packages)) == served, done.stdout + done.stderr)
 
             # (surface, what its expectations are called, pip args, uv args); `pin`: the
-            # installed torch is named too (PyPI is reachable through the surface).
+            # installed torch is named too (PyPI is reachable through the surface), as the
+            # documented one-liner does: `torch==<version>` where torch is installed, nothing in a
+            # fresh environment (docs/build.md, "Torch out of reach").
             surfaces = []
             for name in ("cu13", "cu12", "torch2.9-cu128"):
                 url = f"{site_url}/{name}/simple/"
@@ -195,8 +211,11 @@ def main():
             jobs = []
             for surface, rules, pip_args, uv_args, pin in surfaces:
                 for torch, env in envs.items():
-                    requirement = ["sageattention"] + ([f"torch=={torch}"] if pin else [])
-                    want = expected(rules, torch)
+                    requirement = ["sageattention"] + ([f"torch=={torch}"] if pin and torch else [])
+                    # A fresh environment: where PyPI is reachable the resolver takes the highest
+                    # version label and the torch it needs (fresh_choice); our indexes alone have
+                    # no torch.
+                    want = expected(rules, torch) if torch else fresh_choice(rules, newest_torch) if pin else None
                     if pip_args is not None:
                         jobs.append((surface, torch, "pip", want,
                                      lambda env=env, a=pip_args, r=requirement, k=len(jobs):
@@ -207,7 +226,20 @@ def main():
             with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
                 results = list(pool.map(lambda job: job[4](), jobs))
             for (surface, torch, tool, want, _), (changes, text) in zip(jobs, results):
-                name = f"{tool}, torch {torch}, {surface}: "
+                name = f"{tool}, torch {torch or 'none (a fresh environment)'}, {surface}: "
+                if torch is None and want is None:
+                    # pip: "No matching distribution found for torch>=2.10"; uv: "torch was not
+                    # found in the package registry": the fix is to install torch first.
+                    check(name + "fails, naming torch",
+                          changes is None and "torch" in text.lower(), f"{changes}\n{text[-600:]}")
+                    continue
+                if torch is None:
+                    label, wanted_torch = want
+                    got = (changes or {}).get("sageattention", "")
+                    check(name + f"2.2.0+{label} with torch {wanted_torch}",
+                          got == f"2.2.0+{label}" and (changes or {}).get("torch", "").startswith(wanted_torch),
+                          f"{changes}\n{text[-600:]}")
+                    continue
                 if want is None:
                     # pip: "No matching distribution found for torch>=2.10 (from sageattention)";
                     # uv: "sageattention==2.2.0+cu130 depends on torch>=2.10": the torch the
