@@ -304,7 +304,7 @@ def test_unknown_layout_and_options():
         sageattn(q, k, v, tensor_layout="BHSD")
     with pytest.raises(
         SageAttentionError,
-        match="pv_accum_dtype 'fp16' is not one the fp16 path has; it has: 'fp32'$",
+        match="pv_accum_dtype 'fp16' is not one the fp16 path has; it has: 'fp32', 'fp16\\+fp32'$",
     ):
         sageattention.sageattn_qk_int8_pv_fp16_cuda(q, k, v, pv_accum_dtype="fp16")
     with pytest.raises(
