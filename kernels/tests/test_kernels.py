@@ -556,7 +556,7 @@ def main():
     # FP16 block sums of 16-bit P·V past FP16's range (V about 2,000: most 64-key blocks sum
     # above 65,504): the tiles whose O overflowed are computed again, with the sharp-tile guard
     # on or off, so O is finite on every element and as accurate as anywhere.
-    for path in [p for p in paths if sc.variant(p)[1] == "fp16_block" and sc.variant(p)[0] in ("fp16",)]:
+    for path in [p for p in paths if sc.variant(p) == ("fp16", "fp16_block")]:
         for d, dtype, guard in itertools.product(PATH_HEAD_DIMS[path], (torch.float16, torch.bfloat16),
                                                  (sc.SHARP_THRESHOLD, None)):
             q, k, v = make_inputs(1, 2, 2, 300, 1000, d, dtype, "HND", False, gen)

@@ -44,9 +44,8 @@ struct AttentionArgs {
   float inv_kv_len, sm_scale;  // inv_kv_len: 1 / kv_len (dense calls)
   // The sharp-tile guard (sharp_tiles.h; sharp_count null: none). A row whose largest logit
   // (exp2 units, as the softmax holds it) exceeds sharp_limit flags its 64-row tile, as does
-  // one whose O overflowed (accumulation_may_overflow). The sharp
-  // kernel reads the caller's K (k16) and, for a dense call, names batches from batch0, the
-  // launch's first (batch_slice).
+  // one whose O overflowed (accumulation_may_overflow). The sharp kernel reads the caller's K
+  // (k16) and, for a dense call, names batches from batch0, the launch's first (batch_slice).
   float sharp_limit;
   std::uint32_t* sharp_count;
   SharpTile* sharp_tiles;

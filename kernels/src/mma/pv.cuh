@@ -33,6 +33,15 @@ __device__ __forceinline__ void merge_block_sum(float (&o)[4], const float (&sca
   o[3] = fmaf(o[3], scale[1], s3);
 }
 
+// The same for a block's sum held in an FP16 accumulator (two words of half2, in the layout of
+// the FP32 one's elements 0-1 and 2-3).
+__device__ __forceinline__ void merge_block_sum(float (&o)[4], const float (&scale)[2],
+                                                const unsigned (&sum)[2]) {
+  const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&sum[0]));
+  const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&sum[1]));
+  merge_block_sum(o, scale, lo.x, lo.y, hi.x, hi.y);
+}
+
 // The accumulation's part before the block's P·V, per m-tile: where P·V sums straight into O
 // (Cfg::kBlockSums false) O is rescaled now, by scale_old, when a row's subtracted max moved
 // (rescale_any: the warp's vote; always, without a max headroom). Block sums rescale O in their
@@ -74,9 +83,7 @@ __device__ __forceinline__ void accumulate_pv(float (&o)[Cfg::kMTiles][Cfg::kDTi
           unsigned acc[2] = {0u, 0u};
           device::mma_e4m3_f16acc(acc, pa[mt][0], b[0], b[1]);
           device::mma_e4m3_f16acc(acc, pa[mt][1], b[2], b[3]);
-          const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&acc[0]));
-          const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&acc[1]));
-          merge_block_sum(o[mt][dt], scale_old[mt], lo.x, lo.y, hi.x, hi.y);
+          merge_block_sum(o[mt][dt], scale_old[mt], acc);
         } else {
           float acc[4] = {0.f, 0.f, 0.f, 0.f};
           device::mma_e4m3(acc, pa[mt][0], b[0], b[1]);
@@ -109,12 +116,8 @@ __device__ __forceinline__ void accumulate_pv(float (&o)[Cfg::kMTiles][Cfg::kDTi
           device::mma_f16_f16acc(lo, pa[mt][c], b[c][0], b[c][1]);
           device::mma_f16_f16acc(hi, pa[mt][c], b[c][2], b[c][3]);
         }
-        const float2 l0 = __half22float2(*reinterpret_cast<const __half2*>(&lo[0]));
-        const float2 l1 = __half22float2(*reinterpret_cast<const __half2*>(&lo[1]));
-        const float2 h0 = __half22float2(*reinterpret_cast<const __half2*>(&hi[0]));
-        const float2 h1 = __half22float2(*reinterpret_cast<const __half2*>(&hi[1]));
-        merge_block_sum(o[mt][2 * dp], scale_old[mt], l0.x, l0.y, l1.x, l1.y);
-        merge_block_sum(o[mt][2 * dp + 1], scale_old[mt], h0.x, h0.y, h1.x, h1.y);
+        merge_block_sum(o[mt][2 * dp], scale_old[mt], lo);
+        merge_block_sum(o[mt][2 * dp + 1], scale_old[mt], hi);
       }
     }
   } else {
