@@ -130,7 +130,7 @@ def main():
                     if s.connect_ex(("127.0.0.1", port)) == 0:
                         break
                 time.sleep(0.1)
-            for variant, want in (("torch2.8-cu129", w28), ("torch2.7-cu128", w27)):
+            for variant, want in (("cu129torch2.8", w28), ("cu128torch2.7", w27)):
                 out = os.path.join(tmp, variant)
                 done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
                                        "--disable-pip-version-check", "--no-cache-dir",

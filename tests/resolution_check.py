@@ -79,7 +79,7 @@ def expected(surface, torch):
         return "cu130" if universal_ok else None
     if surface == "cu12":
         return {(2, 6): "cu126torch2.6", (2, 9): "cu128torch2.9"}.get(minor, "cu128" if universal_ok else None)
-    if surface == "torch2.9-cu128":
+    if surface == "cu128torch2.9":
         return "cu128torch2.9" if minor == (2, 9) else None
     # Everything: the highest version whose torch requirement the installed torch meets.
     # PEP 440 orders the labels cu130torch2.11 > cu130 > cu128torch2.9 > cu128 > cu126torch2.6.
@@ -94,6 +94,38 @@ def fresh_choice(surface, newest_torch):
     label needs: torch 2.11 for the per-torch wheel of the combined surfaces, the newest for the
     universal wheel of cu13."""
     return ("cu130", newest_torch) if surface == "cu13" else ("cu130torch2.11", "2.11.")
+
+
+# A torch from PyTorch's index for one CUDA build, and what `<site>/<its suffix>/simple` must
+# give it: the wheel whose kernels load with it (every wheel of one CUDA major does; the
+# universal one carries its runtime), or None: no index there (no CPU build of the kernels).
+FLAVOURED = [("2.11.0+cu126", "cu126", "cu128"), ("2.11.0+cu128", "cu128", "cu128"),
+             ("2.11.0+cu130", "cu130", "cu130"), ("2.11.0+cpu", "cpu", None)]
+
+# The driver's CUDA version uv's NVIDIA variant provider is told, and the variant uv must install
+# from <site>/variants/simple: the newest CUDA that driver runs, or None: a refusal.
+DRIVERS = [("12.4", "cu128"), ("13.0", "cu130"), ("13.2", "cu130"), ("11.8", None)]
+
+
+def uv_install_variant(pytools, python, index, driver, cache):
+    """Installs sageattention from a variants index with uv's wheel variants on, as on a machine
+    whose driver runs CUDA `driver`; returns (the installed variant's label or None, output)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "NV_VARIANT"))}
+    env.update(UV_CACHE_DIR=cache, NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=driver)
+    done = subprocess.run([os.path.join(pytools, "uv"), "pip", "install", "--python", python,
+                           "--preview-features", "wheel-variants", "--index-url", index, "sageattention"],
+                          capture_output=True, text=True, timeout=600, env=env)
+    text = done.stdout + done.stderr
+    if done.returncode != 0:
+        return None, text
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    found = [d for d in os.listdir(site) if d.startswith("sageattention-") and d.endswith(".dist-info")]
+    try:
+        with open(os.path.join(site, found[0], "variant.json")) as f:
+            return sorted(json.load(f)["variants"]), text
+    except (IndexError, OSError, ValueError, KeyError) as e:
+        return None, f"{text}\n{e}"
 
 
 def wait_for(url):
@@ -161,6 +193,7 @@ def main():
               and attached == served, f"{attached}\n{served}\n{release.stderr}")
 
         envs = {torch: torch_env(os.path.join(tmp, "envs"), python, torch) for torch in torches}
+        flavoured_envs = {torch: torch_env(os.path.join(tmp, "envs"), python, torch) for torch, _, _ in FLAVOURED}
         packages = os.path.join(tmp, "packages")
         os.makedirs(packages)
         http_port, registry_port, fallback_port = free_port(), free_port(), free_port()
@@ -192,7 +225,7 @@ def main():
             # documented one-liner does: `torch==<version>` where torch is installed, nothing in a
             # fresh environment (docs/build.md, "Torch out of reach").
             surfaces = []
-            for name in ("cu13", "cu12", "torch2.9-cu128"):
+            for name in ("cu13", "cu12", "cu128torch2.9"):
                 url = f"{site_url}/{name}/simple/"
                 surfaces.append((f"{name}/simple", name, ["--index-url", url], ["--index-url", url], False))
             url = f"{site_url}/simple/"
@@ -223,10 +256,24 @@ def main():
                     jobs.append((surface, torch, "uv", want,
                                  lambda env=env, a=uv_args, r=requirement, k=len(jobs):
                                  uv_resolve(pytools, env, a + r, os.path.join(tmp, f"uv-cache{k}"))))
+            # A torch from PyTorch's index for one CUDA build, through the index of its suffix.
+            for torch, suffix, want in FLAVOURED:
+                url = f"{site_url}/{suffix}/simple/"
+                for tool, run in (("pip", lambda env=flavoured_envs[torch], u=url, k=len(jobs): pip_resolve(
+                                      pytools, env, ["--index-url", u, "sageattention"], os.path.join(tmp, f"report{k}.json"))),
+                                  ("uv", lambda env=flavoured_envs[torch], u=url, k=len(jobs): uv_resolve(
+                                      pytools, env, ["--index-url", u, "sageattention"], os.path.join(tmp, f"uv-cache{k}")))):
+                    jobs.append((f"{suffix}/simple (its suffix)", torch, tool, want or "no-index", run))
             with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
                 results = list(pool.map(lambda job: job[4](), jobs))
             for (surface, torch, tool, want, _), (changes, text) in zip(jobs, results):
                 name = f"{tool}, torch {torch or 'none (a fresh environment)'}, {surface}: "
+                if want == "no-index":
+                    # pip: "from versions: none"; uv: "not found in the package registry".
+                    check(name + "fails: no index serves this torch", changes is None
+                          and re.search(r"versions: none|not found in the package registry", text) is not None,
+                          f"{changes}\n{text[-600:]}")
+                    continue
                 if torch is None and want is None:
                     # pip: "No matching distribution found for torch>=2.10"; uv: "torch was not
                     # found in the package registry": the fix is to install torch first.
@@ -252,6 +299,22 @@ def main():
                 others = sorted(k for k in (changes or {}) if k != "sageattention")
                 check(name + f"2.2.0+{want}, nothing else changed",
                       got == f"2.2.0+{want}" and not others, f"{changes}\n{text[-600:]}")
+
+            # Wheel variants: one index, one version, the wheel chosen by the machine's driver.
+            variants = f"{site_url}/variants/simple/"
+            for driver, want in DRIVERS:
+                env = torch_env(os.path.join(tmp, f"variant-envs-{driver}"), python, "2.11.0")
+                got, text = uv_install_variant(pytools, env, variants, driver, os.path.join(tmp, f"uv-variant-{driver}"))
+                if want is None:
+                    check(f"uv, a driver for CUDA {driver}, variants/simple: refuses (no variant fits)",
+                          got is None and "unsupported wheel variants" in text, f"{got}\n{text[-600:]}")
+                else:
+                    check(f"uv, a driver for CUDA {driver}, variants/simple: installs the {want} variant",
+                          got == [want], f"{got}\n{text[-600:]}")
+            changes, text = pip_resolve(pytools, envs["2.11.0"], ["--index-url", variants, "sageattention"],
+                                        os.path.join(tmp, "report-variants.json"))
+            check("pip, variants/simple: takes no variant wheel (it has no variant support)",
+                  changes is None and "versions: none" in text, f"{changes}\n{text[-600:]}")
         finally:
             for server in servers:
                 server.terminate()

@@ -39,6 +39,15 @@ def _minor_version(version):
     return ".".join(str(version).split("+")[0].split(".")[:2])
 
 
+def _index_for(torch_version: str, torch_cuda: str) -> str:
+    """Where the wheel that fits this torch is: our index named by the suffix of the torch's
+    own (PyTorch's convention: 2.11.0+cu128 came from .../cu128), or by its CUDA major."""
+    suffix = torch_version.partition("+")[2]
+    if suffix.startswith("cu"):
+        return f"from the index for your torch's suffix (<site>/{suffix}/simple)"
+    return f"from the index for CUDA {_major(torch_cuda)} (<site>/cu{_major(torch_cuda)}/simple)"
+
+
 def explain(f: Facts) -> str | None:
     """The cause and the fix in one sentence, or None where the facts do not say."""
     built = f.built or {}
@@ -64,7 +73,7 @@ def explain(f: Facts) -> str | None:
             return (
                 f"the kernels were built with CUDA {needed} ({runtime.group(1)}) and this torch "
                 f"({f.torch_version}) with CUDA {f.torch_cuda}: install the sageattention wheel "
-                f"built for CUDA {torch_cuda} (the same +cu suffix as your torch)"
+                f"built for CUDA {torch_cuda}, {_index_for(f.torch_version, f.torch_cuda)}"
             )
         return (
             f"the kernels need the CUDA {needed} runtime ({runtime.group(1)}), which this torch "
@@ -92,13 +101,13 @@ def explain(f: Facts) -> str | None:
             f"the NVIDIA driver supports CUDA {f.driver_cuda[0]}.{f.driver_cuda[1]} and the "
             f"kernels need CUDA {wheel_cuda}: update the driver "
             f"({_DRIVER_FOR_CUDA.get(wheel_cuda, 'a newer one')} or newer), or install the wheel "
-            f"built for CUDA {f.driver_cuda[0]}"
+            f"built for CUDA {f.driver_cuda[0]} (<site>/cu{f.driver_cuda[0]}/simple)"
         )
     if wheel_cuda and torch_cuda and wheel_cuda != torch_cuda:
         return (
             f"the kernels were built with CUDA {built['cuda']} and this torch ({f.torch_version}) "
             f"with CUDA {f.torch_cuda}: install the sageattention wheel built for CUDA "
-            f"{torch_cuda} (the same +cu suffix as your torch)"
+            f"{torch_cuda}, {_index_for(f.torch_version, f.torch_cuda)}"
         )
     return None
 

@@ -46,7 +46,8 @@ def facts(**changes):
                 torch_cuda="12.8",
             ),
             "the kernels were built with CUDA 13 (libcudart.so.13) and this torch (2.11.0+cu128) "
-            "with CUDA 12.8: install the sageattention wheel built for CUDA 12",
+            "with CUDA 12.8: install the sageattention wheel built for CUDA 12, from the index for "
+            "your torch's suffix (<site>/cu128/simple)",
         ),
         (
             dict(
@@ -64,7 +65,7 @@ def facts(**changes):
         (
             dict(driver_cuda=(12, 8)),
             "the NVIDIA driver supports CUDA 12.8 and the kernels need CUDA 13: update the driver "
-            "(R580 or newer), or install the wheel built for CUDA 12",
+            "(R580 or newer), or install the wheel built for CUDA 12 (<site>/cu12/simple)",
         ),
     ],
 )

@@ -19,12 +19,18 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
+// The variant's one name: its local version label (variant_label in delivery.h).
+std::string label_of(bool stable_abi, const Version& torch, const Version& cuda) {
+  std::string label = fmt::format("cu{}{}", cuda.major(), cuda.minor());
+  if (stable_abi) return label;
+  return fmt::format("{}torch{}.{}", label, torch.major(), torch.minor());
+}
+
 std::string variant_of(const wheel::Provenance& p) {
   const auto torch = Version::parse(p.torch);
   const auto cuda = Version::parse(p.cuda);
   if (!torch || !cuda) return "";
-  return fmt::format("{}torch{}.{}-cu{}{}", p.abi == "stable" ? "stable-" : "", torch->major(),
-                     torch->minor(), cuda->major(), cuda->minor());
+  return label_of(p.abi == "stable", *torch, *cuda);
 }
 
 // What one compatibility tag asks of an environment, in the terms that decide overlap: the
@@ -159,9 +165,7 @@ Expected<IndexedWheel> describe_wheel(const stdfs::path& path) {
 
 std::string variant_label(const IndexedWheel& w) {
   if (w.variant.empty()) return "";  // not built by sagebuild: no provenance to label from
-  std::string cuda = fmt::format("cu{}{}", w.cuda.major(), w.cuda.minor());
-  if (w.stable_abi) return cuda;
-  return fmt::format("{}torch{}.{}", cuda, w.torch.major(), w.torch.minor());
+  return label_of(w.stable_abi, w.torch, w.cuda);
 }
 
 std::string delivered_version(const IndexedWheel& w) {

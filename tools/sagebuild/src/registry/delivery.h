@@ -23,7 +23,7 @@ struct IndexedWheel {
   std::filesystem::path path;
   std::string project;  // PEP 503 normalized
   std::string version;
-  std::string variant;                   // "torch2.8-cu129", "stable-torch2.10-cu130"
+  std::string variant;                   // its label: "cu129torch2.8", "cu130" (variant_label)
   bool stable_abi = false;               // a universal wheel (provenance abi "stable")
   Version torch = *Version::parse("0");  // built against (the target, for the stable ABI)
   Version cuda = *Version::parse("0");

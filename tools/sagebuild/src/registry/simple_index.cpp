@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "registry/wheel_variants.h"
 #include "util/fs.h"
 #include "util/json_text.h"
 #include "util/sha256.h"
@@ -69,7 +70,8 @@ Expected<Ok> write(const stdfs::path& path, const std::string& text) {
 // One simple index (root + project pages) under `simple_dir`, linking to wheels via `to_wheels`
 // (the relative path from a project page to site/wheels/).
 Expected<Ok> write_simple(const std::vector<const IndexedWheel*>& wheels,
-                          const stdfs::path& simple_dir, const std::string& to_wheels) {
+                          const stdfs::path& simple_dir, const std::string& to_wheels,
+                          const std::vector<LinkedFile>& others = {}) {
   std::map<std::string, std::vector<const IndexedWheel*>> by_project;
   for (const IndexedWheel* w : wheels)
     by_project[w->project].push_back(w);
@@ -109,6 +111,15 @@ Expected<Ok> write_simple(const std::vector<const IndexedWheel*>& wheels,
       if (!w->requires_python.empty()) file["requires-python"] = w->requires_python;
       files_json.push_back(file);
       versions.insert(w->version);
+    }
+    for (const LinkedFile& f : others) {
+      if (f.project != project) continue;
+      const std::string name = f.path.filename().string();
+      const std::string url = file_url(to_wheels, name);
+      page += fmt::format("<a href=\"{}#sha256={}\">{}</a><br>\n", html_escape(url), f.sha256,
+                          html_escape(name));
+      files_json.push_back(
+          {{"filename", name}, {"url", url}, {"hashes", {{"sha256", f.sha256}}}, {"size", f.size}});
     }
     page += "</body></html>\n";
     const nlohmann::ordered_json project_json = {{"meta", {{"api-version", "1.1"}}},
@@ -193,6 +204,22 @@ std::optional<std::string> unsafe_target(const stdfs::path& site,
       site.string(), kIndexMarker);
 }
 
+// Per CUDA major among the wheels, the CUDA builds of torch that index serves: the wheels' own
+// CUDA versions and the ones named, of that major.
+std::map<int, std::set<Version>> cuda_builds(const std::vector<IndexedWheel>& wheels,
+                                             const std::vector<Version>& torch_builds) {
+  std::map<int, std::set<Version>> out;
+  for (const IndexedWheel& w : wheels)
+    out[w.cuda.major()].insert(
+        *Version::parse(fmt::format("{}.{}", w.cuda.major(), w.cuda.minor())));
+  for (const Version& v : torch_builds) {
+    const auto it = out.find(v.major());
+    if (it != out.end())
+      it->second.insert(*Version::parse(fmt::format("{}.{}", v.major(), v.minor())));
+  }
+  return out;
+}
+
 // Removes the staging folder unless the index was moved into place.
 struct StagingFolder {
   stdfs::path path;
@@ -206,7 +233,7 @@ struct StagingFolder {
 }  // namespace
 
 Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
-                                   const stdfs::path& target) {
+                                   const stdfs::path& target, const IndexOptions& options) {
   std::error_code ec;
   stdfs::path site = stdfs::absolute(target, ec).lexically_normal();
   if (site.filename().empty()) site = site.parent_path();  // "out/", "."
@@ -259,25 +286,49 @@ Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
     return Error{fmt::format("no index written: {}", describe(ambiguities.front()))};
   }
   IndexSummary summary;
+  // One index per per-torch variant, named by its label; a universal wheel's label is also the
+  // name of a CUDA build's index below, which holds it.
   std::map<std::string, std::vector<const IndexedWheel*>> by_variant;
   for (const IndexedWheel* w : all)
-    by_variant[w->variant].push_back(w);
+    if (!w->stable_abi) by_variant[w->variant].push_back(w);
   for (const auto& [variant, list] : by_variant) {
     if (auto r = write_simple(list, temp / variant / "simple", "../../../wheels/"); !r)
       return r.error();
     summary.variants.push_back(variant);
   }
-  std::set<int> majors;
-  for (const IndexedWheel& w : delivered)
-    majors.insert(w.cuda.major());
-  for (const int major : majors) {
-    const std::string name = fmt::format("cu{}", major);
-    if (auto r = write_simple(cuda_index_wheels(delivered, major), temp / name / "simple",
-                              "../../../wheels/");
+  // Per CUDA major, and per CUDA build of torch under PyTorch's names for them: the same wheels
+  // (cuda_index_wheels) load with every torch of one CUDA major.
+  for (const auto& [major, builds] : cuda_builds(delivered, options.torch_cuda_builds)) {
+    const auto list = cuda_index_wheels(delivered, major);
+    std::vector<std::string> names = {fmt::format("cu{}", major)};
+    for (const Version& build : builds)
+      names.push_back(fmt::format("cu{}{}", build.major(), build.minor()));
+    for (const std::string& name : names) {
+      if (auto r = write_simple(list, temp / name / "simple", "../../../wheels/"); !r)
+        return r.error();
+    }
+    summary.cuda_indexes.push_back(names.front());
+    summary.cuda_build_indexes.insert(summary.cuda_build_indexes.end(), names.begin() + 1,
+                                      names.end());
+  }
+  // The universal wheels as variants (registry/wheel_variants.h), in an index of their own.
+  if (options.variants) {
+    std::vector<const IndexedWheel*> inputs;
+    for (const auto& [file, w] : by_name)
+      inputs.push_back(w);
+    auto variants = write_variant_wheels(inputs, temp / "variants" / "wheels");
+    if (!variants) return variants.error();
+    std::vector<const IndexedWheel*> list;
+    for (const IndexedWheel& w : variants->wheels) {
+      if (auto r = write_metadata_file(w, temp / "variants" / "wheels"); !r) return r.error();
+      list.push_back(&w);
+    }
+    if (auto r =
+            write_simple(list, temp / "variants" / "simple", "../../wheels/", variants->manifests);
         !r) {
       return r.error();
     }
-    summary.cuda_indexes.push_back(name);
+    summary.variant_wheels = list.size();
   }
   for (const IndexedWheel& w : delivered) {
     if (auto r = write_metadata_file(w, temp / "wheels"); !r) return r.error();

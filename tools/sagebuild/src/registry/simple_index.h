@@ -4,12 +4,15 @@
 // (registry/delivery.h: 2.2.0+cu130, 2.2.0+cu128torch2.9), so that in every index below each
 // version is one variant and pip's and uv's backtracking over versions finds the one that fits
 // the installed torch:
-//   <site>/cu13/simple             one per CUDA major: the universal (stable-ABI) wheels of that
-//                                  major, and the per-torch wheels of the torch releases older
-//                                  than their target (docs/build.md, "How pip and uv choose")
-//   <site>/torch2.8-cu129/simple   one per variant, like PyTorch's per-CUDA indexes: only the
-//                                  wheels built for that torch and CUDA ("stable-torch2.10-cu130"
-//                                  for the universal ones)
+//   <site>/cu128/simple            one per CUDA build of torch, under PyTorch's names for them
+//                                  (the suffix of the user's torch): the wheels whose kernels
+//                                  load with that torch, the same for every build of one major
+//   <site>/cu12/simple             the same, per CUDA major: the universal (stable-ABI) wheels
+//                                  of that major, and the per-torch wheels of the torch releases
+//                                  older than their target (docs/build.md, "How pip and uv choose")
+//   <site>/cu128torch2.9/simple    one per per-torch variant, named by its label: only its wheels
+//   <site>/variants/simple         the universal wheels as wheel variants, chosen by the NVIDIA
+//                                  driver (registry/wheel_variants.h)
 //   <site>/simple                  everything
 //   <site>/wheels/                 the wheel files, and index.html listing them for
 //                                  `pip install --find-links`
@@ -27,8 +30,17 @@ namespace sagebuild::registry {
 
 struct IndexSummary {
   std::size_t wheels = 0;
-  std::vector<std::string> variants;
-  std::vector<std::string> cuda_indexes;  // "cu12", "cu13"
+  std::vector<std::string> variants;            // "cu128torch2.9"
+  std::vector<std::string> cuda_indexes;        // "cu12", "cu13"
+  std::vector<std::string> cuda_build_indexes;  // "cu126", "cu128", "cu130"
+  std::size_t variant_wheels = 0;
+};
+
+struct IndexOptions {
+  // The CUDA builds of torch to name an index after (matrix.yaml's torch table), beside the
+  // wheels' own CUDA versions; only those of a major the wheels have.
+  std::vector<Version> torch_cuda_builds;
+  bool variants = true;  // write <site>/variants/
 };
 
 // The wheels of one CUDA major's index (see above), in the given order.
@@ -39,6 +51,7 @@ std::vector<const IndexedWheel*> cuda_index_wheels(const std::vector<IndexedWhee
 // environment could take two files of one delivered version (two builds of one variant). The
 // site directory is written to a temporary sibling and renamed into place at the end.
 Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
-                                   const std::filesystem::path& site);
+                                   const std::filesystem::path& site,
+                                   const IndexOptions& options = {});
 
 }  // namespace sagebuild::registry

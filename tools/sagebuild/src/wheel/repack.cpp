@@ -164,7 +164,8 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
                         r.input.filename().string(), e.name)};
       }
     }
-    if (e.name == dist_info + "RECORD" || e.name == dist_info + std::string(kProvenanceFile))
+    if (e.name == dist_info + "RECORD" || e.name == dist_info + std::string(kProvenanceFile) ||
+        (!r.variant_label.empty() && e.name == dist_info + "variant.json"))
       continue;
     // The mode follows the content, not the backend's archive: a binding installed from the
     // cache as a file and one compiled and installed as a target must give the same wheel.
@@ -182,6 +183,8 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
     return Error{fmt::format("{} has no {}WHEEL", r.input.filename().string(), dist_info)};
   metadata.push_back({new_dist_info + std::string(kProvenanceFile),
                       bytes(r.provenance.to_json().dump(2) + "\n"), false});
+  if (!r.variant_label.empty())
+    metadata.push_back({new_dist_info + "variant.json", bytes(r.variant_json), false});
   auto by_name = [](const ZipWriteEntry& a, const ZipWriteEntry& b) { return a.name < b.name; };
   std::sort(package.begin(), package.end(), by_name);
   std::sort(metadata.begin(), metadata.end(), by_name);
@@ -197,8 +200,9 @@ Expected<std::filesystem::path> repack_wheel(const RepackRequest& r) {
   all.push_back({new_dist_info + "RECORD", bytes(record), false});
 
   // A normalized PEP 440 version has no '-', so it goes into the file name as it is.
-  const std::string new_name = fmt::format("{}-{}-{}-{}.whl", name->name_part, version, r.build_tag,
-                                           r.tags ? r.tags->str() : name->tag_text);
+  const std::string new_name = fmt::format("{}-{}-{}-{}{}.whl", name->name_part, version,
+                                           r.build_tag, r.tags ? r.tags->str() : name->tag_text,
+                                           r.variant_label.empty() ? "" : "-" + r.variant_label);
   const std::filesystem::path target = r.output_dir / new_name;
   const std::filesystem::path temp = r.output_dir / ("." + new_name + ".partial");
   if (auto written = write_zip(temp, all, r.source_date_epoch); !written) {

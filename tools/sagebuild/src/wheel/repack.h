@@ -33,6 +33,10 @@ struct RepackRequest {
   // input's RECORD vouches for (sha256 and size) and RECORD must list them all, so that a fresh
   // RECORD is never written over content that changed after the wheel was made.
   bool require_record_match = false;
+  // A variant wheel (PEP 825): the label goes after the platform tag in the file name and
+  // `variant_json` into the .dist-info as variant.json. Empty: an ordinary wheel.
+  std::string variant_label = {};
+  std::string variant_json = {};
 };
 
 // Returns the path of the new wheel. The input is never modified.
