@@ -148,7 +148,10 @@ std::shared_ptr<const LogObserver> log_observer() {
 }
 
 OutputCollector::OutputCollector(ProcessResult& result, const ProcessOptions& options)
-    : result_(result), keep_(options.keep_output), log_path_(options.log_file) {
+    : result_(result),
+      keep_(options.keep_output),
+      log_path_(options.log_file),
+      on_line_(options.on_line) {
   if (!options.log_file.empty()) {
     log_.open(options.log_file, std::ios::binary | std::ios::app);
     observer_ = log_observer();
@@ -173,17 +176,24 @@ void OutputCollector::add(const char* data, std::size_t size) {
     }
     if (log_pending_.size() >= std::size_t{64} * 1024) log_ << take_redacted(log_pending_);
   }
-  if (!observer_) return;
-  // Whole lines only; "\r" ends one too (pip and cmake redraw progress with it).
+  if (!observer_ && !on_line_) return;
+  // Whole lines only; "\r" ends one too (pip and cmake redraw progress with it). A line without
+  // its end waits for it, up to 64 KiB.
   for (std::size_t i = 0; i < size; ++i) {
     const char c = data[i];
-    if (c == '\n' || c == '\r') {
-      if (!line_.empty()) (*observer_)(log_path_, redact_environment_secrets(line_));
+    if (c == '\n' || c == '\r' || line_.size() >= std::size_t{64} * 1024) {
+      if (!line_.empty()) pass_line();
       line_.clear();
-    } else {
-      line_ += c;
+      if (c == '\n' || c == '\r') continue;
     }
+    line_ += c;
   }
+}
+
+void OutputCollector::pass_line() {
+  const std::string line = redact_environment_secrets(line_);
+  if (observer_) (*observer_)(log_path_, line);
+  if (on_line_) on_line_(line);
 }
 
 void OutputCollector::finish() {
@@ -195,7 +205,7 @@ void OutputCollector::finish() {
     log_pending_.clear();
     log_.flush();
   }
-  if (observer_ && !line_.empty()) (*observer_)(log_path_, redact_environment_secrets(line_));
+  if (!line_.empty() && (observer_ || on_line_)) pass_line();
   line_.clear();
 }
 

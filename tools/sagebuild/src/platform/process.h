@@ -25,6 +25,9 @@ struct ProcessOptions {
   std::size_t keep_output =
       std::size_t{64} * 1024;           // the last bytes of stdout+stderr kept in the result
   std::filesystem::path log_file = {};  // when set, all output is also appended here
+  // Called with each whole line of output ("\r" ends one too), secrets masked, on the thread
+  // that runs the process.
+  std::function<void(std::string_view line)> on_line = {};
 };
 
 struct ProcessResult {

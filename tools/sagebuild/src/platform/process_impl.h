@@ -29,12 +29,14 @@ class OutputCollector {
   void finish();  // trims the kept output to its size, hands on the last unfinished line
 
  private:
+  void pass_line();  // line_, masked, to the observer and on_line
   ProcessResult& result_;
   std::size_t keep_;
   std::filesystem::path log_path_;
   std::ofstream log_;
   std::shared_ptr<const LogObserver> observer_;
-  std::string line_;         // the observer's unfinished line
+  std::function<void(std::string_view)> on_line_;
+  std::string line_;         // the unfinished line for the observer and on_line
   std::string log_pending_;  // the log's unfinished line
 };
 

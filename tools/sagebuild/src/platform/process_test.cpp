@@ -169,5 +169,23 @@ TEST_CASE("the log observer sees each command and each line of its output", "[pr
   CHECK(seen[3].second == "three");  // the last line, without its newline, at the end
 }
 
+// (Its lines are masked as the observer's are: the same function, tested in util/secrets.)
+TEST_CASE("on_line sees each whole line of one process's output, bounded", "[process]") {
+  std::vector<std::string> seen;
+  auto r = run_process(shell("echo one; printf 'two\\rthree\\n'; echo four; "
+                             "head -c 70000 /dev/zero | tr '\\0' x; printf '\\nlast'",
+                             "echo one& echo two& echo three& echo four& <nul set /p=last"),
+                       {.on_line = [&](std::string_view line) { seen.emplace_back(line); }});
+  REQUIRE(r);
+  REQUIRE(seen.size() >= 5);
+  CHECK(seen[0] == "one");
+  CHECK(seen[1] == "two");
+  CHECK(seen[2] == "three");
+  CHECK(seen[3] == "four");
+  CHECK(seen.back() == "last");  // the last line, without its newline, at the end
+  for (const std::string& line : seen)
+    CHECK(line.size() <= std::size_t{64} * 1024);  // a line without an end is cut, not kept
+}
+
 }  // namespace
 }  // namespace sagebuild::platform

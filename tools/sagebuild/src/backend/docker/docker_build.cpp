@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "backend/build_results.h"
 #include "backend/cache/compile_cache.h"
 #include "backend/docker/bake.h"
+#include "backend/docker/bake_progress.h"
 #include "backend/docker/docker_image.h"
 #include "backend/wheel_finish.h"
 #include "platform/process.h"
@@ -183,7 +185,9 @@ std::string describe_docker(const matrix::Matrix& m, const std::vector<matrix::E
         "{}\n  wheel        {}\n  image        {} (CUDA: {}, Python {}: {})\n"
         "  output       {}\n",
         e.id, identity_of(e).file_name, args["BASE_IMAGE"].get<std::string>(),
-        args["CUDA_SOURCE"].get<std::string>(), args["PYTHON_VERSION"].get<std::string>(),
+        args["CUDA_SOURCE"].get<std::string>() +
+            (args.contains("CUDA_SUITE") ? " " + args["CUDA_SUITE"].get<std::string>() : ""),
+        args["PYTHON_VERSION"].get<std::string>(),
         args["PYTHON_SOURCE"].get<std::string>() == "image"
             ? args["PYTHON_IMAGE"].get<std::string>()
             : args["PYTHON_SOURCE"].get<std::string>(),
@@ -258,15 +262,26 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
     stdfs::remove_all(p.out_dir / e.id, ec);  // only this run's wheels are collected
   auto written = fs::write_file_atomic(p.bake_file, json_text(p.bake, 2) + "\n");
   log.info("sagebuild: {}\n", shown(p.argv));
-  for (const auto& e : entries)
+  log.result("sagebuild: docker buildx bake of {} target{}; its output goes to {}\n",
+             entries.size(), entries.size() == 1 ? "" : "s", bake_log.string());
+  std::set<std::string> targets;
+  for (const auto& e : entries) {
     progress.phase(e.id, "docker buildx bake");
+    targets.insert(e.id);
+  }
+  // Each target's step on the console as BuildKit starts it (bake_progress.h).
+  BakeProgressReader reader(std::move(targets));
 
   Expected<platform::ProcessResult> ran = Error{written ? "" : written.error().message};
   if (written) {
     ran = platform::run_process(p.argv, {.working_directory = o.root,
                                          .timeout = std::chrono::hours(6),
                                          .keep_output = 8192,
-                                         .log_file = bake_log});
+                                         .log_file = bake_log,
+                                         .on_line = [&](std::string_view line) {
+                                           if (auto step = reader.feed(line))
+                                             progress.phase(step->target, step->step);
+                                         }});
   }
   const double bake_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::string failure;
