@@ -105,30 +105,19 @@ def _validate(q, k, v, tensor_layout):
         )
 
 
-def _fallback_reason(q, attn_mask, dropout_p):
-    # First: a library that does not load (a torch older than the wheel needs, a broken install)
-    # is what the user must hear about, whatever the tensors.
-    if not _ops.available():
-        return f"the compiled kernels could not be loaded ({_ops.LOAD_ERROR})"
-    if not q.is_cuda:
-        if not torch.cuda.is_available():
-            return "the tensors are on the CPU (torch.cuda.is_available() is False)"
-        return f"the tensors are on {q.device}, not a CUDA device"
-    if q.dtype not in (torch.float16, torch.bfloat16):
-        return f"dtype {q.dtype} (the kernels take float16 and bfloat16)"
-    if q.shape[-1] > max(SUPPORTED_HEAD_DIMS):
-        return (
-            f"head_dim {q.shape[-1]} (supported: {', '.join(map(str, SUPPORTED_HEAD_DIMS))}; "
-            "others up to the largest are zero-padded to the next the kernel takes)"
-        )
-    if attn_mask is not None:
-        return "an attn_mask (the kernels support causal masking only)"
-    if dropout_p:
-        return "dropout"
-    major, minor = _capability(q.device)
-    if path_for_capability(major, minor) is None:
-        return f"compute capability {major}.{minor} (sageattn needs 8.0 or newer)"
-    return None
+def _call_facts(q, attn_mask, dropout_p):
+    """What plan_call needs to know of a call's tensors to decide whether the kernels can run it,
+    and the device's compute capability (None, None off CUDA)."""
+    facts = _plan.CallFacts(
+        load_error=None if _ops.available() else _ops.LOAD_ERROR,
+        device=str(q.device),
+        cuda_available=torch.cuda.is_available() if not q.is_cuda else True,
+        dtype=str(q.dtype),
+        sixteen_bit=q.dtype in (torch.float16, torch.bfloat16),
+        has_mask=attn_mask is not None,
+        dropout_p=float(dropout_p or 0.0),
+    )
+    return facts, (_capability(q.device) if q.is_cuda else (None, None))
 
 
 def _fall_back(caller, reason, strict, how="", stacklevel=3):
@@ -251,12 +240,8 @@ def _run(
     for the environment's choice); False for the per-path functions. (plan.plan_call decides.)"""
     _validate(q, k, v, tensor_layout)
     sharp = sharp_threshold_value(sharp_threshold)
-    reason = _fallback_reason(q, attn_mask, dropout_p)
-    if reason is not None:
-        _fall_back("sageattn", reason, strict, stacklevel=4)
-        return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p)
     h, s = (1, 2) if tensor_layout == "HND" else (2, 1)  # the heads' and the sequence's dims
-    major, minor = _capability(q.device)
+    facts, (major, minor) = _call_facts(q, attn_mask, dropout_p)
     plan = _plan.plan_call(
         "sageattn",
         major,
@@ -274,7 +259,11 @@ def _run(
         strict=strict,
         instead="sageattn picks a path this GPU runs",
         user_frames=2,
+        facts=facts,
     )
+    if plan.fallback is not None:
+        _fall_back("sageattn", plan.fallback, strict, stacklevel=4)
+        return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, return_lse, attn_mask, dropout_p)
     if plan.sdpa:
         return _sdpa(q, k, v, tensor_layout, is_causal, sm_scale, False, None, 0.0)
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(q.shape[3])

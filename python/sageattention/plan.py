@@ -2,7 +2,8 @@
 functions, sageattn_varlen): the hand-over of short calls to torch's SDPA, the kernel path, the
 head dim the kernel runs at, and whether the heads go in slices.
 
-plan_call() is a pure function of the call's sizes and the GPU's compute capability, over the
+plan_call() is a pure function of the call's sizes, what its tensors are (CallFacts: device,
+dtype, mask, dropout; whether the kernels loaded) and the GPU's compute capability, over the
 kernel library's facts (_manifest.py, generated from kernels/manifest.py). It runs in Python, not
 as an operator: a decode loop calls sageattn once per step per layer, where an operator call's
 host time would show, and under torch.compile each rule below is a comparison of the call's
@@ -199,17 +200,59 @@ def head_slices(heads_q, heads_kv):
         first += n
 
 
+class CallFacts(NamedTuple):
+    """What decides whether the kernels can run a call at all, read from its tensors and this
+    process by the entry point (plan_call decides)."""
+
+    load_error: str | None  # _ops.LOAD_ERROR where the compiled kernels did not load, else None
+    device: str  # the tensors' device: "cuda:0", "cpu"
+    cuda_available: bool
+    dtype: str  # "torch.float16"
+    sixteen_bit: bool  # float16 or bfloat16, the dtypes the kernels take
+    has_mask: bool
+    dropout_p: float
+
+
 class Plan(NamedTuple):
-    """What plan_call decided. sdpa: the call goes to torch's SDPA (the short-query rule); else
-    `path` runs at `padded_head_dim` (the call's head dim, or the next its kernel takes: zeros
-    added to Q, K and V leave the dot products as they are), in slices of the heads
-    (head_slices) when `sliced`."""
+    """What plan_call decided. sdpa: the call goes to torch's SDPA, because of `fallback` (why
+    the kernels cannot take it: the entry point warns, or raises in strict mode) or, where that
+    is None, the short-query rule; else `path` runs at `padded_head_dim` (the call's head dim, or
+    the next its kernel takes: zeros added to Q, K and V leave the dot products as they are), in
+    slices of the heads (head_slices) when `sliced`."""
 
     sdpa: bool
     path: str | None
     padded_head_dim: int
     sliced: bool
     accumulation: str = "fp32"  # how P·V is summed: a manifest ACCUMULATIONS name
+    fallback: str | None = None
+
+
+def fallback_reason(facts, major, minor, head_dim):
+    """Why the kernels cannot run a call (SDPA then runs it), or None. major, minor: the device's
+    compute capability (None off CUDA)."""
+    # First: a library that does not load (a torch older than the wheel needs, a broken install)
+    # is what the user must hear about, whatever the tensors.
+    if facts.load_error is not None:
+        return f"the compiled kernels could not be loaded ({facts.load_error})"
+    if not facts.device.startswith("cuda"):
+        if not facts.cuda_available:
+            return "the tensors are on the CPU (torch.cuda.is_available() is False)"
+        return f"the tensors are on {facts.device}, not a CUDA device"
+    if not facts.sixteen_bit:
+        return f"dtype {facts.dtype} (the kernels take float16 and bfloat16)"
+    if head_dim > max(SUPPORTED_HEAD_DIMS):
+        return (
+            f"head_dim {head_dim} (supported: {', '.join(map(str, SUPPORTED_HEAD_DIMS))}; "
+            "others up to the largest are zero-padded to the next the kernel takes)"
+        )
+    if facts.has_mask:
+        return "an attn_mask (the kernels support causal masking only)"
+    if facts.dropout_p:
+        return "dropout"
+    if path_for_capability(major, minor) is None:
+        return f"compute capability {major}.{minor} (sageattn needs 8.0 or newer)"
+    return None
 
 
 def plan_call(
@@ -230,6 +273,7 @@ def plan_call(
     strict=None,
     instead="",
     user_frames=1,
+    facts=None,
 ):
     """The plan of one call on a GPU of compute capability major.minor.
 
@@ -242,9 +286,15 @@ def plan_call(
     whether the short-query rule applies (sageattn's sdpa_for_short_queries: None for the
     environment's choice); False runs the kernel whatever the sizes. instead: what the capability
     error suggests. user_frames: how many frames above this call the user's code is (for warnings).
+    facts: what the call's tensors are (CallFacts); a call the kernels cannot take goes to SDPA
+    with its fallback reason, before any other rule (None: the caller knows they can).
     Raises SageAttentionError where the path cannot run on this GPU; warns once (raises
     in strict mode) where FP8 P·V cannot take the head dim and 16-bit P·V runs instead.
     """
+    if facts is not None:
+        reason = fallback_reason(facts, major, minor, head_dim)
+        if reason is not None:
+            return Plan(True, None, head_dim, False, fallback=reason)
     if short_queries is not False and uses_sdpa_for_short_queries(
         seq_q, seq_k, is_causal, return_lse, heads_q != heads_kv, short_queries
     ):

@@ -17,9 +17,8 @@ from .core import (
     _PATHS,
     SHARP_THRESHOLD,
     SageAttentionError,
-    _capability,
+    _call_facts,
     _fall_back,
-    _fallback_reason,
     _granularity,
     _sdpa,
     run_planned,
@@ -209,12 +208,8 @@ def sageattn_varlen(
     if pv_path is not None:
         accumulation_for("sageattn_varlen", pv_path, pv_accum_dtype)
     q_gran = _granularity(qk_quant_gran)
-    reason = _fallback_reason(q, None, 0.0)
-    if reason is not None:
-        _fall_back("sageattn_varlen", reason, strict, how=" per sequence")
-        return _sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, is_causal, sm_scale, return_lse)
     head_dim = q.shape[2]
-    major, minor = _capability(q.device)
+    facts, (major, minor) = _call_facts(q, None, 0.0)
     plan = plan_call(
         "sageattn_varlen",
         major,
@@ -230,7 +225,11 @@ def sageattn_varlen(
         pv_accum_dtype=pv_accum_dtype,
         strict=strict,
         instead="pv_path=None picks one that can",
+        facts=facts,
     )
+    if plan.fallback is not None:
+        _fall_back("sageattn_varlen", plan.fallback, strict, how=" per sequence")
+        return _sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, is_causal, sm_scale, return_lse)
 
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(head_dim)
     cu_q, cu_k = (

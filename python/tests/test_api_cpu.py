@@ -538,3 +538,70 @@ def test_short_query_rule(monkeypatch):
     monkeypatch.setenv("SAGEATTENTION_SDPA_SHORT_QUERIES", "0")
     assert not rule(1, 32768, False, False)
     assert rule(1, 32768, False, False, sdpa_for_short_queries=True)
+
+
+def _facts(**changes):
+    base = plan.CallFacts(
+        load_error=None,
+        device="cuda:0",
+        cuda_available=True,
+        dtype="torch.float16",
+        sixteen_bit=True,
+        has_mask=False,
+        dropout_p=0.0,
+    )
+    return base._replace(**changes)
+
+
+@pytest.mark.parametrize(
+    "changes, cc, head_dim, reason",
+    [
+        (dict(load_error="libcudart.so.13: cannot open"), (9, 0), 128, "could not be loaded"),
+        (dict(device="cpu", cuda_available=False), (None, None), 128, "on the CPU"),
+        (dict(device="meta"), (None, None), 128, "on meta, not a CUDA device"),
+        (dict(dtype="torch.float32", sixteen_bit=False), (9, 0), 128, "dtype torch.float32"),
+        ({}, (9, 0), 512, "head_dim 512"),
+        (dict(has_mask=True), (9, 0), 128, "attn_mask"),
+        (dict(dropout_p=0.1), (9, 0), 128, "dropout"),
+        ({}, (7, 5), 128, "compute capability 7.5"),
+        # The first reason wins: a library that does not load, whatever else.
+        (
+            dict(load_error="x", device="cpu", has_mask=True),
+            (None, None),
+            128,
+            "could not be loaded",
+        ),
+    ],
+)
+def test_plan_call_decides_the_fallback_first_with_its_reason(changes, cc, head_dim, reason):
+    p = plan.plan_call(
+        "sageattn",
+        *cc,
+        seq_q=4096,
+        seq_k=4096,
+        heads_q=8,
+        heads_kv=8,
+        head_dim=head_dim,
+        is_causal=False,
+        return_lse=False,
+        path="fp8" if cc == (7, 5) else None,  # a path the GPU cannot run raises only after
+        facts=_facts(**changes),
+    )
+    assert p.sdpa and p.path is None and reason in p.fallback, p
+
+
+def test_plan_call_with_facts_that_fit_plans_the_kernel():
+    p = plan.plan_call(
+        "sageattn",
+        9,
+        0,
+        seq_q=4096,
+        seq_k=4096,
+        heads_q=8,
+        heads_kv=8,
+        head_dim=128,
+        is_causal=False,
+        return_lse=False,
+        facts=_facts(),
+    )
+    assert not p.sdpa and p.fallback is None and p.path is not None
