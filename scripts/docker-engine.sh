@@ -5,6 +5,9 @@
 #                                      the base images (each step skipped when already done)
 #   scripts/docker-engine.sh python X.Y   make sagebuild-python:X.Y from this host's Python X.Y
 #                                      (the image set `local` takes a per-Python entry's from it)
+#   scripts/docker-engine.sh base debian11   make one base image (debian11: the oldest Debian
+#                                      the archive still serves, where scripts/test-docker.sh
+#                                      loads the CUDA 12 wheels)
 #   scripts/docker-engine.sh stop      stop the dockerd this script started
 #   scripts/docker-engine.sh status    what is installed and running, and the base images
 #
@@ -14,8 +17,10 @@
 # registry; their root file systems are kept in ~/.cache/sagebuild/docker-bases/ so that a fresh
 # engine imports them in seconds. matrix.yaml's `docker.local` names them (docs/build.md,
 # "Docker builds on this machine"):
-#   sagebuild-base:debian12   Debian 12, the CUDA 13 toolkit from PyPI (nvidia's wheels)
-#   sagebuild-base:debian13   Debian 13, CUDA 12.4 from its non-free nvidia-cuda-toolkit
+#   sagebuild-base:debian12   Debian 12: the CUDA 13 toolkit from PyPI (nvidia's wheels), and
+#                             Debian 13's CUDA 12.4 unpacked (toolkit_suite: trixie)
+#   sagebuild-base:debian13   Debian 13, where the wheels are load-tested (and the suite CUDA 12.4
+#                             comes from)
 #   sagebuild-base:tiny       busybox only: the engine's smoke test (.ci/run)
 # buildx: Debian 12 does not package it; Debian 13's docker-buildx is one static plugin, fetched
 # with apt from the trixie suite through a separate source list and state folder (the system's
@@ -86,11 +91,13 @@ rootfs_tar() {
     dir=$(mktemp -d)
     # The log beside the result: an engine started elsewhere leaves no folder of ours to use.
     mkdir -p "$bases"
-    $sudo debootstrap --variant=minbase --components=main,contrib,non-free,non-free-firmware \
+    local components=main,contrib,non-free,non-free-firmware
+    [[ $suite == bullseye ]] && components=main,contrib,non-free  # before non-free-firmware
+    $sudo debootstrap --variant=minbase --components=$components \
       "$suite" "$dir" "$mirror" >"$log" 2>&1 ||
       { tail -n 20 "$log" >&2; die "debootstrap $suite failed (log: $log)"; }
     # Every component, so that an image can install from non-free (nvidia-cuda-toolkit).
-    echo "deb $mirror $suite main contrib non-free non-free-firmware" |
+    echo "deb $mirror $suite ${components//,/ }" |
       $sudo tee "$dir/etc/apt/sources.list" >/dev/null
     $sudo rm -rf "$dir/var/cache/apt/archives/"*.deb "$dir/var/lib/apt/lists/"*
     mkdir -p "$bases"
@@ -219,7 +226,19 @@ case ${1:-start} in
     engine_up || die "no engine is running: scripts/docker-engine.sh start"
     python_image "$2"
     ;;
+  base)
+    [[ $# -eq 2 ]] || die "usage: scripts/docker-engine.sh base debian11|debian12|debian13"
+    engine_up || die "no engine is running: scripts/docker-engine.sh start"
+    case $2 in
+      debian11) suite=bullseye ;;
+      debian12) suite=bookworm ;;
+      debian13) suite=trixie ;;
+      *) die "no base image '$2' (debian11, debian12 or debian13)" ;;
+    esac
+    tar=$(rootfs_tar "$suite")
+    import_image "sagebuild-base:$2" "$tar"
+    ;;
   stop) stop_engine ;;
   status) status ;;
-  *) die "unknown command '$1' (start, stop or status)" ;;
+  *) die "unknown command '$1' (start, python, base, stop or status)" ;;
 esac

@@ -6,14 +6,18 @@
 #   2. `sagebuild build --backend docker --images local --profile docker-local`: the universal
 #      CUDA 13.0 wheel and torch 2.11 + cu130 for Python 3.12 (PyPI's toolkit on Debian 12), the
 #      torch 2.6.0 wheel for every Python and the universal CUDA 12.4 wheel (Debian 13's
-#      toolkit), each verified with its import test inside its container, then on the host;
+#      toolkit unpacked onto Debian 12), each verified with its import test inside its container,
+#      then on the host; the plan (`--dry-run`) names exactly the files the build wrote;
 #   3. the same four through `sagebuild bake` and a plain `docker buildx bake -f`: the same bytes;
 #   4. the universal CUDA 13.0 entry built natively from a clone at /src (the container's path)
 #      with the container's toolkit (`--cuda-path 13.0=pypi`): the same bytes as the container's
 #      but for the provenance, which names the build's Python and CMake (tests/wheels/wheel_diff.py);
 #   5. every wheel is import-tested in its container with PyPI's torch (torch 2.6.0, a CUDA 12.4
 #      build, for the torch 2.6 wheel; torch 2.10.0, a CUDA 12.8 build, for the CUDA 12.4 universal
-#      wheel); the torch 2.6 wheel also here, on Python 3.9 with torch 2.6.0.
+#      wheel); the two CUDA 12.4 wheels (manylinux_2_28) also load on this host (Debian 12), in a
+#      Debian 13 container and, the torch 2.6 one, in a Debian 11 container (glibc 2.31, the
+#      oldest the archive serves; its Python 3.9 is too old for torch 2.10), each with PyPI's torch
+#      for the distribution's own Python (the environment made here, mounted at its path).
 # Step timings go to build/docker-test/timings.txt. Exit status: the first failure's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +45,13 @@ dist=$out/dist
 rm -rf "$dist"
 timed docker-build "$sb" build --backend docker --profile docker-local --dist "$dist"
 "$sb" verify-wheel --expect-profile docker-local "$dist"/*.whl
+# What the plan says is what the files are: every name, the platform tag the build earned
+# included (wheel/identity decides it before the build; the binaries are held to it after).
+"$sb" build --backend docker --profile docker-local --dry-run |
+  awk '$1 == "wheel" { print $2 }' | sort >"$out/planned.txt"
+(cd "$dist" && ls -- *.whl) | sort >"$out/built.txt"
+diff -u "$out/planned.txt" "$out/built.txt"
+echo "test-docker: the plan names the $(wc -l <"$out/built.txt") wheels built"
 
 # 3. The generated file through a plain bake (BuildKit reuses the built layers: what is checked
 # is that the file alone, without sagebuild, gives the same wheels).
@@ -75,11 +86,43 @@ else
     --allow '*.dist-info/sagebuild.json' | tee "$out/native-vs-docker.txt"
 fi
 
-# 5. The torch 2.6.0 wheel on another Python than the one it was built and import-tested with in
-# its container (Debian 13's 3.13, as the universal CUDA 12.4 wheel with torch 2.10.0 there):
-# installed here into a fresh environment of Python 3.9 with PyPI's torch 2.6.0, and imported.
-timed torch-2.6.0-py3.9 bash scripts/python-env.sh 2.6.0 build/torch-2.6-py3.9-venv 3.9
-"$sb" verify-wheel --select I001 --import-python build/torch-2.6-py3.9-venv/bin/python \
-  "$dist"/*-260.124-py3-none-*.whl
+# 5. The CUDA 12.4 wheels where their users are: this host (Debian 12, glibc 2.36), Debian 13
+# (2.41) and Debian 11 (2.31), each with PyPI's torch for the Python it runs. The environments are
+# made here (python-env.sh) and mounted into the containers at their paths; a container uses its
+# own interpreter of the same X.Y with the environment's site-packages, so only the kernels, torch
+# and the distribution's own libraries meet.
+load_in() {  # IMAGE PYTHON_X.Y VENV WHEEL
+  local image=$1 py=$2 venv=$3 wheel=$4 site
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  docker run --rm -v "$PWD:$PWD:ro" -w /tmp "$image" "python$py" -c "
+import site, sys, zipfile
+zipfile.ZipFile('$PWD/$wheel').extractall('/tmp/w'); sys.path.insert(0, '/tmp/w')
+site.addsitedir('$site')
+import sageattention._ops as ops
+assert ops.available(), ops.LOAD_ERROR
+print('loaded in', open('/etc/debian_version').read().strip(), 'with torch', __import__('torch').__version__)"
+}
+test_image() {  # NAME BASE: the base with its distribution's python3
+  docker image inspect "$1" >/dev/null 2>&1 && return 0
+  printf 'FROM %s\nRUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*\n' "$2" |
+    docker build -q -t "$1" - >/dev/null
+}
+bash scripts/docker-engine.sh base debian11
+bash scripts/docker-engine.sh base debian13
+test_image sagebuild-test:debian11 sagebuild-base:debian11
+test_image sagebuild-test:debian13 sagebuild-base:debian13
+per_torch=$(ls "$dist"/*-260.124-py3-none-*.whl)
+universal=$(ls "$dist"/*-2100.124-py3-none-*.whl)
+for pair in "2.6.0 3.9" "2.6.0 3.13" "2.10.0 3.12" "2.10.0 3.13"; do
+  set -- $pair
+  timed "torch-$1-py$2" bash scripts/python-env.sh "$1" "build/torch-$1-py$2-venv" "$2"
+done
+for pair in "2.6.0 3.9 $per_torch" "2.10.0 3.12 $universal"; do
+  set -- $pair
+  "$sb" verify-wheel --select I001 --import-python "build/torch-$1-py$2-venv/bin/python" "$3"
+done
+load_in sagebuild-test:debian13 3.13 build/torch-2.6.0-py3.13-venv "$per_torch"
+load_in sagebuild-test:debian13 3.13 build/torch-2.10.0-py3.13-venv "$universal"
+load_in sagebuild-test:debian11 3.9 build/torch-2.6.0-py3.9-venv "$per_torch"
 echo "test-docker: passed"
 cat "$timings"

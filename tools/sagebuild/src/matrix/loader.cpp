@@ -45,7 +45,8 @@ const Strings kLatestAxisNames = {"torch", "cuda", "python", "platform"};
 constexpr const char* kFirstStableAbiTorch = "2.10.0";
 const Strings kOsNames = {"linux", "windows"};
 const Strings kDockerKeys = {"default", "images"};
-const Strings kDockerRuleKeys = {"cuda", "base", "toolkit", "python", "system_python"};
+const Strings kDockerRuleKeys = {"cuda",          "base",   "toolkit",
+                                 "toolkit_suite", "python", "system_python"};
 const Strings kDockerToolkits = {"image", "pypi", "debian"};
 
 // Names checked character by character: std::regex recurses per character in libstdc++, so a
@@ -410,6 +411,21 @@ class Loader {
                    "requirement; debian: Debian's nvidia-cuda-toolkit");
         } else {
           rule.toolkit = static_cast<DockerToolkit>(at - kDockerToolkits.begin());
+        }
+      }
+      if (const Field* x = f->get("toolkit_suite")) {
+        rule.toolkit_suite = r_.scalar(x->value, what + " toolkit_suite").value_or("");
+        const bool word = !rule.toolkit_suite.empty() &&
+                          std::all_of(rule.toolkit_suite.begin(), rule.toolkit_suite.end(),
+                                      [](char c) { return c >= 'a' && c <= 'z'; });
+        if (rule.toolkit != DockerToolkit::debian) {
+          r_.error(r_.where(x->value), "toolkit_suite applies only to toolkit: debian",
+                   "the Debian suite whose nvidia-cuda-toolkit is unpacked onto the base");
+        } else if (!word) {
+          r_.error(r_.where(x->value),
+                   fmt::format("toolkit_suite must be a Debian suite's code name (trixie), "
+                               "found '{}'",
+                               rule.toolkit_suite));
         }
       }
       if (const Field* x = f->get("python")) {

@@ -132,6 +132,10 @@ struct DockerImageRule {
   Located<std::string> cuda;  // a glob of CUDA versions: "13.*", "12.4", "*"
   std::string base;           // the image; {cuda_full} and {cuda} are the entry's
   DockerToolkit toolkit = DockerToolkit::image;
+  // toolkit debian: the Debian suite whose nvidia-cuda-toolkit is unpacked onto the base (its
+  // files only: the base keeps its own glibc, compiler and C++ runtime, which the wheel links
+  // against); empty: installed from the base's own suite.
+  std::string toolkit_suite;
   // The entry's interpreter: "uv" (downloaded by uv), or an image holding an interpreter that is
   // laid over the base ({python} is the entry's), or empty: only the base image's python3.
   std::string python;

@@ -59,6 +59,7 @@ Expected<nlohmann::ordered_json> make_bake_file(const matrix::Matrix& m,
           {"PYTHON_VERSION", image->python.str()},
           {"SAGEBUILD_ENTRY", e.id},
       };
+      if (!image->toolkit_suite.empty()) target["args"]["CUDA_SUITE"] = image->toolkit_suite;
       if (!options.prebuilt_sagebuild.empty()) {
         target["args"]["SAGEBUILD_PREBUILT"] = options.prebuilt_sagebuild;
       }

@@ -5,11 +5,16 @@
 namespace sagebuild::backend {
 namespace {
 
-// A step's command shortened for one console line.
+// A step's command on one short console line: runs of blanks (a RUN's continued lines) as one.
 std::string shortened(std::string_view text) {
   constexpr std::size_t kMax = 72;
-  if (text.size() <= kMax) return std::string(text);
-  return std::string(text.substr(0, kMax - 3)) + "...";
+  std::string out;
+  for (const char c : text) {
+    if (c == ' ' && !out.empty() && out.back() == ' ') continue;
+    out += c;
+  }
+  if (out.size() <= kMax) return out;
+  return out.substr(0, kMax - 3) + "...";
 }
 
 }  // namespace

@@ -25,6 +25,10 @@ TEST_CASE("bake progress: each target's step, and the phases of the build inside
   CHECK_FALSE(reader.feed("#1 [internal] load build definition from Dockerfile.linux"));
   CHECK_FALSE(reader.feed("#2 [other-target build 1/1] RUN x"));
   CHECK_FALSE(reader.feed("#3 41.07 [linux-a] from a vertex never started"));
+  // A RUN's continued lines read as one.
+  step = reader.feed("#15 [linux-b tools 2/4] RUN apt-get update     && apt-get install");
+  REQUIRE(step);
+  CHECK(step->step == "tools 2/4: RUN apt-get update && apt-get install");
   // A long command is cut to one console line.
   step = reader.feed("#14 [linux-b build 3/3] RUN " + std::string(200, 'x'));
   REQUIRE(step);

@@ -167,13 +167,16 @@ TEST_CASE(
   const auto& targets = file["target"];
   REQUIRE(targets.size() == 4);
   const auto& cu124 = targets["linux-sage2-pytorch26-cu124-python3"]["args"];
-  CHECK(cu124["BASE_IMAGE"] == "sagebuild-base:debian13");
+  // Debian 13's CUDA 12.4 unpacked onto Debian 12, whose glibc the wheel then links against.
+  CHECK(cu124["BASE_IMAGE"] == "sagebuild-base:debian12");
   CHECK(cu124["CUDA_SOURCE"] == "debian");
+  CHECK(cu124["CUDA_SUITE"] == "trixie");
   CHECK(cu124["PYTHON_SOURCE"] == "system");
-  CHECK(cu124["PYTHON_VERSION"] == "3.13");  // torch 2.6.0 has 3.13 wheels
+  CHECK(cu124["PYTHON_VERSION"] == "3.11");  // torch 2.6.0 has 3.11 wheels
   const auto& universal = targets["linux-sage2-universal-pytorch210-cu130"]["args"];
   CHECK(universal["BASE_IMAGE"] == "sagebuild-base:debian12");
   CHECK(universal["CUDA_SOURCE"] == "pypi");
+  CHECK_FALSE(universal.contains("CUDA_SUITE"));  // only where a rule names one
   CHECK(universal["PYTHON_SOURCE"] == "system");
   CHECK(universal["PYTHON_VERSION"] == "3.11");
   const auto& cp312 = targets["linux-sage2-pytorch211-cu130-python312"]["args"];

@@ -68,6 +68,7 @@ Expected<DockerImage> docker_image_for(const matrix::Matrix& m, const matrix::En
   const std::pair<std::string, std::string> values[] = {{"cuda_full", e.cuda_full}, {"cuda", cuda}};
   image.base = text::fill_placeholders(rule->base, values);
   image.toolkit = rule->toolkit;
+  image.toolkit_suite = rule->toolkit_suite;
   if (image.toolkit == matrix::DockerToolkit::pypi) {
     const matrix::CudaToolkit* toolkit = m.find_cuda(e.cuda);
     if (!toolkit || toolkit->pypi.empty()) {

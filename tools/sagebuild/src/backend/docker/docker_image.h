@@ -23,6 +23,7 @@ const char* docker_python_name(DockerPython python);
 struct DockerImage {
   std::string base;
   matrix::DockerToolkit toolkit = matrix::DockerToolkit::image;
+  std::string toolkit_suite;  // matrix::DockerImageRule::toolkit_suite
   DockerPython python_source = DockerPython::uv;
   std::string python_image;  // DockerPython::image: the image; otherwise empty
   Version python;            // the interpreter the wheel is built with
