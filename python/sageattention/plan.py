@@ -310,7 +310,7 @@ def plan_call(
         and _ops.HAS_SM90A
         and not _keep_mma_fp16_on_hopper
     ):
-        path = "fp16_sm90"  # the same algorithm on the Hopper kernel: 1.5-1.7x the mma.sync one
+        path = "fp16_sm90"  # the same algorithm on the Hopper kernel, faster (docs/kernels.md)
     gap = capability_gap(path, major, minor, _ops.HAS_SM90A)
     if gap != "none":
         raise SageAttentionError(

@@ -274,9 +274,9 @@ __device__ __forceinline__ float int8_scale(float amax, float mult) {
 // FMA pipe: adding 1.5·2^23 (kSmallIntBias above) leaves the integer in the float's low bits,
 // and its low byte is the INT8 in two's complement; byte permutes pack them. F2I conversions run
 // at a quarter of the FMA pipe's rate, and the Hopper kernel quantizes 16K values per CTA before
-// its first Q·Kᵀ. (One FFMA instead of FMUL + FADD rounds the exact product once: ~4e-4 of the
-// values then differ by 1 from the F2I result, which moved outputs by up to 1% with unsmoothed
-// outlier K and took them further from the host reference; kernels/NOTES.md, sm90-q-in-kernel.)
+// its first Q·Kᵀ. (One FFMA instead of FMUL + FADD rounds the exact product once: some values
+// then differ by 1 from the F2I result, which moved outputs with unsmoothed outlier K and took
+// them further from the host reference; kernels/NOTES.md, sm90-q-in-kernel.)
 __device__ __forceinline__ uint2 quantize_int8x8(const float (&x)[8], float inv) {
   unsigned bits[8];
 #pragma unroll

@@ -171,10 +171,10 @@ JobPlan plan_jobs(const Params& p, const Workspace& w, const Residency& r) {
   const bool needs_statistics = plan.smooth_k || plan.fp8;
   // The fused queue needs each barrier group's slices (a unit's K, or its V) in at most two
   // consecutive rounds of its grid (fused_quantize_kernel): no more slices per group than CTAs
-  // resident at once. Where it can run it was faster than the plain queue on an H100 (3.35 TB/s)
-  // everywhere measured; on an H200 (4.9 TB/s) for K alone (the 16-bit P·V paths) but not with V
-  // (FP8 paths), so the plain queue keeps V above 4 TB/s, where its second read of V costs about
-  // what the fused queue's waits do (kernels/NOTES.md, quant-fused-vs-plain,
+  // resident at once. Where it can run it was faster than the plain queue on an H100 everywhere
+  // measured; on an H200 for K alone (the 16-bit P·V paths) but not with V (FP8 paths), so the
+  // plain queue keeps V on GPUs above kFusedMaxDramGBps, where its second read of V costs
+  // about what the fused queue's waits do (kernels/NOTES.md, quant-fused-vs-plain,
   // quant-fused-pipelined, quant-split-barrier).
   const FusedMode mode = fused_mode();
   const bool fused_pays = mode == FusedMode::wherever_possible ||

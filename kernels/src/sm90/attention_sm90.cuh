@@ -126,8 +126,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
     }
     sm90::fence_barrier_init();
     // The first round of K and V is requested now, so that its latency overlaps the set-up
-    // below and the CTA-wide barrier (CTA timeline: the set-up took ~900 cycles and a tile
-    // arrived ~1,600 cycles after it).
+    // below and the CTA-wide barrier (a tile takes longer to arrive than the set-up takes:
+    // kernels/NOTES.md, sm90-epilogue-factors-early).
     for (int nb = 0; nb < first_round; ++nb)
       load_kv(nb);
   }

@@ -140,8 +140,7 @@ struct Sm90Config {
   // kDv/64 boxes of 64 channels (128 swizzled bytes per key; at d=96 the TMA fills channels 96-127
   // with zeros), then a further 64-channel block of ones (written once). Either way P·V with
   // N = kDv + 8 leaves P's row sums in the accumulator's last 8 columns. (A separate N = 8 wgmma
-  // per k-step against a tile of ones measured 2-4% slower at d=128: kernels/NOTES.md,
-  // sm90-pv16-path.)
+  // per k-step against a tile of ones was slower at d=128: kernels/NOTES.md, sm90-pv16-path.)
   static constexpr int kVSwizzle = kBlockN;
   static constexpr int kVRows = kDv + 8;
   static constexpr int kVBoxBytes = kBlockN * 128;  // 16-bit: one box of 64 channels

@@ -275,7 +275,8 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
   // 448 is in row_sum too), loaded before the last turn so that their latency hides behind
   // it. (Loaded among O's stores, as they were, each load waited for the stores before it,
   // since ptxas cannot rule out that O and v_amax overlap: one L2 round trip per column
-  // group, ~10,000 cycles of epilogue per CTA at d=128; a third of a CTA at 1k tokens.)
+  // group, a large share of a short sequence's CTA; kernels/NOTES.md,
+  // sm90-epilogue-factors-early.)
   [[maybe_unused]] float2 col_scale[D / 8];
   auto load_col_scales = [&] {
     if constexpr (!Cfg::kPv8) return;  // V is not scaled

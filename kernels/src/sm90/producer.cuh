@@ -60,8 +60,8 @@ __device__ __forceinline__ void sm90_produce(const Sm90Cta<Cfg::kVarlen>& c) {
     // repeat) into its stage, then the producer's arrival on k_full: a consumer that saw the
     // stage's K also sees its scales. Staged here, the consumers never wait for a global
     // load: loaded by them a turn ahead, the copies ptxas made of the loaded values into
-    // other registers still waited for the load in the same turn (ncu: 3.6% of the warps'
-    // time at d=128 16k; kernels/NOTES.md, sm90-kscale-in-smem).
+    // other registers still waited for the load in the same turn (kernels/NOTES.md,
+    // sm90-kscale-in-smem).
     const int k_shift = __ffs(a.k_rows) - 1;
     // The last block may reach past the rows the quantization wrote (dense: kv_pad rows).
     const int k_scale_last = c.seq.kv_rows / a.k_rows - 1;

@@ -39,8 +39,8 @@ Expected<Ok> normalize_build_options(BuildOptions& o,
 BuildBudget plan_budget(int requested_jobs, std::size_t entries, unsigned cores, double memory_gb,
                         std::size_t kernel_files, std::size_t archs) {
   BuildBudget b;
-  // 1.5 GB per compile process: nvcc's peak on these kernels was measured at 0.25 GB and g++ on
-  // the torch binding at about 1 GB (docs/build.md); the margin keeps a busy machine out of swap.
+  // 1.5 GB per compile process: above nvcc's and g++'s measured peaks on these sources
+  // (docs/build.md, "Parallelism and memory"); the margin keeps a busy machine out of swap.
   const int by_memory = std::max(1, static_cast<int>(memory_gb / 1.5));
   const int total = std::max(1, std::min(static_cast<int>(std::max(1u, cores)), by_memory));
   b.jobs = std::max(
