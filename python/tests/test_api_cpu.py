@@ -93,6 +93,7 @@ def plan_of(
     short_queries=False,
     strict=None,
     pv_accum_dtype=None,
+    facts=None,
 ):
     return plan.plan_call(
         "sageattn",
@@ -109,6 +110,7 @@ def plan_of(
         short_queries=short_queries,
         strict=strict,
         instead="sageattn picks a path this GPU runs",
+        facts=facts,
     )
 
 
@@ -574,34 +576,11 @@ def _facts(**changes):
     ],
 )
 def test_plan_call_decides_the_fallback_first_with_its_reason(changes, cc, head_dim, reason):
-    p = plan.plan_call(
-        "sageattn",
-        *cc,
-        seq_q=4096,
-        seq_k=4096,
-        heads_q=8,
-        heads_kv=8,
-        head_dim=head_dim,
-        is_causal=False,
-        return_lse=False,
-        path="fp8" if cc == (7, 5) else None,  # a path the GPU cannot run raises only after
-        facts=_facts(**changes),
-    )
+    # (On 7.5 a path is asked for: one the GPU cannot run raises, but only after the fallback.)
+    p = plan_of(cc, "fp8" if cc == (7, 5) else None, head_dim=head_dim, facts=_facts(**changes))
     assert p.sdpa and p.path is None and reason in p.fallback, p
 
 
 def test_plan_call_with_facts_that_fit_plans_the_kernel():
-    p = plan.plan_call(
-        "sageattn",
-        9,
-        0,
-        seq_q=4096,
-        seq_k=4096,
-        heads_q=8,
-        heads_kv=8,
-        head_dim=128,
-        is_causal=False,
-        return_lse=False,
-        facts=_facts(),
-    )
+    p = plan_of((9, 0), facts=_facts())
     assert not p.sdpa and p.fallback is None and p.path is not None
