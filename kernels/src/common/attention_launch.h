@@ -8,8 +8,8 @@
 #include <cuda_runtime_api.h>
 #include <limits>
 
-#include "../guard/sharp_tiles.h"
 #include "sageattn/sageattn.h"
+#include "sharp_tiles.h"
 #include "workspace.h"
 
 namespace sageattn::detail {

@@ -8,9 +8,9 @@
 #include <limits>
 #include <string>
 
-#include "../guard/sharp_tiles.h"
 #include "sageattn/sageattn.h"
 #include "sequence.h"
+#include "sharp_tiles.h"
 #include "tile_policy.h"
 
 namespace sageattn::detail {

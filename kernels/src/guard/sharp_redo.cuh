@@ -24,7 +24,7 @@
 #include "../common/attention_sequence.cuh"
 #include "../common/causal.h"
 #include "../common/device_primitives.cuh"
-#include "sharp_tiles.h"
+#include "../common/sharp_tiles.h"
 
 namespace sageattn::detail {
 

@@ -69,7 +69,7 @@ __device__ __forceinline__ void write_attention_output(
   }
 }
 
-// The kernel's half of the sharp-tile guard (guard/sharp_tiles.h): a 64-row tile with a row
+// The kernel's half of the sharp-tile guard (common/sharp_tiles.h): a 64-row tile with a row
 // past the limit, or (accumulation_may_overflow) with a row whose O left FP16's range in some
 // block's sum, goes on the worklist; its warps vote on a named barrier of their own.
 template <class Cfg, bool kVarlen>

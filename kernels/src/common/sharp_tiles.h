@@ -1,6 +1,6 @@
 // The sharp-tile guard's worklist, shared by the host (its size in the workspace), the attention
-// kernels (which append to it) and the 16-bit Q·Kᵀ kernel (sharp_redo.cuh, which works through
-// it).
+// kernels (which append to it) and the 16-bit Q·Kᵀ kernel (guard/sharp_redo.cuh, which works
+// through it).
 //
 // INT8 Q·Kᵀ's error is a fixed fraction of the logits' size; where the largest logit reaches the
 // hundreds, that is enough to move weight between a row's top keys (docs/kernels.md, "Sharp
