@@ -176,9 +176,9 @@ std::string delivered_version(const IndexedWheel& w) {
   return w.version + "." + label;
 }
 
-Expected<IndexedWheel> labelled_copy(const IndexedWheel& w, const stdfs::path& dir) {
-  const std::string version = delivered_version(w);
-  if (version == w.version) return w;
+Expected<stdfs::path> repacked_copy(const IndexedWheel& w, const stdfs::path& dir,
+                                    const std::string& version, const std::string& variant_label,
+                                    const std::string& variant_json) {
   auto name = wheel::parse_wheel_filename(w.path.filename().string());
   if (!name) return name.error();
   if (!name->build) return Error{w.path.filename().string() + " has no build tag"};
@@ -188,7 +188,15 @@ Expected<IndexedWheel> labelled_copy(const IndexedWheel& w, const stdfs::path& d
   wheel::RepackRequest request{w.path, dir, name->build->text, *provenance};
   request.version = version;
   request.require_record_match = true;
-  auto repacked = wheel::repack_wheel(request);
+  request.variant_label = variant_label;
+  request.variant_json = variant_json;
+  return wheel::repack_wheel(request);
+}
+
+Expected<IndexedWheel> labelled_copy(const IndexedWheel& w, const stdfs::path& dir) {
+  const std::string version = delivered_version(w);
+  if (version == w.version) return w;
+  auto repacked = repacked_copy(w, dir, version);
   if (!repacked) {
     return Error{fmt::format("cannot label {} as {}: {}", w.path.filename().string(), version,
                              repacked.error().message)};

@@ -47,6 +47,16 @@ std::string variant_label(const IndexedWheel& wheel);
 // already ends with its label keeps its version.
 std::string delivered_version(const IndexedWheel& wheel);
 
+// The wheel repacked into `dir` under `version`, every member first checked against its RECORD
+// (a copy is never made of content changed after the wheel was made); with a variant label
+// (registry/wheel_variants.h), the label in its name and `variant_json` as its variant.json.
+// Returns the new file's path.
+Expected<std::filesystem::path> repacked_copy(const IndexedWheel& wheel,
+                                              const std::filesystem::path& dir,
+                                              const std::string& version,
+                                              const std::string& variant_label = "",
+                                              const std::string& variant_json = "");
+
 // The wheel again under delivered_version(), into `dir` (repacked: dist-info, METADATA,
 // provenance and RECORD agree; the same input gives the same bytes). A wheel already
 // labelled is described where it is, not copied.

@@ -8,9 +8,7 @@
 
 #include "util/json_text.h"
 #include "util/sha256.h"
-#include "wheel/filename.h"
-#include "wheel/provenance.h"
-#include "wheel/repack.h"
+#include "wheel/zip_archive.h"
 
 namespace sagebuild::registry {
 namespace {
@@ -48,6 +46,23 @@ nlohmann::ordered_json variant_metadata(const std::map<std::string, std::string>
           {"variants", variants}};
 }
 
+// The METADATA of a wheel whose name parse_wheel_filename does not take (a variant label).
+Expected<std::string> metadata_of(const stdfs::path& wheel) {
+  auto archive = wheel::ZipArchive::open(wheel);
+  if (!archive) return archive.error();
+  auto stream = archive->open_stream();
+  std::vector<std::uint8_t> data, scratch;
+  for (const auto& e : archive->entries()) {
+    const auto slash = e.name.find('/');
+    if (slash == std::string::npos || e.name.substr(slash) != "/METADATA" ||
+        !e.name.substr(0, slash).ends_with(".dist-info"))
+      continue;
+    if (auto error = archive->read(stream, e, data, scratch)) return Error{error->message};
+    return std::string(data.begin(), data.end());
+  }
+  return Error{wheel.filename().string() + " has no .dist-info/METADATA"};
+}
+
 }  // namespace
 
 std::string driver_cuda_floor(const IndexedWheel& wheel) {
@@ -69,20 +84,10 @@ Expected<VariantFiles> write_variant_wheels(const std::vector<const IndexedWheel
   stdfs::create_directories(dir, ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", dir.string(), ec.message())};
   for (const IndexedWheel* w : universal) {
-    auto name = wheel::parse_wheel_filename(w->path.filename().string());
-    if (!name) return name.error();
-    if (!name->build) return Error{w->path.filename().string() + " has no build tag"};
-    auto provenance = wheel::Provenance::parse(w->provenance);
-    if (!provenance) return provenance.error();
     const std::string version = plain_version(*w), label = variant_label(*w);
-    provenance->version = version;
-    wheel::RepackRequest request{w->path, dir, name->build->text, *provenance};
-    request.version = version;
-    request.require_record_match = true;
-    request.variant_label = label;
-    request.variant_json =
-        json_text(variant_metadata(versions.at({w->project, version}), {label}), 2) + "\n";
-    auto repacked = wheel::repack_wheel(request);
+    auto repacked = repacked_copy(
+        *w, dir, version, label,
+        json_text(variant_metadata(versions.at({w->project, version}), {label}), 2) + "\n");
     if (!repacked) {
       return Error{fmt::format("cannot make the {} variant of {}: {}", label,
                                w->path.filename().string(), repacked.error().message)};
@@ -90,6 +95,10 @@ Expected<VariantFiles> write_variant_wheels(const std::vector<const IndexedWheel
     IndexedWheel copy = *w;
     copy.path = *repacked;
     copy.version = version;
+    // Served beside the wheel (PEP 658): the copy's own, whose Version the repack rewrote.
+    auto metadata = metadata_of(copy.path);
+    if (!metadata) return metadata.error();
+    copy.metadata = std::move(*metadata);
     auto digest = sha256_file(copy.path);
     if (!digest) return digest.error();
     copy.sha256 = to_hex(digest->digest);
