@@ -7,8 +7,12 @@ must agree on. kernels/generate_instantiations.py writes every copy from it:
   src/dispatch.h                      the launch of each (path, type, head dim) instantiation
   src/instantiations/*.cu             one translation unit per instantiation
   python/sageattention/_manifest.py   the Python package's numbers (core.py imports them)
+  src/common/tile_config.h            the kernels' shapes per head dim (HEAD_DIM_SHAPES,
+                                      MMA_TILES, SM90_TILES) and the tuning knobs (KNOBS)
+  src/sm90/wgmma_ops.cuh              the wgmma wrappers the Hopper tiles issue
 
-Edit here, run `python3 kernels/generate_instantiations.py`, commit what it writes; the test
+A new head dim is a row in each table below (and its kernel, where the shape is new): edit here,
+run `python3 kernels/generate_instantiations.py`, commit what it writes; the test
 `kernels.generated` (`generate_instantiations.py --check`) fails when the two differ. The rules
 that pick among these (which path a GPU and a length get, what each GPU lacks) are functions
 in sageattn.h, over these facts.
@@ -124,3 +128,146 @@ HOPPER_ONLY_HEAD_DIMS = tuple(
 # The sharp-tile kernel (src/guard/sharp_redo.cuh) redoes tiles of every path: every head dim,
 # both input types.
 SHARP_HEAD_DIMS = SUPPORTED_HEAD_DIMS
+
+
+class Knob(NamedTuple):
+    """A tuning value a measurement may override at compile time (-DSAGEATTN_<name>=<value>):
+    the table cells below that name it take its value. kernels/NOTES.md has what each measured."""
+    name: str
+    default: int
+    doc: str
+
+
+KNOBS = (
+    Knob("MMA_MTILES", 2, "mma.sync: query rows per warp in m16 tiles, where a path's MMA_TILES row "
+         "names this knob: each K and V fragment read from shared memory feeds that many mma tiles "
+         "(NOTES: version 7)."),
+    Knob("MIN_CTAS_PER_SM", 0, "mma.sync: the CTAs per SM its launch bounds ask registers for; 0 "
+         "gives ptxas no minimum (an explicit 1 lets the FP8 d128 kernel grow to 255 registers and "
+         "spill), 3 caps registers at 168 (NOTES: mma-launch-bounds-168)."),
+    Knob("MMA_MAX_HEADROOM", 8, "mma.sync 16-bit P·V with FP32 sums: the row max moves only when a "
+         "block's max exceeds it by more than this, in log2 units (NOTES: mma-max-headroom)."),
+    Knob("SM90_STAGES", 3, "Hopper: shared-memory stages of K and V with 128-key blocks."),
+    Knob("SM90_STAGES_N64", 4, "Hopper: stages with 64-key blocks (half the bytes per stage)."),
+    Knob("SM90_STAGES_D256", 3, "Hopper, d=256: 56 KB per stage (K 16 KB, V with its ones 40 KB) "
+         "beside a 32 KB Q tile."),
+    Knob("SM90_PINGPONG", 1, "Hopper: the consumer warpgroups take turns (ping-pong)."),
+    Knob("SM90_CONSUMERS_D64", 0, "Hopper, d=64: consumer warpgroups 2, 3 or 4 (4 with 16-bit P·V "
+         "only, else 3), or 0 for the tile policy's rule (NOTES: sm90-d64-three-consumers, "
+         "sm90-d64-four-consumers)."),
+    Knob("SM90_CONSUMERS_D128", 0, "Hopper, d=128: 2 or 3 (16-bit P·V only), or 0 for the rule "
+         "(NOTES: sm90-d128-pv16-three-consumers)."),
+    Knob("SM90_FMA_EXP2_D64", 4, "Hopper: of an S tile's column groups (4 scores each per thread), "
+         "how many take exp2 from the FMA pipe's polynomial rather than the MUFU (exp2_fma.h), at "
+         "d=64 with two consumers; the best share moves whenever the softmax's other instructions "
+         "change (NOTES: sm90-exp2-polynomial, sm90-kscale-in-smem)."),
+    Knob("SM90_FMA_EXP2_D64_C3", 0, "... at d=64 with three: the FMA pipe is the busier one there "
+         "(NOTES: sm90-exp2-share-d64-c3)."),
+    Knob("SM90_FMA_EXP2_D64_C4", 0, "... at d=64 with four (64-key blocks: 8 column groups)."),
+    Knob("SM90_FMA_EXP2_D128", 1, "... at d=96 and 128 with two."),
+    Knob("SM90_FMA_EXP2_D128_C3", 0, "... at d=128 with three (64-key blocks)."),
+    Knob("SM90_FMA_EXP2_D256", 0, "... at d=192 and 256: the tensor cores' work per score leaves "
+         "the MUFU room."),
+    Knob("SM90_TRACE", 0, "Hopper, measurement only: 1 stamps the SM clock at each turn's phases "
+         "(sm90/trace.cuh; kernels/tests/sm90_trace.sh)."),
+    Knob("QUANT_THREADS_D64", 128, "Quantization: threads per CTA at d=64; 4 CTAs of 4 warps per "
+         "SM measured faster at every length (NOTES: quant-mean-in-smem)."),
+    Knob("QUANT_THREADS_D128", 256, "... at d=128: 8 warps; 4 were as fast up to 4k tokens per head "
+         "and slower beyond."),
+    Knob("QUANT_MIN_BLOCKS_256", 4, "Quantization: CTAs of 256 threads per SM the plain queue's "
+         "registers must allow (a few dozen bytes then spill to L1, measured faster than 2 CTAs "
+         "per SM without: NOTES quant-persistent-cp-async)."),
+)
+
+
+# A cell of the tables below: a number, or a KNOBS name whose value it takes.
+class HeadDimShape(NamedTuple):
+    """What every kernel family needs of a head dim."""
+    head_dim: int
+    v_channels: int      # V's and O's channels as the Hopper and sharp-tile kernels hold them
+    #                      (d=96: 128, the last 32 zeros; 64-channel boxes leave no room else)
+    quant_threads: object  # quantization CTA threads: 128 or 256 (a job's warps x 8 loads)
+    sharp_keys: int      # the sharp-tile kernel's key block (O takes D/2 floats per thread)
+    sm90_consumers: object = 0  # the knob forcing the Hopper kernel's consumer count, or 0
+
+
+class MmaTile(NamedTuple):
+    """The mma.sync kernel's shape per (path, head dim)."""
+    path: str
+    head_dim: int
+    m_tiles: object      # query rows per warp in m16 tiles: 1 or 2
+
+
+class Sm90Tile(NamedTuple):
+    """One Hopper kernel shape: per (head dim, P·V type, consumer warpgroups). Two consumers is
+    every head dim's base; the tile policy (common/tile_policy.h) takes 3 or 4 where a row
+    exists."""
+    head_dim: int
+    pv: str              # "e4m3" or "16bit"
+    consumers: int       # warpgroups of 64 query rows
+    key_block: int       # keys per main-loop block (the S tile's width)
+    stages: object       # shared-memory stages of K and V
+    fma_exp2_groups: object  # S's column groups whose exp2 runs on the FMA pipe
+
+
+HEAD_DIM_SHAPES = (
+    # At d=256 a job's 64 rows hold a per_block scale's rows whole with 8 warps.
+    HeadDimShape(64, 64, "QUANT_THREADS_D64", 64, "SM90_CONSUMERS_D64"),
+    HeadDimShape(96, 128, 256, 64),
+    HeadDimShape(128, 128, "QUANT_THREADS_D128", 64, "SM90_CONSUMERS_D128"),
+    HeadDimShape(192, 192, 256, 32),
+    HeadDimShape(256, 256, 256, 32),
+)
+
+MMA_TILES = (
+    # d=256: O alone is 128 floats per m16 tile and thread. FP8 P·V at d=64: 64-row CTAs, twice
+    # as many per SM, hide its latencies better than two tiles' halved shared-memory reads gain
+    # (NOTES: mma-fp8-d64-one-mtile).
+    MmaTile("fp16", 64, "MMA_MTILES"),
+    MmaTile("fp16", 128, "MMA_MTILES"),
+    MmaTile("fp16", 256, 1),
+    MmaTile("fp8", 64, 1),
+    MmaTile("fp8", 128, "MMA_MTILES"),
+)
+
+SM90_TILES = (
+    # Three consumers (192-row tiles, 160 registers each) at d=64 and, 16-bit P·V only, at d=128,
+    # where O, S and P fit only with 64-key blocks; e4m3 P·V's second-level accumulator does not
+    # fit there (NOTES: sm90-d128-e4m3-three-consumers). Four (256-row tiles, 112 registers) at
+    # d=64 with 16-bit P·V. d=192 and 256: two, whose 240 registers hold O beside a 64-key S tile.
+    Sm90Tile(64, "e4m3", 2, 128, "SM90_STAGES", "SM90_FMA_EXP2_D64"),
+    Sm90Tile(64, "e4m3", 3, 128, "SM90_STAGES", "SM90_FMA_EXP2_D64_C3"),
+    Sm90Tile(64, "16bit", 2, 128, "SM90_STAGES", "SM90_FMA_EXP2_D64"),
+    Sm90Tile(64, "16bit", 3, 128, "SM90_STAGES", "SM90_FMA_EXP2_D64_C3"),
+    Sm90Tile(64, "16bit", 4, 64, "SM90_STAGES_N64", "SM90_FMA_EXP2_D64_C4"),
+    Sm90Tile(96, "16bit", 2, 128, "SM90_STAGES", "SM90_FMA_EXP2_D128"),
+    Sm90Tile(128, "e4m3", 2, 128, "SM90_STAGES", "SM90_FMA_EXP2_D128"),
+    Sm90Tile(128, "16bit", 2, 128, "SM90_STAGES", "SM90_FMA_EXP2_D128"),
+    Sm90Tile(128, "16bit", 3, 64, "SM90_STAGES_N64", "SM90_FMA_EXP2_D128_C3"),
+    Sm90Tile(192, "16bit", 2, 64, "SM90_STAGES_N64", "SM90_FMA_EXP2_D256"),
+    Sm90Tile(256, "16bit", 2, 64, "SM90_STAGES_D256", "SM90_FMA_EXP2_D256"),
+)
+
+
+def missing_rows(paths=PATHS, shapes=HEAD_DIM_SHAPES, mma_tiles=MMA_TILES, sm90_tiles=SM90_TILES,
+                 knobs=KNOBS):
+    """What the tables lack for the paths' head dims, or name wrongly: one line each (the
+    generator refuses to write while any is left)."""
+    problems = []
+    knob_names = {k.name for k in knobs}
+    dims = {d for p in paths for d in p.head_dims}
+    have = {s.head_dim for s in shapes}
+    problems += [f"HEAD_DIM_SHAPES has no row for head dim {d}" for d in sorted(dims - have)]
+    for p in paths:
+        for d in p.head_dims:
+            if p.kernel == "mma" and not any(t.path == p.name and t.head_dim == d
+                                             for t in mma_tiles):
+                problems.append(f"MMA_TILES has no row for ({p.name!r}, {d})")
+            if p.kernel == "sm90" and not any(t.head_dim == d and t.pv == p.pv and
+                                              t.consumers == 2 for t in sm90_tiles):
+                problems.append(f"SM90_TILES has no row for ({d}, {p.pv!r}, 2 consumers)")
+    for row in (*shapes, *mma_tiles, *sm90_tiles):
+        for value in row:
+            if isinstance(value, str) and value.isupper() and value not in knob_names:
+                problems.append(f"{type(row).__name__} {tuple(row)} names no knob {value!r}")
+    return problems

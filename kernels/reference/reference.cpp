@@ -125,7 +125,8 @@ void quantized_attention(const Problem& p, PvPath path, PvAccum accumulation, DT
   // for the call in it (64 or 128).
   const int block_n =
       is_sm90_path(path)
-          ? detail::sm90_key_block(D, detail::sm90_consumer_warpgroups(D, path, p.causal, p.qo_len))
+          ? detail::sm90_key_block(D, uses_fp8_v(path),
+                                   detail::sm90_consumer_warpgroups(D, path, p.causal, p.qo_len))
           : detail::kBlockN;
   const bool pv16 = !uses_fp8_v(path);
   const double v_max = fp8_v_max(accumulation);

@@ -109,6 +109,18 @@ std::string head_dims_taken(PvPath path) {
   return listed_head_dims([&](int d) { return path_supports_head_dim(path, d); });
 }
 
+// The head dim a path takes that head_dim pads up to: the smallest above it (the largest the
+// path takes, where none is).
+int padded_head_dim(PvPath path, int head_dim) {
+  int largest = 0;
+  for (int d : kSupportedHeadDims) {
+    if (!path_supports_head_dim(path, d)) continue;
+    if (d > head_dim) return d;
+    largest = d;
+  }
+  return largest;
+}
+
 // "0 fp16, 1 fp8, ...": every path by its number.
 std::string known_paths() {
   std::string text;
@@ -151,7 +163,7 @@ Status validate(const Params& p) {
   }
   if (!path_supports_head_dim(p.pv_path, p.head_dim)) {
     const std::string name = path_name(p.pv_path), d = std::to_string(p.head_dim);
-    const std::string padded = std::to_string(p.head_dim < 128 ? 128 : 256);
+    const std::string padded = std::to_string(padded_head_dim(p.pv_path, p.head_dim));
     if (is_hopper_only_head_dim(p.head_dim) && !uses_fp8_v(p.pv_path)) {
       return Status::error("sageattn: the " + name + " path takes head dims " +
                            head_dims_taken(p.pv_path) + "; pad " + d + " to " + padded +
@@ -159,13 +171,14 @@ Status validate(const Params& p) {
     }
     if (p.head_dim < kFp8PvMaxHeadDim) {  // 96: a Hopper-only dim below FP8's limit
       return Status::error("sageattn: the " + name + " path takes head dims " +
-                           head_dims_taken(p.pv_path) + "; pad " + d + " to 128");
+                           head_dims_taken(p.pv_path) + "; pad " + d + " to " + padded);
     }
     std::string instead = "the fp16 path";
     if (is_sm90_path(p.pv_path)) {
       instead = "the fp16_sm90 path";
     } else if (is_hopper_only_head_dim(p.head_dim)) {
-      instead = "the fp16_sm90 path on Hopper, or padded to " + padded + " the fp16 path";
+      instead = "the fp16_sm90 path on Hopper, or padded to " +
+                std::to_string(padded_head_dim(PvPath::fp16, p.head_dim)) + " the fp16 path";
     }
     return Status::error("sageattn: the " + name + " path takes head dims up to " +
                          std::to_string(kFp8PvMaxHeadDim) + "; head_dim " + d + " runs on " +

@@ -40,11 +40,31 @@ TEST_CASE("the Hopper kernel runs three or four consumer warpgroups where they f
 
 TEST_CASE("the key block is 64 only for three consumer warpgroups at d=128 and four at d=64",
           "[workspace]") {
-  CHECK(sm90_key_block(64, 4) == 64);
-  CHECK(sm90_key_block(128, 3) == 64);
-  CHECK(sm90_key_block(128, 2) == 128);
-  CHECK(sm90_key_block(64, 3) == 128);
-  CHECK(sm90_key_block(64, 2) == 128);
+  CHECK(sm90_key_block(64, false, 4) == 64);
+  CHECK(sm90_key_block(128, false, 3) == 64);
+  CHECK(sm90_key_block(128, true, 2) == 128);
+  CHECK(sm90_key_block(128, false, 2) == 128);
+  CHECK(sm90_key_block(64, true, 3) == 128);
+  CHECK(sm90_key_block(64, false, 2) == 128);
+  // Shapes the manifest has no row for.
+  CHECK(sm90_key_block(128, true, 3) == 0);
+  CHECK(sm90_key_block(64, true, 4) == 0);
+}
+
+TEST_CASE("every head dim a path takes has its shape rows", "[workspace]") {
+  for (int i = 0; i < kPathCount; ++i) {
+    const auto path = static_cast<PvPath>(i);
+    for (int d : kSupportedHeadDims) {
+      if (!path_supports_head_dim(path, d)) continue;
+      CAPTURE(path_name(path), d);
+      CHECK(head_dim_row(d) >= 0);
+      if (is_sm90_path(path)) {
+        CHECK(sm90_has_tile(d, uses_fp8_v(path), 2));
+      } else {
+        CHECK(mma_tile_row(path, d) >= 0);
+      }
+    }
+  }
 }
 
 Params shape(PvPath path, int qo_len = 1000, int kv_len = 4097) {

@@ -25,16 +25,19 @@
 #include "../common/causal.h"
 #include "../common/device_primitives.cuh"
 #include "../common/sharp_tiles.h"
+#include "../common/tile_config.h"
 
 namespace sageattn::detail {
 
 template <int D>
 struct SharpRedoConfig {
   static constexpr int kThreads = 128;
-  static constexpr int kKeys = D <= 128 ? 64 : 32;  // O is D/2 floats per thread: S gives way
+  // The manifest's HEAD_DIM_SHAPES row (tile_config.h): past d=128 O is D/2 floats per thread
+  // and S gives way.
+  static constexpr int kKeys = kHeadDimShape<D>.sharp_keys;
   // Shared-memory rows: the swizzle takes rows of 64 bytes or multiples of 128, so d=96's
   // 192-byte rows sit in 256 (only the first 12 chunks are loaded or read).
-  static constexpr int kRowBytes = (D == 96 ? 128 : D) * 2;
+  static constexpr int kRowBytes = kHeadDimShape<D>.v_channels * 2;
   static constexpr int kQBytes = kSharpTileRows * kRowBytes;
   static constexpr int kKvBytes = kKeys * kRowBytes;
   static constexpr int kSmemBytes = kQBytes + 4 * kKvBytes;  // Q; K and V, two stages each

@@ -11,17 +11,10 @@
 
 namespace sageattn::detail {
 
-// Query rows per warp, in m16 tiles: each K and V fragment read from shared memory feeds
-// kMTiles mma tiles, so shared-memory reads per operation fall by that factor (kernels/NOTES.md,
-// version 7: the kernels read more from shared memory than the tensor cores consume).
-#ifndef SAGEATTN_MMA_MTILES
-#define SAGEATTN_MMA_MTILES 2
-#endif
-
 template <int D, PvPath PATH, typename VT, PvAccum ACC = PvAccum::fp32>
 struct AttentionConfig {
-  static_assert(D == 64 || D == 128 || (D == 256 && PATH == PvPath::fp16),
-                "head dims 64 and 128, and 256 with 16-bit P·V");
+  static_assert(path_supports_head_dim(PATH, D) && !is_sm90_path(PATH),
+                "an mma.sync path and a head dim it is built for (kernels/manifest.py)");
   // The instantiation, for the stages (mma/attention.cuh) to read: the P·V path, its V type and
   // its accumulation (the policy mma/pv.cuh implements).
   static constexpr PvPath kPath = PATH;
@@ -29,18 +22,16 @@ struct AttentionConfig {
   using VType = VT;
   static constexpr int kHeadDim = D;
   static constexpr int kThreads = 128;
-  // At d=256 O alone is 128 floats per m16 tile and thread: one tile per warp. FP8 P·V at d=64
-  // also takes one: 64-row CTAs, twice as many per SM, hide its latencies better than the
-  // halved shared-memory reads of two tiles gain there (kernels/NOTES.md, mma-fp8-d64-one-mtile).
-  static constexpr int kMTiles =
-      D == 256 || (PATH == PvPath::fp8 && D == 64) ? 1 : SAGEATTN_MMA_MTILES;  // per warp
+  // Query rows per warp, in m16 tiles, from the manifest's MMA_TILES (tile_config.h): each K and
+  // V fragment read from shared memory feeds kMTiles mma tiles.
+  static constexpr int kMTiles = kMmaTile<PATH, D>.m_tiles;
   static_assert(kMTiles == 1 || kMTiles == 2, "16 or 32 rows per warp");
   static constexpr int kRowsPerWarp = 16 * kMTiles;
   static constexpr int kCtaRows = 4 * kRowsPerWarp;
   // Q's fragments (kMTiles·D/8 words) stay in registers unless that makes O, S and Q spill
-  // (D = 128 at 32 rows per warp, D = 256); then they are read from shared memory at each key
-  // block.
-  static constexpr bool kQInRegisters = D == 64 || (kMTiles == 1 && D == 128);
+  // (more than 128 channel-rows: D = 128 at 32 rows per warp, D = 256); then they are read from
+  // shared memory at each key block.
+  static constexpr bool kQInRegisters = kMTiles * D <= 128;
   static constexpr int kQSlots = kQInRegisters ? D / 32 : 1;  // k-steps of Q's fragments held
   static constexpr int kDTiles = D / 8;                       // n8 tiles of the output
   static constexpr int kNTiles = kBlockN / 8;                 // n8 tiles of S
@@ -75,13 +66,8 @@ struct AttentionConfig {
   static_assert(kWarpRows == 16 && kCtaRows % kBlockM == 0);
 };
 
-// CTAs per SM the register allocation aims for (128 threads each). 0, the default, gives ptxas
-// no minimum (an explicit 1 is not the same: it lets the FP8 d128 kernel grow to 255 registers
-// and spill); 3 caps registers at 168 so that 12 warps share an SM (kernels/NOTES.md,
-// mma-launch-bounds-168).
-#ifndef SAGEATTN_MIN_CTAS_PER_SM
-#define SAGEATTN_MIN_CTAS_PER_SM 0
-#endif
+// CTAs per SM the register allocation aims for (128 threads each; the knob
+// SAGEATTN_MIN_CTAS_PER_SM, tile_config.h): 0 gives ptxas no minimum.
 #if SAGEATTN_MIN_CTAS_PER_SM > 0
 #define SAGEATTN_ATTENTION_BOUNDS __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM)
 #else

@@ -11,40 +11,29 @@
 
 #include "../common/device_primitives.cuh"
 #include "../common/sequence.h"
+#include "../common/tile_config.h"
 #include "quantize.h"
 #include "queue.h"
 
 namespace sageattn::detail {
 namespace {
 
-// Threads per CTA, per head dim: 4 warps at d=64, 8 at d=128. The fused queue then runs 4 CTAs
-// per SM at d=64 (2 at d=128), which measured faster for d=64 at every length; at d=128 the
-// smaller CTAs were as fast up to 4k tokens per head and slower beyond (kernels/NOTES.md,
-// quant-mean-in-smem).
-#ifndef SAGEATTN_QUANT_THREADS_D64
-#define SAGEATTN_QUANT_THREADS_D64 128
-#endif
-#ifndef SAGEATTN_QUANT_THREADS_D128
-#define SAGEATTN_QUANT_THREADS_D128 256
-#endif
-// At d=256, 8 warps: a job's 64 rows then hold a per_block scale's rows whole.
+// Threads per CTA, per head dim: the manifest's HEAD_DIM_SHAPES (tile_config.h).
 template <int D>
-constexpr int kThreads = D == 64    ? SAGEATTN_QUANT_THREADS_D64
-                         : D == 128 ? SAGEATTN_QUANT_THREADS_D128
-                                    : 256;
-static_assert((kThreads<64> == 128 || kThreads<64> == 256) &&
-                  (kThreads<128> == 128 || kThreads<128> == 256),
-              "jobs of 4 or 8 warps");
+constexpr int kThreads = kHeadDimShape<D>.quant_threads;
+constexpr bool jobs_of_4_or_8_warps() {
+  for (const HeadDimShape& shape : kHeadDimShapes) {
+    if (shape.quant_threads != 128 && shape.quant_threads != 256) return false;
+  }
+  return true;
+}
+static_assert(jobs_of_4_or_8_warps(), "jobs of 4 or 8 warps");
 constexpr int kLoadsPerThread = 8;  // 16-byte loads each thread has in flight in a job
 constexpr int kScaleRows = 16;      // the finest scale granularity (per_warp)
 template <int D>
 constexpr int kScratchWords = 16 * kThreads<D>;  // 64 bytes per thread beside the stage
-// CTAs per SM the plain queue's registers must allow: 64 registers per thread (4 CTAs of 256
-// threads); then a few dozen bytes spill to L1, measured faster than 2 CTAs per SM without
-// spills (kernels/NOTES.md, quant-persistent-cp-async).
-#ifndef SAGEATTN_QUANT_MIN_BLOCKS_256
-#define SAGEATTN_QUANT_MIN_BLOCKS_256 4
-#endif
+// CTAs per SM the plain queue's registers must allow (SAGEATTN_QUANT_MIN_BLOCKS_256 of 256
+// threads: 64 registers per thread).
 template <int D>
 constexpr int kMinBlocks = SAGEATTN_QUANT_MIN_BLOCKS_256 * 256 / kThreads<D>;
 template <int D>

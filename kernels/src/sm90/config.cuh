@@ -1,7 +1,8 @@
-// The Hopper kernel's compile-time shape (attention_sm90.cuh): the tuning knobs, and per head
-// dim, P·V type and consumer count, the tile sizes, register split, stages and shared-memory
-// layout (Sm90Config); the kernel's one parameter (Sm90Args). Which consumer count a call gets
-// is the tile policy's (common/tile_policy.h), which the host reference follows too.
+// The Hopper kernel's compile-time shape (attention_sm90.cuh): per head dim, P·V type and
+// consumer count, from its row of the manifest's tables (common/tile_config.h), the tile sizes,
+// register split, stages and shared-memory layout (Sm90Config); the kernel's one parameter
+// (Sm90Args). Which consumer count a call gets is the tile policy's (common/tile_policy.h),
+// which the host reference follows too.
 #pragma once
 
 #include <cstdint>
@@ -15,55 +16,7 @@
 #include "../common/attention_sequence.cuh"
 #include "../common/tile_policy.h"
 
-// Tuning knobs (kernels/NOTES.md has what each measured): shared-memory stages of K and V, and
-// ping-pong between the consumer warpgroups.
-#ifndef SAGEATTN_SM90_STAGES
-#define SAGEATTN_SM90_STAGES 3
-#endif
-#ifndef SAGEATTN_SM90_PINGPONG
-#define SAGEATTN_SM90_PINGPONG 1
-#endif
-
-// How many of the 16 column groups (4 scores each per thread) of an S tile take their exp2 from
-// a polynomial on the FMA pipe (exp2_fma.h) instead of the MUFU unit, spread evenly over the
-// tile, per head dim: the MUFU would otherwise be as busy as the tensor cores at d=128. The best
-// share moves whenever the softmax's other instructions change (kernels/NOTES.md,
-// sm90-exp2-polynomial, sm90-kscale-in-smem).
-#ifndef SAGEATTN_SM90_FMA_EXP2_D128
-#define SAGEATTN_SM90_FMA_EXP2_D128 1
-#endif
-#ifndef SAGEATTN_SM90_FMA_EXP2_D64
-#define SAGEATTN_SM90_FMA_EXP2_D64 4
-#endif
-// ... at d=64 with three consumer warpgroups (SAGEATTN_SM90_CONSUMERS_D64): none, the FMA pipe
-// is the busier one there (kernels/NOTES.md, sm90-exp2-share-d64-c3).
-#ifndef SAGEATTN_SM90_FMA_EXP2_D64_C3
-#define SAGEATTN_SM90_FMA_EXP2_D64_C3 0
-#endif
-// ... at d=64 with four (64-key blocks: 8 column groups)
-#ifndef SAGEATTN_SM90_FMA_EXP2_D64_C4
-#define SAGEATTN_SM90_FMA_EXP2_D64_C4 0
-#endif
-
-// ... at d=128 with three consumer warpgroups (16-bit P·V, 64-key blocks: 8 column groups)
-#ifndef SAGEATTN_SM90_FMA_EXP2_D128_C3
-#define SAGEATTN_SM90_FMA_EXP2_D128_C3 0
-#endif
-// ... at d=256 (64-key blocks): the tensor cores' work per score is twice d=128's, so the MUFU
-// has room.
-#ifndef SAGEATTN_SM90_FMA_EXP2_D256
-#define SAGEATTN_SM90_FMA_EXP2_D256 0
-#endif
-// Stages of the K/V ring with 64-key blocks (half the bytes per stage of 128-key ones).
-#ifndef SAGEATTN_SM90_STAGES_N64
-#define SAGEATTN_SM90_STAGES_N64 4
-#endif
-// ... at d=256: 56 KB per stage (K 16 KB, V with its ones 40 KB) beside a 32 KB Q tile.
-#ifndef SAGEATTN_SM90_STAGES_D256
-#define SAGEATTN_SM90_STAGES_D256 3
-#endif
-
-// Consumer warpgroups (tile_policy.h: SAGEATTN_SM90_CONSUMERS_D64, _D128 and the rule): with 3, a
+// Consumer warpgroups (tile_policy.h: the manifest's SM90_TILES rows and the rule): with 3, a
 // CTA owns 192 query rows, each consumer thread gets 160 registers, and a 16-bit turn retires its
 // P·V before it issues Q·Kᵀ (as the e4m3 one does for its merge), so that P's fragments and the
 // next S can share registers. At d=128 they fit only with 64-key blocks (S 32 registers, not 64).
@@ -84,38 +37,33 @@ namespace sageattn::detail {
 // them), since V's 64-channel boxes hold no place for the ones columns at 96.
 template <int D, typename PvT, int kConsumerWarpgroups, bool kVarlenCall = false>
 struct Sm90Config {
-  static_assert(D == 64 || D == 128 ||
-                    ((D == 96 || D == 192 || D == 256) && !std::is_same_v<PvT, __nv_fp8_e4m3>),
-                "head dims 64 and 128, and 96, 192 and 256 with 16-bit P·V");
-  static constexpr int kD = D;
-  static constexpr int kDv = D == 96 ? 128 : D;  // V's and O's channels as computed
-  static constexpr bool kVarlen = kVarlenCall;
-  using Pv = PvT;
   static constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
   static_assert(kPv8 || std::is_same_v<PvT, half> || std::is_same_v<PvT, __nv_bfloat16>,
                 "P·V in e4m3, fp16 or bf16");
+  static_assert(path_supports_head_dim(kPv8 ? PvPath::fp8_sm90 : PvPath::fp16_sm90, D),
+                "a head dim the path is built for (kernels/manifest.py)");
+  static_assert(sm90_has_tile(D, kPv8, kConsumerWarpgroups),
+                "a shape the manifest's SM90_TILES has");
+  // Its row of the manifest's SM90_TILES and HEAD_DIM_SHAPES (tile_config.h).
+  static constexpr Sm90Tile kTile = kSm90Tile<D, kPv8, kConsumerWarpgroups>;
+  static constexpr int kD = D;
+  static constexpr int kDv = kHeadDimShape<D>.v_channels;  // V's and O's channels as computed
+  static constexpr bool kVarlen = kVarlenCall;
+  using Pv = PvT;
   static constexpr int kConsumers = kConsumerWarpgroups;  // of 64 rows each
-  static_assert(kConsumers == 2 || (kConsumers == 3 && (D == 64 || (D == 128 && !kPv8))) ||
-                    (kConsumers == 4 && D == 64 && !kPv8),
-                "2, or 3 at d=64 and with 16-bit P·V at d=128, or 4 at d=64 with 16-bit P·V");
   static constexpr int kBlockM = 64 * kConsumers;
-  static constexpr int kBlockN = sm90_key_block(D, kConsumers);
+  static constexpr int kBlockN = kTile.key_block;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   // 16-bit with 3 or 4 consumers: P·V(nb-1) retires inside the turn, before Q·Kᵀ(nb) is issued.
   // (At d=128, P·V and Q·Kᵀ issued together and retired after the turn measured the same:
   // kernels/NOTES.md, sm90-d128-pv16-three-consumers.)
   static constexpr bool kPvRetiresInTurn = !kPv8 && kConsumers >= 3;
-  static constexpr int kStages = D == 256        ? SAGEATTN_SM90_STAGES_D256
-                                 : kBlockN == 64 ? SAGEATTN_SM90_STAGES_N64
-                                                 : SAGEATTN_SM90_STAGES;
+  static constexpr int kStages = kTile.stages;
   static constexpr bool kPingPong = SAGEATTN_SM90_PINGPONG != 0;
-  static constexpr int kFmaExp2Groups = D > 128 ? SAGEATTN_SM90_FMA_EXP2_D256
-                                        : D >= 96
-                                            ? (kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D128_C3
-                                                               : SAGEATTN_SM90_FMA_EXP2_D128)
-                                        : kConsumers == 4 ? SAGEATTN_SM90_FMA_EXP2_D64_C4
-                                        : kConsumers == 3 ? SAGEATTN_SM90_FMA_EXP2_D64_C3
-                                                          : SAGEATTN_SM90_FMA_EXP2_D64;
+  // How many of the S tile's column groups (4 scores each per thread) take their exp2 from a
+  // polynomial on the FMA pipe (exp2_fma.h) instead of the MUFU unit, spread evenly over the tile:
+  // the MUFU would otherwise be as busy as the tensor cores at d=128.
+  static constexpr int kFmaExp2Groups = kTile.fma_exp2_groups;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : kConsumers == 3 ? 160 : 112;
   // The consumers' claim beyond the launch's allocation (64K over the threads, in steps of 8)

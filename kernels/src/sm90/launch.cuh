@@ -121,12 +121,12 @@ cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t s
 template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
   constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
-  constexpr int kKnob = D == 64 ? SAGEATTN_SM90_CONSUMERS_D64 : SAGEATTN_SM90_CONSUMERS_D128;
-  // (d=256 runs two: tile_policy.h.) Else the kernel of three is not built.
-  if constexpr ((D == 64 || (D == 128 && !kPv8)) && kKnob != 2) {
+  constexpr int kForced = sm90_forced_consumers(D);
+  // Only the shapes the rule can pick are built.
+  if constexpr (sm90_has_tile(D, kPv8, 3) && kForced != 2) {
     const PvPath path = kPv8 ? PvPath::fp8_sm90 : PvPath::fp16_sm90;
     const int consumers = sm90_consumer_warpgroups(D, path, a.causal, a.qo_len);
-    if constexpr (D == 64 && !kPv8 && (kKnob == 0 || kKnob == 4)) {
+    if constexpr (sm90_has_tile(D, kPv8, 4) && (kForced == 0 || kForced == 4)) {
       if (consumers == 4) return launch_sm90_kernel<D, PvT, 4>(a, batch, stream);
     }
     if (consumers == 3) return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);

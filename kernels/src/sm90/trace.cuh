@@ -6,14 +6,13 @@
 
 #include <cstdio>
 
-// 1: the first warp of each consumer warpgroup of one CTA (the middle query tile of head 0)
-// stamps the SM clock at six points of every turn of the third launch into device memory; a
-// one-thread kernel launched after each prints them once ("sm90trace" lines;
-// kernels/tests/trace_summary.py turns them into phase durations). Not printed by the kernel
-// itself: a call (printf) in it makes ptxas serialize every wgmma. Measurement only.
-#ifndef SAGEATTN_SM90_TRACE
-#define SAGEATTN_SM90_TRACE 0
-#endif
+#include "../common/tile_config.h"
+
+// SAGEATTN_SM90_TRACE=1 (a knob, tile_config.h): the first warp of each consumer warpgroup of
+// one CTA (the middle query tile of head 0) stamps the SM clock at six points of every turn of
+// the third launch into device memory; a one-thread kernel launched after each prints them once
+// ("sm90trace" lines; kernels/tests/trace_summary.py turns them into phase durations). Not
+// printed by the kernel itself: a call (printf) in it makes ptxas serialize every wgmma.
 
 namespace sageattn::detail {
 
