@@ -33,7 +33,7 @@ Suites (--suite, default all):
 Timing: the median of CUDA-event-timed repetitions after warm-up, in --rounds rounds that visit
 every method in turn; each method's best round is kept (a clock dip or another process then costs
 one round of one method, not a cell of the table). Prints tables; --json writes every number,
---png a plot. Kernel-only figures of our own kernels: kernels/tests/bench_kernels.py.
+--png a plot. Kernel-only figures of our own kernels: bench/kernels/bench_kernels.py.
 """
 
 import argparse

@@ -169,7 +169,7 @@ KNOBS = (
     Knob("SM90_FMA_EXP2_D256", 0, "... at d=192 and 256: the tensor cores' work per score leaves "
          "the MUFU room."),
     Knob("SM90_TRACE", 0, "Hopper, measurement only: 1 stamps the SM clock at each turn's phases "
-         "(sm90/trace.cuh; kernels/tests/sm90_trace.sh)."),
+         "(sm90/trace.cuh; lab/trace/sm90_trace.sh)."),
     Knob("QUANT_THREADS_D64", 128, "Quantization: threads per CTA at d=64; 4 CTAs of 4 warps per "
          "SM measured faster at every length (NOTES: quant-mean-in-smem)."),
     Knob("QUANT_THREADS_D128", 256, "... at d=128: 8 warps; 4 were as fast up to 4k tokens per head "

@@ -45,12 +45,12 @@ if has speed && [[ -n ${OLD:-} ]]; then
   for round in 1 2; do
     for lib in old new; do
       path=$OLD; [[ $lib == new ]] && path=$NEW
-      SAGEATTN_CAPI=$path timeout 600 python3 kernels/tests/bench_kernels.py --json "$out/$lib-bench-r$round.json" \
+      SAGEATTN_CAPI=$path timeout 600 python3 bench/kernels/bench_kernels.py --json "$out/$lib-bench-r$round.json" \
         --paths "${SPEED_PATHS:-fp16_sm90,fp8_sm90,fp16}" --seqs "${SPEED_SEQS:-1024,8192}" --dims "${SPEED_DIMS:-128,64}" >"$out/$lib-bench-r$round.log" 2>&1
     done
   done
-  python3 kernels/tests/variants_summary.py "$out" old new >"$out/speed-summary.txt" 2>&1
-  timeout 600 python3 kernels/tests/bench_quant.py --libs "old=$OLD,new=$NEW" --paths fp16,fp8 \
+  python3 lab/variants/variants_summary.py "$out" old new >"$out/speed-summary.txt" 2>&1
+  timeout 600 python3 bench/kernels/bench_quant.py --libs "old=$OLD,new=$NEW" --paths fp16,fp8 \
     --json "$out/quant.json" >"$out/quant.log" 2>&1
   note "speed: medians of 2 rounds, old vs new (speed-summary.txt); quantization: quant.log"
   cat "$out/speed-summary.txt" "$out/quant.log"

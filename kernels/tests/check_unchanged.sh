@@ -31,7 +31,7 @@ for side in base tree; do
 done
 lib() { echo "build/unchanged-$1/kernels/libsageattn_capi.so"; }
 
-python3 kernels/tests/sass_canonical.py compare-builds build/unchanged-base build/unchanged-tree \
+python3 lab/sass/sass_canonical.py compare-builds build/unchanged-base build/unchanged-tree \
   >"$out/sass.txt" 2>&1
 echo "machine code: $(grep -c '^same' "$out/sass.txt") objects the same, $(grep -c '^equivalent' "$out/sass.txt")" \
   "equivalent, $(grep -c '^DIFFERENT' "$out/sass.txt") different ($out/sass.txt)"
@@ -45,7 +45,7 @@ verdict() { echo "check_unchanged: $([[ $status == 0 ]] && echo "unchanged" || e
 for round in 1 2; do
   for side in base tree; do
     echo "== $side, round $round"
-    SAGEATTN_CAPI=$(lib "$side") python3 kernels/tests/bench_kernels.py --seqs 1024,4096,16384 \
+    SAGEATTN_CAPI=$(lib "$side") python3 bench/kernels/bench_kernels.py --seqs 1024,4096,16384 \
       --json "$out/bench-$side-$round.json"
   done
 done 2>&1 | tee "$out/bench.txt"

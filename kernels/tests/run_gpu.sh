@@ -28,4 +28,4 @@ if [[ -n ${SANITIZE:-} ]]; then
   done
 fi
 [[ -n ${NO_BENCH:-} ]] && exit 0
-PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-1200} python3 kernels/tests/bench_kernels.py --json "$out/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
+PYTHONUNBUFFERED=1 timeout ${BENCH_TIMEOUT:-1200} python3 bench/kernels/bench_kernels.py --json "$out/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"

@@ -80,7 +80,7 @@
 #define SAGEATTN_SM90_FMA_EXP2_D256 0
 #endif
 // SM90_TRACE: Hopper, measurement only: 1 stamps the SM clock at each turn's phases
-//   (sm90/trace.cuh; kernels/tests/sm90_trace.sh).
+//   (sm90/trace.cuh; lab/trace/sm90_trace.sh).
 #ifndef SAGEATTN_SM90_TRACE
 #define SAGEATTN_SM90_TRACE 0
 #endif

@@ -1,5 +1,5 @@
 // Measurement only: SM-clock stamps of the Hopper kernel's turns and CTA milestones, printed by
-// a one-thread kernel after the launch (SAGEATTN_SM90_TRACE=1; kernels/tests/sm90_trace.sh).
+// a one-thread kernel after the launch (SAGEATTN_SM90_TRACE=1; lab/trace/sm90_trace.sh).
 // The macros are empty otherwise. SM90_TRACE(point) needs `tracing`, `nb` and `wg` in scope,
 // SM90_CTA_STAMP(who, stamp) needs `cta_id`.
 #pragma once
@@ -11,7 +11,7 @@
 // SAGEATTN_SM90_TRACE=1 (a knob, tile_config.h): the first warp of each consumer warpgroup of
 // one CTA (the middle query tile of head 0) stamps the SM clock at six points of every turn of
 // the third launch into device memory; a one-thread kernel launched after each prints them once
-// ("sm90trace" lines; kernels/tests/trace_summary.py turns them into phase durations). Not
+// ("sm90trace" lines; lab/trace/trace_summary.py turns them into phase durations). Not
 // printed by the kernel itself: a call (printf) in it makes ptxas serialize every wgmma.
 
 namespace sageattn::detail {
