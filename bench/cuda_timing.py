@@ -1,6 +1,6 @@
 """The benchmarks' one CUDA-event timer: a call's time as the median of `reps` timed calls after
 `warmup` untimed ones, each between two CUDA events on the current stream (the GPU's own clock,
-not the host's). Used by bench/sageattn_bench.py, bench/mma_bench.py, kernels/tests/bench_*.py and
+not the host's). Used by bench/sageattn_bench.py, bench/mma_bench.py, bench/kernels/bench_*.py and
 python/tests/compare_wheels.py. Beside it, what the prefill suites share: their shapes, and the
 best of several round-robin rounds."""
 

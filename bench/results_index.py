@@ -30,12 +30,12 @@ PATTERN = re.compile(r"bench/results/([\w*.-]+)")
 
 
 def tracked_documents():
-    """{path: text} of the tracked text files outside bench/results."""
+    """{path: text} of the tracked text files outside bench/results and this program."""
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split()
     texts = {}
     for rel in files:
-        if rel.startswith("bench/results/") or not rel.endswith((".md", ".py", ".sh", ".cuh", ".h",
+        if rel.startswith("bench/results") or not rel.endswith((".md", ".py", ".sh", ".cuh", ".h",
                                                                   ".cpp", ".txt", ".yaml", ".yml")):
             continue
         try:
