@@ -3,16 +3,19 @@
 //   docker  in containers: one `docker buildx bake` of the generated file (docker_build.h),
 //           inside which sagebuild runs the native backend per entry
 //   msvc    Windows entries (MSVC and nvcc, msvc.h): planned here, built on a Windows runner
-// The command picks one and keeps what is common to all: the selection, the options, the results
-// table and files, the exit code. A new backend is one class in backend.cpp and its own file.
+// The command picks one (registry.h) and keeps what is common to all: the selection, the
+// options, the results table and files, the exit code. A new backend is its folder under
+// backend/ (its class, its doctor section) and one row in registry.cpp.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/build_options.h"
 #include "backend/build_results.h"
+#include "backend/doctor_report.h"
 #include "backend/progress.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
@@ -28,6 +31,10 @@ struct PlanProblem {
   std::string message;
   explicit operator bool() const { return kind != Kind::none; }
 };
+
+inline PlanProblem usage_problem(std::string message) {
+  return {PlanProblem::Kind::usage, std::move(message)};
+}
 
 class BuildBackend {
  public:
@@ -45,11 +52,15 @@ class BuildBackend {
                                          const std::vector<matrix::Entry>& entries,
                                          const BuildOptions& options, Progress& progress,
                                          Log& log) const = 0;
+  // `sagebuild doctor`: what this machine has of what the entries need through this backend.
+  virtual DoctorReport examine(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
+                               const BuildOptions& options) const = 0;
+  // Whether --dry-run's plan needs nothing of this machine (no version, no toolchain): a plan
+  // for another kind of runner.
+  virtual bool plans_for_another_runner() const { return false; }
+  // Whether its build is one long step whose output belongs in a CI log as it comes (rather
+  // than only in its log file).
+  virtual bool streams_build_output_on_ci() const { return false; }
 };
-
-// options.backend's backend; for the native one, the MSVC backend when every entry is a Windows
-// entry (what a Linux host can do for them is the plan).
-std::unique_ptr<BuildBackend> make_backend(const BuildOptions& options,
-                                           const std::vector<matrix::Entry>& entries);
 
 }  // namespace sagebuild::backend

@@ -19,8 +19,6 @@
 
 namespace sagebuild::backend {
 
-enum class Backend { native, docker };
-
 struct BuildOptions {
   std::filesystem::path root;  // directory of matrix.yaml
   std::string package_version;
@@ -38,7 +36,7 @@ struct BuildOptions {
   // Entries whose Python or CUDA toolkit this machine lacks (and cannot provision) are skipped,
   // with the reason and how to get them, instead of failing the build.
   bool skip_unavailable = false;
-  Backend backend = Backend::native;
+  std::string backend = "native";  // --backend: a selectable name of registry.h
   std::string docker_images;  // --images: a set of matrix.yaml's docker.images ("": the default)
   // --docker-sagebuild: a sagebuild executable in the build context (the repository) that the
   // Docker targets use instead of compiling their own, where it runs in their image; "": compile.

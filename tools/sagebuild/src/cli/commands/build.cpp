@@ -5,6 +5,7 @@
 #include "backend/backend.h"
 #include "backend/build_options.h"
 #include "backend/native/current_environment.h"
+#include "backend/registry.h"
 #include "backend/wheel_finish.h"
 #include "cli/commands/commands.h"
 #include "cli/progress_display.h"
@@ -57,7 +58,6 @@ struct BuildFlags {
   std::vector<std::string> entries;
   std::string env;  // "current" for --env current
   std::string platform = "linux";
-  std::string backend = "native";
   std::vector<std::string> cuda_paths;       // "X.Y=DIR"
   std::filesystem::path python = "python3";  // --env current: the interpreter
   std::string arch_list;                     // --env current: --arch-list
@@ -81,9 +81,10 @@ class BuildCommand final : public Command {
     cmd.add_option("-j,--jobs", flags_.options.jobs, "entries built at once")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
-    cmd.add_option("--backend", flags_.backend,
-                   "native (here) or docker (docker buildx bake of docker/Dockerfile.linux)")
-        ->check(CLI::IsMember({"native", "docker"}))
+    cmd.add_option(
+           "--backend", flags_.options.backend,
+           "how entries build: " + backend::selectable_backend_list() + " (docs/architecture.md)")
+        ->check(CLI::IsMember(backend::selectable_backend_names()))
         ->capture_default_str();
     cmd.add_option("--images", flags_.options.docker_images,
                    "--backend docker: the image set of matrix.yaml's docker.images (default: "
@@ -129,11 +130,7 @@ class BuildCommand final : public Command {
                  "build twice and require byte-identical wheels");
   }
 
-  int run() override {
-    flags_.options.backend =
-        flags_.backend == "docker" ? backend::Backend::docker : backend::Backend::native;
-    return build(flags_);
-  }
+  int run() override { return build(flags_); }
 
  private:
   int build(const BuildFlags& flags) {
@@ -157,8 +154,8 @@ class BuildCommand final : public Command {
       if (auto refused = builder->refuse(selected, flags.options)) {
         throw CommandError{ErrorKind::usage, refused.message};
       }
-      if (flags.options.dry_run && builder->name() == std::string_view("msvc")) {
-        // A Windows plan needs no version or toolchain of this machine.
+      if (flags.options.dry_run && builder->plans_for_another_runner()) {
+        // A plan for another runner needs no version or toolchain of this machine.
         builder->describe(m.matrix, selected, flags.options, log_);
         return kSuccess;
       }
@@ -224,14 +221,13 @@ class BuildCommand final : public Command {
                                                             : ProgressStyle::plain;
     auto progress = make_progress(style, log_.result_stream(),
                                   {.color = color_wanted(), .quiet = log_.quiet()});
-    // A Docker build is one long bake (an hour for a release): on GitHub its output goes to the
-    // Actions log as it comes, not only into build/logs/docker-bake.log.
-    const bool docker_on_github =
-        options.backend == backend::Backend::docker && style == ProgressStyle::github;
-    const bool stream = log_.verbose() || (docker_on_github && !log_.quiet());
-    const LogEcho echo(stream ? progress.get() : nullptr, docker_on_github, log_);
-    auto results = backend::make_backend(options, selected)
-                       ->build(m.matrix, selected, options, *progress, log_);
+    const auto builder = backend::make_backend(options, selected);
+    // A backend whose build is one long step (Docker's bake): on GitHub its output goes to the
+    // Actions log as it comes, not only into its log file.
+    const bool ci_stream = builder->streams_build_output_on_ci() && style == ProgressStyle::github;
+    const bool stream = log_.verbose() || (ci_stream && !log_.quiet());
+    const LogEcho echo(stream ? progress.get() : nullptr, ci_stream, log_);
+    auto results = builder->build(m.matrix, selected, options, *progress, log_);
     const bool all_ok = std::all_of(results.begin(), results.end(),
                                     [](const backend::EntryResult& r) { return r.ok(); });
     if (!log_.quiet() || !all_ok) log_.result("\n{}", backend::format_results(results));

@@ -1,9 +1,8 @@
-#include "backend/native/doctor.h"
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "backend/build_options.h"
+#include "backend/registry.h"
 #include "cli/commands/commands.h"
 #include "toolchain/cuda.h"
 #include "util/json_text.h"
@@ -21,8 +20,9 @@ class DoctorCommand final : public Command {
     cmd.add_option("--profile", profile_, "examine this profile's entries (default: every one)");
     cmd.add_option("--entry", entries_, "examine this entry; repeatable");
     cmd.add_option("--platform", platform_, "platform of the entries")->capture_default_str();
-    cmd.add_option("--backend", backend_, "native or docker: which backend's needs to check")
-        ->check(CLI::IsMember({"native", "docker"}))
+    cmd.add_option("--backend", options_.backend,
+                   backend::selectable_backend_list() + ": which backend's needs to check")
+        ->check(CLI::IsMember(backend::selectable_backend_names()))
         ->capture_default_str();
     cmd.add_option("--images", options_.docker_images,
                    "--backend docker: the image set of docker.images (as for build)");
@@ -39,11 +39,10 @@ class DoctorCommand final : public Command {
     const auto selected = select_entries(m, profile_, entries_, platform_);
     backend::BuildOptions options = options_;
     options.root = m.root;
-    options.backend = backend_ == "docker" ? backend::Backend::docker : backend::Backend::native;
     if (auto normalized = backend::normalize_build_options(options, cuda_paths_); !normalized) {
       throw CommandError(normalized.error().as(ErrorKind::usage));
     }
-    const backend::DoctorReport report = backend::examine_machine(m.matrix, selected, options);
+    const backend::DoctorReport report = backend::examine_backends(m.matrix, selected, options);
     if (json_) {
       print_json(report);
     } else {
@@ -99,7 +98,6 @@ class DoctorCommand final : public Command {
   std::string profile_;
   std::vector<std::string> entries_;
   std::string platform_ = "linux";
-  std::string backend_ = "native";
   std::vector<std::string> cuda_paths_;
   backend::BuildOptions options_;
   bool json_ = false;

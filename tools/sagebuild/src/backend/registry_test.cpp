@@ -1,5 +1,7 @@
-#include "backend/backend.h"
+#include "backend/registry.h"
 
+#include <filesystem>
+#include <set>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -28,7 +30,7 @@ TEST_CASE("the backend is the option's, and Windows entries get the MSVC plan", 
   const auto windows_entries = entries_of("stable", "windows");
   CHECK(make_backend(o, linux_entries)->name() == std::string("native"));
   CHECK(make_backend(o, windows_entries)->name() == std::string("msvc"));
-  o.backend = Backend::docker;
+  o.backend = "docker";
   CHECK(make_backend(o, linux_entries)->name() == std::string("docker"));
   CHECK(make_backend(o, windows_entries)->name() == std::string("docker"));
 }
@@ -47,11 +49,25 @@ TEST_CASE("each backend refuses the entries it does not build, naming the entry"
   CHECK(msvc.kind == PlanProblem::Kind::usage);
   o.dry_run = true;
   CHECK_FALSE(make_backend(o, windows_entries)->refuse(windows_entries, o));
-  o.backend = Backend::docker;
+  o.backend = "docker";
   const auto docker = make_backend(o, mixed)->refuse(mixed, o);
   CHECK_THAT(docker.message, Catch::Contains("has no 'docker:' platform"));
   const auto linux_only = entries_of("stable", "linux");
   CHECK_FALSE(make_backend(o, linux_only)->refuse(linux_only, o));
+}
+
+TEST_CASE("each backend is one row and one folder", "[backend]") {
+  std::set<std::string> names;
+  for (const BackendRow& row : backend_rows()) {
+    CAPTURE(row.name);
+    CHECK(names.insert(row.name).second);
+    CHECK(std::string(row.make()->name()) == row.name);
+    // Its class and doctor section in its own folder: backend/<name>/<name>_backend.cpp.
+    const auto folder = testing::source_dir() / "tools/sagebuild/src/backend" / row.name;
+    CHECK(std::filesystem::exists(folder / (std::string(row.name) + "_backend.cpp")));
+  }
+  CHECK(selectable_backend_names() == std::vector<std::string>{"native", "docker"});
+  CHECK(selectable_backend_list() == "native or docker");
 }
 
 }  // namespace
