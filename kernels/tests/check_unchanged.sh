@@ -9,7 +9,8 @@
 #   2. the outputs, the verdict: compare_libs.py --exact (every O and LSE bit, every path and
 #      head dim, causal, K offsets, sharp inputs that the guard redoes);
 #   3. the tree's kernel suite (test_kernels.py --quick) and both libraries' speed, round-robin
-#      (bench_kernels.py at d=64 and 128; NO_BENCH=1 leaves it out).
+#      (bench_kernels.py at d=64 and 128; NO_BENCH=1 leaves it out, BENCH_ARGS adds its options,
+#      e.g. "--paths fp8_sm90,fp16_sm90").
 # The copy before: `mkdir -p build/base && git archive REV kernels | tar -x -C build/base`, carried
 # to the GPU machine (it has no history). Results under $OUT (or build/unchanged).
 #   bash kernels/tests/check_unchanged.sh build/base
@@ -46,7 +47,7 @@ for round in 1 2; do
   for side in base tree; do
     echo "== $side, round $round"
     SAGEATTN_CAPI=$(lib "$side") python3 bench/kernels/bench_kernels.py --seqs 1024,4096,16384 \
-      --json "$out/bench-$side-$round.json"
+      --json "$out/bench-$side-$round.json" ${BENCH_ARGS:-}
   done
 done 2>&1 | tee "$out/bench.txt"
 verdict
