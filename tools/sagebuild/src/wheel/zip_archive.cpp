@@ -166,6 +166,209 @@ std::optional<std::string> check_layout(std::ifstream& in, const std::vector<Zip
   return std::nullopt;
 }
 
+// Where the central directory lies, as the end records say.
+struct Directory {
+  std::uint64_t entries_on_disk = 0, entries = 0;
+  std::uint64_t size = 0, offset = 0;
+  std::uint64_t end_offset = 0;    // where the classic end record starts
+  std::uint64_t trailer_size = 0;  // ZIP64 end record and locator, when present
+  bool saturated = false;          // a classic field at its maximum: ZIP64 must say the value
+};
+
+// The classic end record. CPython's zipfile (and so pip) takes the *last* end-record signature
+// in the file's last 22 + 65535 bytes, whatever its comment length says; other readers take
+// the record whose comment reaches the end of the file. One record must be both, or the two
+// read different archives. A signature within the last 21 bytes (an archive comment ending in
+// one) is where CPython looks, finds no whole record, and reads no archive.
+Expected<Directory> read_end_record(std::ifstream& in, std::uint64_t file_size) {
+  const std::size_t tail_size =
+      static_cast<std::size_t>(std::min<std::uint64_t>(file_size, kEndRecordSize + kMaxComment));
+  std::vector<std::uint8_t> tail(tail_size);
+  if (!read_at(in, file_size - tail_size, tail.data(), tail_size)) {
+    return Error{"cannot read its end"};
+  }
+  std::optional<std::size_t> end_at;
+  for (std::size_t i = tail_size - 3; i-- > 0;) {
+    if (Fields(&tail[i], 4).u32() == kEndOfCentralDirectory) {
+      end_at = i;
+      break;
+    }
+  }
+  if (!end_at) return Error{"no end of central directory record"};
+  if (*end_at + kEndRecordSize > tail_size) {
+    return Error{
+        "the archive comment ends in an end-record signature (CPython's zipfile then finds no "
+        "archive)"};
+  }
+  if (const std::size_t comment = Fields(&tail[*end_at + 20], 2).u16();
+      *end_at + kEndRecordSize + comment != tail_size) {
+    return Error{
+        fmt::format("{} bytes after the end record that its comment length does not "
+                    "cover (readers disagree on where the archive ends)",
+                    static_cast<std::int64_t>(tail_size) -
+                        static_cast<std::int64_t>(*end_at + kEndRecordSize + comment))};
+  }
+  Fields end(&tail[*end_at], kEndRecordSize);
+  end.skip(4);
+  const std::uint16_t disk = end.u16(), cd_disk = end.u16();
+  if (disk != 0 || cd_disk != 0) return Error{"multi-disk archives are not wheels"};
+  Directory d;
+  d.entries_on_disk = end.u16();
+  d.entries = end.u16();
+  d.size = end.u32();
+  d.offset = end.u32();
+  d.end_offset = file_size - tail_size + *end_at;
+  d.saturated = d.entries_on_disk == 0xffff || d.entries == 0xffff || d.size == 0xffffffff ||
+                d.offset == 0xffffffff;
+  return d;
+}
+
+// ZIP64: CPython uses a ZIP64 end record whenever a locator sits right before the end record,
+// saturated fields or not, and looks for the record right before the locator; other readers
+// follow the locator's offset. Both must name one record, and where the classic record is not
+// saturated it must say what the ZIP64 record says: otherwise two central directories. The
+// directory takes the ZIP64 record's values; why not, where it cannot.
+std::optional<std::string> apply_zip64(std::ifstream& in, Directory& d) {
+  std::uint8_t locator[20];
+  const bool has_locator = d.end_offset >= 20 && read_at(in, d.end_offset - 20, locator, 20) &&
+                           Fields(locator, 20).u32() == kZip64EndLocator;
+  if (!has_locator) {
+    if (d.saturated) return "ZIP64 sizes without a ZIP64 locator";
+    return std::nullopt;
+  }
+  Fields loc(locator, 20);
+  loc.skip(4);
+  const std::uint32_t record_disk = loc.u32();
+  const std::uint64_t record_offset = loc.u64();
+  const std::uint32_t disks = loc.u32();
+  if (record_disk != 0 || disks > 1) return "multi-disk archives are not wheels";
+  std::uint8_t record[56];
+  if (d.end_offset < 20 + 56 || record_offset != d.end_offset - 20 - 56 ||
+      !read_at(in, record_offset, record, 56) || Fields(record, 4).u32() != kZip64End) {
+    return "the ZIP64 locator does not point at a ZIP64 end record right before it (readers "
+           "would disagree on the central directory)";
+  }
+  Fields r(record, 56);
+  r.skip(4);
+  const std::uint64_t record_size = r.u64();
+  r.skip(2 + 2);
+  const std::uint32_t z_disk = r.u32(), z_cd_disk = r.u32();
+  const std::uint64_t z_on_disk = r.u64(), z_total = r.u64(), z_cd_size = r.u64(),
+                      z_cd_offset = r.u64();
+  if (record_size != 44) return "a ZIP64 end record with extensible data";
+  if (z_disk != 0 || z_cd_disk != 0) return "multi-disk archives are not wheels";
+  auto agrees = [](std::uint64_t classic, std::uint64_t full, std::uint64_t saturation) {
+    return classic == saturation || classic == full;
+  };
+  if (!agrees(d.entries_on_disk, z_on_disk, 0xffff) || !agrees(d.entries, z_total, 0xffff) ||
+      !agrees(d.size, z_cd_size, 0xffffffff) || !agrees(d.offset, z_cd_offset, 0xffffffff)) {
+    return "the end record and the ZIP64 end record name different central directories";
+  }
+  d.entries_on_disk = z_on_disk;
+  d.entries = z_total;
+  d.size = z_cd_size;
+  d.offset = z_cd_offset;
+  d.trailer_size = 56 + 20;
+  return std::nullopt;
+}
+
+// The directory's counts and place: within the limits and the file, and right before the end
+// records. (CPython shifts every offset by the bytes between the central directory's end and
+// the end records, "concat": a stub prepended to the archive; other readers do not. None
+// allowed.)
+std::optional<std::string> check_directory(const Directory& d, const ZipLimits& limits) {
+  if (d.entries_on_disk != d.entries) return "inconsistent entry counts";
+  if (d.entries > limits.max_entries) {
+    return fmt::format("{} entries, more than the limit of {}", d.entries, limits.max_entries);
+  }
+  if (d.offset > d.end_offset || d.size > d.end_offset - d.offset) {
+    return "central directory outside the file";
+  }
+  if (d.offset + d.size + d.trailer_size != d.end_offset) {
+    return fmt::format("{} bytes between the central directory and the end records",
+                       static_cast<std::int64_t>(d.end_offset) -
+                           static_cast<std::int64_t>(d.offset + d.size + d.trailer_size));
+  }
+  return std::nullopt;
+}
+
+// The 64-bit values of a record's saturated fields, from its ZIP64 extra field, in this order.
+// CPython refuses an extra field that runs past its area, or a ZIP64 field that lacks a value
+// for a saturated field; so does this reader, rather than keep the saturated value.
+std::optional<std::string> read_extra_fields(ZipEntry& e, const std::uint8_t* data,
+                                             std::size_t size) {
+  if (auto why = check_extra_names(e.name, data, size)) return why;
+  Fields extra(data, size);
+  bool zip64_complete = true;
+  while (extra.has(4)) {
+    const std::uint16_t id = extra.u16(), field_size = extra.u16();
+    if (!extra.has(field_size)) {
+      return fmt::format("the extra field of '{}' runs past its record", e.name);
+    }
+    if (id == kZip64ExtraId) {
+      Fields z(data + extra.pos(), field_size);
+      for (std::uint64_t* field : {&e.size, &e.compressed_size, &e.local_header_offset}) {
+        if (*field != 0xffffffff) continue;
+        if (!z.has(8)) {
+          zip64_complete = false;
+          break;
+        }
+        *field = z.u64();
+      }
+    }
+    extra.skip(field_size);
+  }
+  if (extra.pos() != size)
+    return fmt::format("the extra field of '{}' has a partial header", e.name);
+  if (!zip64_complete) {
+    return fmt::format("'{}' has a saturated size or offset without its ZIP64 value", e.name);
+  }
+  return std::nullopt;
+}
+
+// Central directory record `index` (from 0) at f's position, f moved past it.
+Expected<ZipEntry> read_central_record(Fields& f, const std::uint8_t* cd, std::uint64_t index) {
+  if (!f.has(46) || f.u32() != kCentralHeader) {
+    return Error{fmt::format("central directory record {} is damaged", index + 1)};
+  }
+  ZipEntry e;
+  e.made_by = f.u16();
+  e.version_needed = f.u16();
+  e.flags = f.u16();
+  e.method = f.u16();
+  f.skip(4);  // time, date
+  e.crc32 = f.u32();
+  e.compressed_size = f.u32();
+  e.size = f.u32();
+  const std::uint16_t name_len = f.u16(), extra_len = f.u16(), comment_len = f.u16();
+  f.skip(2 + 2);  // disk start, internal attributes
+  e.external_attributes = f.u32();
+  e.local_header_offset = f.u32();
+  if (!f.has(std::size_t{name_len} + extra_len + comment_len)) {
+    return Error{fmt::format("central directory record {} is truncated", index + 1)};
+  }
+  const std::size_t name_at = f.pos();
+  e.name.assign(reinterpret_cast<const char*>(cd + name_at), name_len);
+  if (auto why = read_extra_fields(e, cd + name_at + name_len, extra_len)) return Error{*why};
+  f.skip(std::size_t{name_len} + extra_len + comment_len);
+  return e;
+}
+
+// The whole archive's declared size, before anything is inflated (each entry's own limit and
+// ratio are checked as it is read).
+std::optional<std::string> check_declared_size(const std::vector<ZipEntry>& entries,
+                                               const ZipLimits& limits) {
+  std::uint64_t declared = 0;
+  for (const ZipEntry& e : entries) {
+    declared += std::min(e.size, limits.max_total_size + 1);
+    if (declared > limits.max_total_size) {
+      return fmt::format("the entries declare more than {} bytes in all, the limit for one archive",
+                         limits.max_total_size);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const ZipLimits& limits) {
@@ -179,184 +382,20 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
   if (!in) return Error{fmt::format("cannot open {}", path.string())};
   if (archive.file_size_ < kEndRecordSize) return structure_error(path, "too short");
 
-  // The end record is within the last 22 + 65535 bytes (its comment may be that long).
-  const std::size_t tail_size = static_cast<std::size_t>(
-      std::min<std::uint64_t>(archive.file_size_, kEndRecordSize + kMaxComment));
-  std::vector<std::uint8_t> tail(tail_size);
-  if (!read_at(in, archive.file_size_ - tail_size, tail.data(), tail_size)) {
-    return structure_error(path, "cannot read its end");
-  }
-  // CPython's zipfile (and so pip) takes the *last* end-record signature in that window,
-  // whatever its comment length says; other readers take the record whose comment reaches the
-  // end of the file. One record must be both, or the two read different archives.
-  // A signature within the last 21 bytes (an archive comment ending in one) is where CPython
-  // looks, finds no whole record, and reads no archive.
-  std::optional<std::size_t> end_at;
-  for (std::size_t i = tail_size - 3; i-- > 0;) {
-    if (Fields(&tail[i], 4).u32() == kEndOfCentralDirectory) {
-      end_at = i;
-      break;
-    }
-  }
-  if (!end_at) return structure_error(path, "no end of central directory record");
-  if (*end_at + kEndRecordSize > tail_size) {
-    return structure_error(path,
-                           "the archive comment ends in an end-record signature (CPython's "
-                           "zipfile then finds no archive)");
-  }
-  if (const std::size_t comment = Fields(&tail[*end_at + 20], 2).u16();
-      *end_at + kEndRecordSize + comment != tail_size) {
-    return structure_error(
-        path, fmt::format("{} bytes after the end record that its comment length does not "
-                          "cover (readers disagree on where the archive ends)",
-                          static_cast<std::int64_t>(tail_size) -
-                              static_cast<std::int64_t>(*end_at + kEndRecordSize + comment)));
-  }
-  Fields end(&tail[*end_at], kEndRecordSize);
-  end.skip(4);
-  const std::uint16_t disk = end.u16(), cd_disk = end.u16();
-  std::uint64_t entries_on_disk = end.u16(), total_entries = end.u16();
-  std::uint64_t cd_size = end.u32(), cd_offset = end.u32();
-  if (disk != 0 || cd_disk != 0) return structure_error(path, "multi-disk archives are not wheels");
-
-  const std::uint64_t end_offset = archive.file_size_ - tail_size + *end_at;
-  const bool saturated = entries_on_disk == 0xffff || total_entries == 0xffff ||
-                         cd_size == 0xffffffff || cd_offset == 0xffffffff;
-  // ZIP64: CPython uses a ZIP64 end record whenever a locator sits right before the end record,
-  // saturated fields or not, and looks for the record right before the locator; other readers
-  // follow the locator's offset. Both must name one record, and where the classic record is not
-  // saturated it must say what the ZIP64 record says: otherwise two central directories.
-  std::uint8_t locator[20];
-  const bool has_locator = end_offset >= 20 && read_at(in, end_offset - 20, locator, 20) &&
-                           Fields(locator, 20).u32() == kZip64EndLocator;
-  std::uint64_t trailer_size = 0;  // ZIP64 end record and locator, when present
-  if (has_locator) {
-    Fields loc(locator, 20);
-    loc.skip(4);
-    const std::uint32_t record_disk = loc.u32();
-    const std::uint64_t record_offset = loc.u64();
-    const std::uint32_t disks = loc.u32();
-    if (record_disk != 0 || disks > 1) {
-      return structure_error(path, "multi-disk archives are not wheels");
-    }
-    std::uint8_t record[56];
-    if (end_offset < 20 + 56 || record_offset != end_offset - 20 - 56 ||
-        !read_at(in, record_offset, record, 56) || Fields(record, 4).u32() != kZip64End) {
-      return structure_error(path,
-                             "the ZIP64 locator does not point at a ZIP64 end record right "
-                             "before it (readers would disagree on the central directory)");
-    }
-    Fields r(record, 56);
-    r.skip(4);
-    const std::uint64_t record_size = r.u64();
-    r.skip(2 + 2);
-    const std::uint32_t z_disk = r.u32(), z_cd_disk = r.u32();
-    const std::uint64_t z_on_disk = r.u64(), z_total = r.u64(), z_cd_size = r.u64(),
-                        z_cd_offset = r.u64();
-    if (record_size != 44) {
-      return structure_error(path, "a ZIP64 end record with extensible data");
-    }
-    if (z_disk != 0 || z_cd_disk != 0) {
-      return structure_error(path, "multi-disk archives are not wheels");
-    }
-    auto agrees = [](std::uint64_t classic, std::uint64_t full, std::uint64_t saturation) {
-      return classic == saturation || classic == full;
-    };
-    if (!agrees(entries_on_disk, z_on_disk, 0xffff) || !agrees(total_entries, z_total, 0xffff) ||
-        !agrees(cd_size, z_cd_size, 0xffffffff) || !agrees(cd_offset, z_cd_offset, 0xffffffff)) {
-      return structure_error(path,
-                             "the end record and the ZIP64 end record name different central "
-                             "directories");
-    }
-    entries_on_disk = z_on_disk;
-    total_entries = z_total;
-    cd_size = z_cd_size;
-    cd_offset = z_cd_offset;
-    trailer_size = 56 + 20;
-  } else if (saturated) {
-    return structure_error(path, "ZIP64 sizes without a ZIP64 locator");
-  }
-  if (entries_on_disk != total_entries) return structure_error(path, "inconsistent entry counts");
-  if (total_entries > limits.max_entries) {
-    return structure_error(path, fmt::format("{} entries, more than the limit of {}", total_entries,
-                                             limits.max_entries));
-  }
-  if (cd_offset > end_offset || cd_size > end_offset - cd_offset) {
-    return structure_error(path, "central directory outside the file");
-  }
-  // CPython shifts every offset by the bytes between the central directory's end and the end
-  // records ("concat": a stub prepended to the archive); other readers do not. None allowed.
-  if (cd_offset + cd_size + trailer_size != end_offset) {
-    return structure_error(
-        path, fmt::format("{} bytes between the central directory and the end records",
-                          static_cast<std::int64_t>(end_offset) -
-                              static_cast<std::int64_t>(cd_offset + cd_size + trailer_size)));
-  }
-  std::vector<std::uint8_t> cd(static_cast<std::size_t>(cd_size));
-  if (!read_at(in, cd_offset, cd.data(), cd.size())) {
+  auto directory = read_end_record(in, archive.file_size_);
+  if (!directory) return structure_error(path, directory.error().message);
+  Directory& d = *directory;
+  if (auto why = apply_zip64(in, d)) return structure_error(path, *why);
+  if (auto why = check_directory(d, limits)) return structure_error(path, *why);
+  std::vector<std::uint8_t> cd(static_cast<std::size_t>(d.size));
+  if (!read_at(in, d.offset, cd.data(), cd.size())) {
     return structure_error(path, "cannot read the central directory");
   }
-
   Fields f(cd.data(), cd.size());
-  for (std::uint64_t i = 0; i < total_entries; ++i) {
-    if (!f.has(46) || f.u32() != kCentralHeader) {
-      return structure_error(path, fmt::format("central directory record {} is damaged", i + 1));
-    }
-    ZipEntry e;
-    e.made_by = f.u16();
-    e.version_needed = f.u16();
-    e.flags = f.u16();
-    e.method = f.u16();
-    f.skip(4);  // time, date
-    e.crc32 = f.u32();
-    e.compressed_size = f.u32();
-    e.size = f.u32();
-    const std::uint16_t name_len = f.u16(), extra_len = f.u16(), comment_len = f.u16();
-    f.skip(2 + 2);  // disk start, internal attributes
-    e.external_attributes = f.u32();
-    e.local_header_offset = f.u32();
-    if (!f.has(std::size_t{name_len} + extra_len + comment_len)) {
-      return structure_error(path, fmt::format("central directory record {} is truncated", i + 1));
-    }
-    const std::size_t name_at = f.pos();
-    e.name.assign(reinterpret_cast<const char*>(cd.data() + name_at), name_len);
-    // ZIP64 extra field: the 64-bit values of the fields that were saturated, in this order.
-    Fields extra(cd.data() + name_at + name_len, extra_len);
-    // CPython refuses an extra field that runs past its area, or a ZIP64 field that lacks a
-    // value for a saturated field; so does this reader, rather than keep the saturated value.
-    if (auto why = check_extra_names(e.name, cd.data() + name_at + name_len, extra_len)) {
-      return structure_error(path, *why);
-    }
-    bool zip64_complete = true;
-    while (extra.has(4)) {
-      const std::uint16_t id = extra.u16(), size = extra.u16();
-      if (!extra.has(size)) {
-        return structure_error(path,
-                               fmt::format("the extra field of '{}' runs past its record", e.name));
-      }
-      if (id == kZip64ExtraId) {
-        Fields z(cd.data() + name_at + name_len + extra.pos(), size);
-        for (std::uint64_t* field : {&e.size, &e.compressed_size, &e.local_header_offset}) {
-          if (*field != 0xffffffff) continue;
-          if (!z.has(8)) {
-            zip64_complete = false;
-            break;
-          }
-          *field = z.u64();
-        }
-      }
-      extra.skip(size);
-    }
-    if (extra.pos() != extra_len) {
-      return structure_error(path,
-                             fmt::format("the extra field of '{}' has a partial header", e.name));
-    }
-    if (!zip64_complete) {
-      return structure_error(
-          path, fmt::format("'{}' has a saturated size or offset without its ZIP64 value", e.name));
-    }
-    f.skip(std::size_t{name_len} + extra_len + comment_len);
-    archive.entries_.push_back(std::move(e));
+  for (std::uint64_t i = 0; i < d.entries; ++i) {
+    auto entry = read_central_record(f, cd.data(), i);
+    if (!entry) return structure_error(path, entry.error().message);
+    archive.entries_.push_back(std::move(*entry));
   }
   // CPython reads records until their sizes fill cd_size, ignoring the count; other readers
   // read `count` records. Both must see the same list.
@@ -364,20 +403,10 @@ Expected<ZipArchive> ZipArchive::open(const std::filesystem::path& path, const Z
     return structure_error(
         path, fmt::format("the end record counts {} central directory records, but they fill {} "
                           "of the directory's {} bytes",
-                          total_entries, f.pos(), cd.size()));
+                          d.entries, f.pos(), cd.size()));
   }
-  // The whole archive's declared size, before anything is inflated (each entry's own limit and
-  // ratio are checked as it is read).
-  std::uint64_t declared = 0;
-  for (const ZipEntry& e : archive.entries_) {
-    declared += std::min(e.size, limits.max_total_size + 1);
-    if (declared > limits.max_total_size) {
-      return structure_error(path, fmt::format("the entries declare more than {} bytes in all, the "
-                                               "limit for one archive",
-                                               limits.max_total_size));
-    }
-  }
-  if (auto layout = check_layout(in, archive.entries_, cd_offset); layout) {
+  if (auto why = check_declared_size(archive.entries_, limits)) return structure_error(path, *why);
+  if (auto layout = check_layout(in, archive.entries_, d.offset); layout) {
     return structure_error(path, *layout);
   }
   return archive;
