@@ -144,6 +144,72 @@ def comment(text, indent=""):
     return "\n".join(f"{indent}// {'  ' if i else ''}{line.rstrip()}" for i, line in enumerate(lines))
 
 
+def capability_rules():
+    """(C++, Python): capability_gap and fp8_mma_native from the paths' capability fields, one
+    rule written into both languages (the library refuses what the package refuses)."""
+    def cc(t):
+        return t[0] * 10 + t[1]
+    base = cc(manifest.MIN_CAPABILITY)
+    cxx, py = [f"  if (cc < {base}) return CapabilityGap::below_sm80;"], [
+        f"    if cc < {base}:", '        return "below_sm80"']
+    groups = {}
+    for p in manifest.PATHS:
+        if cc(p.min_capability) > base:
+            groups.setdefault(("min", cc(p.min_capability), p.below_min_gap), []).append(p.name)
+        if p.only_capability:
+            groups.setdefault(("only", cc(p.only_capability), "hopper_only"), []).append(p.name)
+    for p in manifest.PATHS:
+        if p.needs_sm90a:
+            groups.setdefault(("sm90a", 0, "no_sm90a_code"), []).append(p.name)
+    for (kind, value, gap), names in groups.items():
+        test = {"min": f"cc < {value}", "only": f"cc != {value}", "sm90a": "!has_sm90a"}[kind]
+        py_test = {"min": f"cc < {value}", "only": f"cc != {value}", "sm90a": "not has_sm90a"}[kind]
+        which = " || ".join(f"path == PvPath::{n}" for n in names)
+        cxx.append(f"  if (({which}) && {test}) {{\n    return CapabilityGap::{gap};\n  }}")
+        quoted = "(" + ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "") + ")"
+        py.append(f"    if path in {quoted} and {py_test}:")
+        py.append(f'        return "{gap}"')
+    native = " || ".join([f"cc == {cc(t)}" for t in manifest.FP8_MMA_NATIVE] +
+                         [f"cc >= {cc(manifest.FP8_MMA_NATIVE_FROM)}"])
+    cxx_text = "\n".join(cxx)
+    py_text = "\n".join(py)
+    return (f"""// The compute capability every kernel needs (major·10 + minor).
+inline constexpr int kMinCapability = {base};
+
+// Why a path cannot run on a GPU of compute capability major.minor, given whether the library
+// has sm_90a code: the one rule behind validate()'s refusals, written from the paths'
+// capability fields (kernels/manifest.py) into this file and into the Python package's
+// _manifest.capability_gap alike.
+constexpr CapabilityGap capability_gap(PvPath path, int major, int minor, bool has_sm90a) {{
+  const int cc = major * 10 + minor;
+{cxx_text}
+  return CapabilityGap::none;
+}}
+
+// Whether mma.sync has native e4m3 tensor instructions on a GPU (manifest.FP8_MMA_NATIVE).
+constexpr bool fp8_mma_native(int major, int minor) {{
+  const int cc = major * 10 + minor;
+  return {native};
+}}
+""", f"""
+
+def capability_gap(path: str, major: int, minor: int, has_sm90a: bool) -> str:
+    \"\"\"Why `path` cannot run on a GPU of compute capability major.minor (a name of
+    CAPABILITY_GAPS; "none" when it can), given whether the wheel has sm_90a code: the library's
+    rule (manifest.h: capability_gap), written from the same facts.\"\"\"
+    cc = major * 10 + minor
+{py_text}
+    return "none"
+
+
+def fp8_mma_native(major: int, minor: int) -> bool:
+    \"\"\"Whether mma.sync has native e4m3 tensor instructions on a GPU (manifest.h:
+    fp8_mma_native).\"\"\"
+    cc = major * 10 + minor
+    return {native.replace("||", "or")}
+""")
+
+
 def manifest_header():
     """include/sageattn/manifest.h: the public enums and constants."""
     paths = "\n".join(comment(f"{p.name}: {p.doc}") for p in manifest.PATHS)
@@ -201,7 +267,7 @@ enum class Granularity {{ {", ".join(manifest.GRANULARITIES)} }};
 // The torch operators' tensor layouts, by the bindings' numbers (the library takes strides).
 enum class Layout {{ {", ".join(manifest.LAYOUTS)} }};
 
-// Why a path cannot run on a GPU (capability_gap in sageattn.h).
+// Why a path cannot run on a GPU (capability_gap, below).
 enum class CapabilityGap {{ {", ".join(manifest.CAPABILITY_GAPS)} }};
 
 // Every head dim some path takes (callers pad others up to the next), the largest of the FP8
@@ -274,6 +340,7 @@ constexpr PvAccum pv_accum_for(PvPath path, int major, int minor, int head_dim =
              : PvAccum::fp32;
 }}
 
+{capability_rules()[0]}
 }}  // namespace sageattn
 """
 
@@ -499,8 +566,9 @@ def python_manifest():
         f"MAX_QUERY_HEADS = {manifest.MAX_QUERY_HEADS}",
         f"HOPPER_PV16_MAX_QUERY_LEN = {manifest.HOPPER_PV16_MAX_QUERY_LEN}",
         f"SHARP_THRESHOLD = {manifest.SHARP_THRESHOLD!r}",
-        "",
-    ])
+        "# The compute capability every kernel needs, as major·10 + minor.",
+        f"MIN_CAPABILITY = {manifest.MIN_CAPABILITY[0] * 10 + manifest.MIN_CAPABILITY[1]}",
+    ]) + "\n" + capability_rules()[1]
 
 
 def generated_files():

@@ -13,9 +13,10 @@ must agree on. kernels/generate_instantiations.py writes every copy from it:
 
 A new head dim is a row in each table below (and its kernel, where the shape is new): edit here,
 run `python3 kernels/generate_instantiations.py`, commit what it writes; the test
-`kernels.generated` (`generate_instantiations.py --check`) fails when the two differ. The rules
-that pick among these (which path a GPU and a length get, what each GPU lacks) are functions
-in sageattn.h, over these facts.
+`kernels.generated` (`generate_instantiations.py --check`) fails when the two differ. What each
+GPU lacks (capability_gap) and where FP8 mma.sync is native are generated from the paths'
+capability fields into manifest.h and _manifest.py alike; which path a GPU and a length get is
+pv_path_for in sageattn.h (and plan.path_for_capability), over these facts.
 """
 from typing import NamedTuple
 
@@ -31,6 +32,13 @@ class Path(NamedTuple):
     # is built for, where not all the path's]); the first is the path's default, at every head
     # dim.
     accumulations: tuple = (("fp32", "fp32"),)
+    # The GPUs its kernels run on: compute capability from `min_capability` (below it, the
+    # CAPABILITY_GAPS name `below_min_gap`), only `only_capability` where set (elsewhere
+    # "hopper_only"), and only in a library built with sm_90a code where `needs_sm90a`.
+    min_capability: tuple = (8, 0)
+    below_min_gap: str = "below_sm80"
+    only_capability: object = None
+    needs_sm90a: bool = False
 
     def accumulation_head_dims(self, accumulation):
         """The head dims the path's kernels are built for with `accumulation` (an ACCUMULATIONS
@@ -71,14 +79,16 @@ PATHS = (
     Path("fp8", "mma", "e4m3", (64, 128),
          "mma.sync; P and V in FP8 e4m3 with a per-channel V scale, each key block accumulated "
          "apart and added into FP32 (sm89 and later: Ada, Hopper, Blackwell).",
-         (("fp32", "fp32+fp32"), ("fp16_block", "fp32+fp16"))),
+         (("fp32", "fp32+fp32"), ("fp16_block", "fp32+fp16")),
+         min_capability=(8, 9), below_min_gap="fp8_needs_sm89"),
     Path("fp8_sm90", "sm90", "e4m3", (64, 128),
          "the Hopper kernel: the fp8 path's algorithm on wgmma with TMA and warp specialisation "
          "(compute capability 9.0, a library built for sm_90a).",
-         (("fp32", "fp32+fp32"),)),
+         (("fp32", "fp32+fp32"),), only_capability=(9, 0), needs_sm90a=True),
     Path("fp16_sm90", "sm90", "16bit", (64, 96, 128, 192, 256),
          "the Hopper kernel with the fp16 path's P·V: P and V in the input's 16-bit type (V read "
-         "as the caller laid it out), accumulated in FP32 (same requirements)."),
+         "as the caller laid it out), accumulated in FP32 (same requirements).",
+         only_capability=(9, 0), needs_sm90a=True),
 )
 
 # Rows that share one INT8 scale, in Granularity order: per_block = 64 rows (one CTA tile),
@@ -89,8 +99,18 @@ GRANULARITIES = ("per_block", "per_warp")
 # seq, head_dim], NHD = [batch, seq, heads, head_dim] (the library itself takes strides).
 LAYOUTS = ("HND", "NHD")
 
-# Why a path cannot run on a GPU, in CapabilityGap order (sageattn.h: capability_gap).
+# Why a path cannot run on a GPU, in CapabilityGap order (capability_gap, generated into
+# manifest.h and _manifest.py from the paths' capability fields).
 CAPABILITY_GAPS = ("none", "below_sm80", "fp8_needs_sm89", "hopper_only", "no_sm90a_code")
+
+# The compute capability every kernel needs.
+MIN_CAPABILITY = (8, 0)
+
+# Where mma.sync has native e4m3 tensor instructions (QMMA): Ada (8.9) and, from 10.0, Blackwell.
+# Elsewhere (Hopper) nvcc lowers e4m3 mma.sync to an f16 unpack plus HMMA, so the 16-bit path
+# is faster and more accurate there (pv_path_for).
+FP8_MMA_NATIVE = ((8, 9),)
+FP8_MMA_NATIVE_FROM = (10, 0)
 
 # The query heads one call takes: the kernels' grids hold them in their y dimension, which CUDA
 # limits to 65,535 (the Python package calls larger ones in slices).

@@ -34,3 +34,28 @@ HOPPER_ONLY_HEAD_DIMS = (96, 192)
 MAX_QUERY_HEADS = 65535
 HOPPER_PV16_MAX_QUERY_LEN = 8192
 SHARP_THRESHOLD = 100.0
+# The compute capability every kernel needs, as major·10 + minor.
+MIN_CAPABILITY = 80
+
+
+def capability_gap(path: str, major: int, minor: int, has_sm90a: bool) -> str:
+    """Why `path` cannot run on a GPU of compute capability major.minor (a name of
+    CAPABILITY_GAPS; "none" when it can), given whether the wheel has sm_90a code: the library's
+    rule (manifest.h: capability_gap), written from the same facts."""
+    cc = major * 10 + minor
+    if cc < 80:
+        return "below_sm80"
+    if path in ("fp8",) and cc < 89:
+        return "fp8_needs_sm89"
+    if path in ("fp8_sm90", "fp16_sm90") and cc != 90:
+        return "hopper_only"
+    if path in ("fp8_sm90", "fp16_sm90") and not has_sm90a:
+        return "no_sm90a_code"
+    return "none"
+
+
+def fp8_mma_native(major: int, minor: int) -> bool:
+    """Whether mma.sync has native e4m3 tensor instructions on a GPU (manifest.h:
+    fp8_mma_native)."""
+    cc = major * 10 + minor
+    return cc == 89 or cc >= 100

@@ -146,7 +146,7 @@ def path_for_capability(major, minor, seq_q=None, head_dim=None):
     The library's rule is sageattn.h's pv_path_for; test_api_cpu.py compares the two.
     """
     cc = major * 10 + minor
-    if cc < 80:
+    if cc < _manifest.MIN_CAPABILITY:
         return None
     pv16_only = head_dim is not None and head_dim > FP8_PV_MAX_HEAD_DIM
     if cc == 90:
@@ -154,27 +154,16 @@ def path_for_capability(major, minor, seq_q=None, head_dim=None):
             return "fp16"
         short = seq_q is not None and seq_q <= HOPPER_PV16_MAX_QUERY_LEN
         return "fp16_sm90" if short or pv16_only else "fp8_sm90"
-    if (cc == 89 or cc >= 100) and not pv16_only:
+    if _manifest.fp8_mma_native(major, minor) and not pv16_only:
         return "fp8"
     return "fp16"
 
 
-def capability_gap(path, major, minor, has_sm90a):
-    """Why `path` cannot run on a GPU of compute capability major.minor (a name of
-    CAPABILITY_GAPS; "none" when it can), given whether the wheel has sm_90a code: the library's
-    rule (sageattn.h: capability_gap), applied before the op is called so that the error is
-    Python's and torch.compile traces no call to ask."""
-    cc = major * 10 + minor
-    if cc < 80:
-        return "below_sm80"
-    if path == "fp8" and cc < 89:
-        return "fp8_needs_sm89"
-    if path in ("fp8_sm90", "fp16_sm90"):
-        if cc != 90:
-            return "hopper_only"
-        if not has_sm90a:
-            return "no_sm90a_code"
-    return "none"
+# Why a path cannot run on a GPU of compute capability major.minor (a name of CAPABILITY_GAPS;
+# "none" when it can), given whether the wheel has sm_90a code: the library's rule, generated
+# from kernels/manifest.py into both (manifest.h, _manifest.py). Applied before the op is called
+# so that the error is Python's and torch.compile traces no call to ask.
+capability_gap = _manifest.capability_gap
 
 
 _GAP_TEXT = {

@@ -37,7 +37,7 @@ enum class Granularity { per_block, per_warp };
 // The torch operators' tensor layouts, by the bindings' numbers (the library takes strides).
 enum class Layout { HND, NHD };
 
-// Why a path cannot run on a GPU (capability_gap in sageattn.h).
+// Why a path cannot run on a GPU (capability_gap, below).
 enum class CapabilityGap { none, below_sm80, fp8_needs_sm89, hopper_only, no_sm90a_code };
 
 // Every head dim some path takes (callers pad others up to the next), the largest of the FP8
@@ -139,6 +139,34 @@ constexpr PvAccum pv_accum_for(PvPath path, int major, int minor, int head_dim =
                                                 head_dim > 0 ? head_dim : 128)
              ? PvAccum::fp16_block
              : PvAccum::fp32;
+}
+
+// The compute capability every kernel needs (major·10 + minor).
+inline constexpr int kMinCapability = 80;
+
+// Why a path cannot run on a GPU of compute capability major.minor, given whether the library
+// has sm_90a code: the one rule behind validate()'s refusals, written from the paths'
+// capability fields (kernels/manifest.py) into this file and into the Python package's
+// _manifest.capability_gap alike.
+constexpr CapabilityGap capability_gap(PvPath path, int major, int minor, bool has_sm90a) {
+  const int cc = major * 10 + minor;
+  if (cc < 80) return CapabilityGap::below_sm80;
+  if ((path == PvPath::fp8) && cc < 89) {
+    return CapabilityGap::fp8_needs_sm89;
+  }
+  if ((path == PvPath::fp8_sm90 || path == PvPath::fp16_sm90) && cc != 90) {
+    return CapabilityGap::hopper_only;
+  }
+  if ((path == PvPath::fp8_sm90 || path == PvPath::fp16_sm90) && !has_sm90a) {
+    return CapabilityGap::no_sm90a_code;
+  }
+  return CapabilityGap::none;
+}
+
+// Whether mma.sync has native e4m3 tensor instructions on a GPU (manifest.FP8_MMA_NATIVE).
+constexpr bool fp8_mma_native(int major, int minor) {
+  const int cc = major * 10 + minor;
+  return cc == 89 || cc >= 100;
 }
 
 }  // namespace sageattn

@@ -142,7 +142,7 @@ constexpr bool is_hopper_only_head_dim(int head_dim) {
 // kHopperPv16MaxQueryLen query rows, else fp8_sm90. Hopper without it: mma.sync, where nvcc 13.0
 // lowers e4m3 mma.sync to an f16 unpack plus HMMA (SASS: F2FP.F16.E4M3.UNPACK_B, HMMA.16816), so
 // the 16-bit path is faster and more accurate. FP8 mma.sync where the GPU has native e4m3 tensor
-// instructions (QMMA: Ada sm89, Blackwell sm100+). sm80 has no FP8.
+// instructions (fp8_mma_native, manifest.h: QMMA on Ada sm89, Blackwell sm100+). sm80 has no FP8.
 // Head dims above kFp8PvMaxHeadDim take the 16-bit P·V path of the same kernel (head_dim ≤ 0:
 // not known, as 128).
 constexpr PvPath pv_path_for(int major, int minor, bool has_sm90a, int qo_len, int head_dim = 0) {
@@ -152,23 +152,12 @@ constexpr PvPath pv_path_for(int major, int minor, bool has_sm90a, int qo_len, i
     return pv16_only || (qo_len > 0 && qo_len <= kHopperPv16MaxQueryLen) ? PvPath::fp16_sm90
                                                                          : PvPath::fp8_sm90;
   }
-  return (cc == 89 || cc >= 100) && !pv16_only ? PvPath::fp8 : PvPath::fp16;
+  return fp8_mma_native(major, minor) && !pv16_only ? PvPath::fp8 : PvPath::fp16;
 }
 
-// Why a path cannot run on a GPU of compute capability major.minor (CapabilityGap, manifest.h),
-// given whether the library has sm_90a code: the one rule behind validate()'s refusals. The
-// Python package applies the same rule before it calls the library (core.capability_gap, whose
-// names are these); its CPU tests compare the two through the binding's capability_gap op.
-constexpr CapabilityGap capability_gap(PvPath path, int major, int minor, bool has_sm90a) {
-  const int cc = major * 10 + minor;
-  if (cc < 80) return CapabilityGap::below_sm80;
-  if (path == PvPath::fp8 && cc < 89) return CapabilityGap::fp8_needs_sm89;
-  if (is_sm90_path(path)) {
-    if (cc != 90) return CapabilityGap::hopper_only;
-    if (!has_sm90a) return CapabilityGap::no_sm90a_code;
-  }
-  return CapabilityGap::none;
-}
+// capability_gap (manifest.h, generated) is why a path cannot run on a GPU: the rule behind
+// validate()'s refusals, written from the manifest's facts into the Python package too
+// (_manifest.capability_gap); its CPU tests compare the two through the binding's op.
 
 // The path sageattn picks: pv_path_for with this library's has_sm90a() (qo_len ≤ 0 when the
 // query length is not known: fp8_sm90 on Hopper, as for long queries).
