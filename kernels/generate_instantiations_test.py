@@ -54,7 +54,8 @@ def test_new_hopper_head_dim():
         ('"fp16_sm90", "sm90", "16bit", (64, 96,', '"fp16_sm90", "sm90", "16bit", (64, 80, 96,'),
         ("HEAD_DIM_SHAPES = (\n", "HEAD_DIM_SHAPES = (\n    HeadDimShape(80, 128, 256, 64),\n"),
         ("SM90_TILES = (\n",
-         'SM90_TILES = (\n    Sm90Tile(80, "16bit", 2, 128, "SM90_STAGES", "SM90_FMA_EXP2_D128"),\n'))
+         'SM90_TILES = (\n'
+         '    Sm90Tile(80, "16bit", 2, 128, "SM90_STAGES", "SM90_FMA_EXP2_D128"),\n'))
     files, problems = generate(module)
     assert not problems, problems
     differ, gone = changed(files)
@@ -93,7 +94,8 @@ def test_new_head_dim_on_a_path():
     assert "kernels/src/instantiations/attention_fp16_f16_d192.cu" in differ, differ
     assert "kernels/src/instantiations/attention_fp16_bf16_d192_fp16_block.cu" not in files
     assert "    {PvPath::fp16, 192, 1}," in files["kernels/src/common/tile_config.h"]
-    assert "launch_attention<192, PvPath::fp16, half, PvAccum::fp32>" in files["kernels/src/dispatch.h"]
+    dispatch = files["kernels/src/dispatch.h"]
+    assert "launch_attention<192, PvPath::fp16, half, PvAccum::fp32>" in dispatch
     # The Hopper-only head dims lose 192.
     assert "kHopperOnlyHeadDims[] = {96}" in files["kernels/include/sageattn/manifest.h"]
 
@@ -118,7 +120,8 @@ def test_missing_rows_refused():
     module = manifest_with(('"fp16_sm90", "sm90", "16bit", (64, 96,',
                             '"fp16_sm90", "sm90", "16bit", (64, 80, 96,'),
                            ("    MmaTile(\"fp8\", 64, 1),\n", ""),
-                           ('"SM90_STAGES_D256", "SM90_FMA_EXP2_D256"', '"SM90_STAGES_D256", "NO_SUCH"'))
+                           ('"SM90_STAGES_D256", "SM90_FMA_EXP2_D256"',
+                            '"SM90_STAGES_D256", "NO_SUCH"'))
     _, problems = generate(module)
     assert problems == [
         "HEAD_DIM_SHAPES has no row for head dim 80",

@@ -159,8 +159,8 @@ class Knob(NamedTuple):
 
 
 KNOBS = (
-    Knob("MMA_MTILES", 2, "mma.sync: query rows per warp in m16 tiles, where a path's MMA_TILES row "
-         "names this knob: each K and V fragment read from shared memory feeds that many mma tiles "
+    Knob("MMA_MTILES", 2, "mma.sync: query rows per warp in m16 tiles, where a path's "
+         "MMA_TILES row names this knob: each K and V fragment read from shared memory feeds that many mma tiles "
          "(NOTES: version 7)."),
     Knob("MIN_CTAS_PER_SM", 0, "mma.sync: the CTAs per SM its launch bounds ask registers for; 0 "
          "gives ptxas no minimum (an explicit 1 lets the FP8 d128 kernel grow to 255 registers and "
@@ -192,8 +192,8 @@ KNOBS = (
          "(sm90/trace.cuh; lab/trace/sm90_trace.sh)."),
     Knob("QUANT_THREADS_D64", 128, "Quantization: threads per CTA at d=64; 4 CTAs of 4 warps per "
          "SM measured faster at every length (NOTES: quant-mean-in-smem)."),
-    Knob("QUANT_THREADS_D128", 256, "... at d=128: 8 warps; 4 were as fast up to 4k tokens per head "
-         "and slower beyond."),
+    Knob("QUANT_THREADS_D128", 256, "... at d=128: 8 warps; 4 were as fast up to 4k tokens per "
+         "head and slower beyond."),
     Knob("QUANT_MIN_BLOCKS_256", 4, "Quantization: CTAs of 256 threads per SM the plain queue's "
          "registers must allow (a few dozen bytes then spill to L1, measured faster than 2 CTAs "
          "per SM without: NOTES quant-persistent-cp-async)."),
