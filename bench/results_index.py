@@ -7,6 +7,7 @@ documents cite it. An entry nothing cites has no place in the tree (git history 
   python3 bench/results_index.py          # write the index
   python3 bench/results_index.py --check  # the test bench.results_index
 """
+
 import os
 import re
 import subprocess
@@ -31,12 +32,14 @@ PATTERN = re.compile(r"bench/results/([\w*.-]+)")
 
 def tracked_documents():
     """{path: text} of the tracked text files outside bench/results and this program."""
-    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     texts = {}
     for rel in files:
-        if rel.startswith("bench/results") or not rel.endswith((".md", ".py", ".sh", ".cuh", ".h",
-                                                                  ".cpp", ".txt", ".yaml", ".yml")):
+        if rel.startswith("bench/results") or not rel.endswith(
+            (".md", ".py", ".sh", ".cuh", ".h", ".cpp", ".txt", ".yaml", ".yml")
+        ):
             continue
         try:
             with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
@@ -69,7 +72,7 @@ def what(entry):
             if name.lower().startswith("readme"):
                 with open(os.path.join(path, name), encoding="utf-8") as f:
                     return f.readline().lstrip("# ").strip()
-    return os.path.splitext(entry)[0][len("2026-11-29-"):].replace("-", " ")
+    return os.path.splitext(entry)[0][len("2026-11-29-") :].replace("-", " ")
 
 
 def index():
@@ -82,7 +85,9 @@ def index():
         cited = citations(entry, texts)
         if not cited:
             orphans.append(entry)
-        shown = ", ".join(f"`{c}`" for c in cited[:3]) + (f" +{len(cited) - 3}" if len(cited) > 3 else "")
+        shown = ", ".join(f"`{c}`" for c in cited[:3])
+        if len(cited) > 3:
+            shown += f" +{len(cited) - 3}"
         link = entry + ("/" if os.path.isdir(os.path.join(RESULTS, entry)) else "")
         rows.append(f"| [{link}]({link}) | {what(entry).replace('|', '/')} | {shown} |\n")
     return HEADER + "".join(rows), orphans
@@ -97,18 +102,25 @@ def main(argv):
         except OSError:
             stale = True
         for entry in orphans:
-            print(f"results_index: bench/results/{entry} is cited by no document: remove it "
-                  "(git history keeps it) or cite it")
+            print(
+                f"results_index: bench/results/{entry} is cited by no document: remove it "
+                "(git history keeps it) or cite it"
+            )
         if stale:
-            print("results_index: bench/results/README.md is stale: run python3 bench/results_index.py")
+            print(
+                "results_index: bench/results/README.md is stale: run "
+                "python3 bench/results_index.py"
+            )
         return 1 if orphans or stale else 0
     if argv[1:]:
         sys.stderr.write("usage: results_index.py [--check]\n")
         return 2
     with open(INDEX, "w", encoding="utf-8") as f:
         f.write(text)
-    print(f"results_index: {text.count(chr(10)) - HEADER.count(chr(10))} entries"
-          + (f", {len(orphans)} cited by nothing" if orphans else ""))
+    print(
+        f"results_index: {text.count(chr(10)) - HEADER.count(chr(10))} entries"
+        + (f", {len(orphans)} cited by nothing" if orphans else "")
+    )
     return 0
 
 
