@@ -64,7 +64,7 @@ DoctorReport examine_backends(const matrix::Matrix& m, const std::vector<matrix:
   DoctorReport report = chosen.make()->examine(m, entries, options);
   for (const BackendRow& r : kRows) {
     if (&r == &chosen || r.availability == nullptr) continue;
-    if (auto check = r.availability(false)) report.checks.push_back(std::move(*check));
+    if (auto check = r.availability()) report.checks.push_back(std::move(*check));
   }
   return report;
 }

@@ -19,10 +19,10 @@ struct BackendRow {
   // Whether --backend selects it (the MSVC backend is chosen by the entries, not by name).
   bool selectable;
   std::unique_ptr<BuildBackend> (*make)();
-  // One doctor line on whether it can run on this machine, or nothing where its tool is not
-  // even installed (then it is not worth a line unless it is the chosen backend). nullptr: it
-  // needs nothing beyond the native build's checks.
-  std::optional<DoctorCheck> (*availability)(bool chosen) = nullptr;
+  // For another backend's doctor report: one line on whether it could run on this machine, or
+  // nothing where its tool is not even installed. nullptr: it needs nothing beyond the native
+  // build's checks.
+  std::optional<DoctorCheck> (*availability)() = nullptr;
 };
 
 std::span<const BackendRow> backend_rows();

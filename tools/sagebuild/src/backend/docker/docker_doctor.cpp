@@ -82,8 +82,8 @@ DoctorReport examine_docker(const matrix::Matrix& m, const std::vector<matrix::E
   return report;
 }
 
-std::optional<DoctorCheck> docker_availability(bool chosen) {
-  if (!chosen && !platform::find_in_path("docker")) return std::nullopt;
+std::optional<DoctorCheck> docker_availability() {
+  if (!platform::find_in_path("docker")) return std::nullopt;
   return docker_engine_check();
 }
 

@@ -20,7 +20,7 @@ DoctorReport examine_docker(const matrix::Matrix& m, const std::vector<matrix::E
                             const BuildOptions& options);
 
 // For another backend's report: the engine's line where a docker client is installed; nothing
-// where none is, unless Docker is the chosen backend.
-std::optional<DoctorCheck> docker_availability(bool chosen);
+// where none is.
+std::optional<DoctorCheck> docker_availability();
 
 }  // namespace sagebuild::backend
