@@ -81,26 +81,28 @@ def expected(surface, torch):
         return {(2, 6): "cu126torch2.6", (2, 9): "cu128torch2.9"}.get(minor, "cu128" if universal_ok else None)
     if surface == "cu128torch2.9":
         return "cu128torch2.9" if minor == (2, 9) else None
-    # Everything: the highest version whose torch requirement the installed torch meets.
-    # PEP 440 orders the labels cu130torch2.11 > cu130 > cu128torch2.9 > cu128 > cu126torch2.6.
-    if minor == (2, 11):
-        return "cu130torch2.11"
+    # The combined surfaces: the highest version whose torch requirement the installed torch
+    # meets. They leave out torch 2.11's per-torch wheels (the universal wheels serve 2.11 with
+    # every CUDA build), so PEP 440's order cu130 > cu128torch2.9 > cu128 > cu126torch2.6 decides.
     return {(2, 6): "cu126torch2.6", (2, 9): "cu128torch2.9"}.get(minor, "cu130" if universal_ok else None)
 
 
-def fresh_choice(surface, newest_torch):
-    """(label, torch) a resolver picks with no torch installed and PyPI reachable: the highest
-    version label of the surface (PEP 440: cu130torch2.11 > cu130 > ...), then the torch that
-    label needs: torch 2.11 for the per-torch wheel of the combined surfaces, the newest for the
-    universal wheel of cu13."""
-    return ("cu130", newest_torch) if surface == "cu13" else ("cu130torch2.11", "2.11.")
+def fresh_choice(newest_torch):
+    """(label, torch) a resolver picks with no torch installed and PyPI reachable, on cu13 and
+    the combined surfaces alike: the highest version label (the universal CUDA 13 wheel), then
+    the torch it needs, the newest."""
+    return ("cu130", newest_torch)
 
 
 # A torch from PyTorch's index for one CUDA build, and what `<site>/<its suffix>/simple` must
 # give it: the wheel whose kernels load with it (every wheel of one CUDA major does; the
 # universal one carries its runtime), or None: no index there (no CPU build of the kernels).
+# The combined surfaces cannot tell these torches from PyPI's and give each the universal CUDA
+# 13 wheel, whose own runtime loads with any CUDA build of torch (a CUDA 12 driver or a CPU torch
+# is then named at import, with the index that fits: sageattention._diagnose).
 FLAVOURED = [("2.11.0+cu126", "cu126", "cu128"), ("2.11.0+cu128", "cu128", "cu128"),
              ("2.11.0+cu130", "cu130", "cu130"), ("2.11.0+cpu", "cpu", None)]
+COMBINED_FLAVOURED = "cu130"
 
 # The driver's CUDA version uv's NVIDIA variant provider is told, and the variant uv must install
 # from <site>/variants/simple: the newest CUDA that driver runs, or None: a refusal.
@@ -188,9 +190,15 @@ def main():
                                   *sorted(os.path.join(dist, f) for f in os.listdir(dist))],
                                  capture_output=True, text=True)
         attached = sorted(re.findall(r"would attach (\S+)", release.stdout))
-        served = sorted(f for f in os.listdir(os.path.join(site, "wheels")) if f.endswith(".whl"))
+        with open(os.path.join(site, "wheels", "index.html")) as f:
+            served = sorted(set(re.findall(r">([^<>]+\.whl)<", f.read())))
         check("the release's assets are the files the find-links page lists", release.returncode == 0
               and attached == served, f"{attached}\n{served}\n{release.stderr}")
+        # Torch 2.11's per-torch wheels are left out of the combined surfaces, each named.
+        for out in (done.stdout + done.stderr, release.stdout + release.stderr):
+            check("index and release name each per-torch wheel a universal one serves",
+                  len(re.findall(r"cu130torch2\.11-\S+ is for the per-CUDA indexes only", out)) == 2
+                  and not any("torch2.11" in f for f in served), out)
 
         envs = {torch: torch_env(os.path.join(tmp, "envs"), python, torch) for torch in torches}
         flavoured_envs = {torch: torch_env(os.path.join(tmp, "envs"), python, torch) for torch, _, _ in FLAVOURED}
@@ -248,7 +256,7 @@ def main():
                     # A fresh environment: where PyPI is reachable the resolver takes the highest
                     # version label and the torch it needs (fresh_choice); our indexes alone have
                     # no torch.
-                    want = expected(rules, torch) if torch else fresh_choice(rules, newest_torch) if pin else None
+                    want = expected(rules, torch) if torch else fresh_choice(newest_torch) if pin else None
                     if pip_args is not None:
                         jobs.append((surface, torch, "pip", want,
                                      lambda env=env, a=pip_args, r=requirement, k=len(jobs):
@@ -264,6 +272,18 @@ def main():
                                   ("uv", lambda env=flavoured_envs[torch], u=url, k=len(jobs): uv_resolve(
                                       pytools, env, ["--index-url", u, "sageattention"], os.path.join(tmp, f"uv-cache{k}")))):
                     jobs.append((f"{suffix}/simple (its suffix)", torch, tool, want or "no-index", run))
+            # The same torches through the combined surfaces (no pin: PyPI is out of reach there).
+            for torch, _, _ in FLAVOURED:
+                for surface, rules, pip_args, uv_args, pin in surfaces:
+                    if rules != "all" or pin:
+                        continue
+                    env = flavoured_envs[torch]
+                    jobs.append((surface, torch, "pip", COMBINED_FLAVOURED,
+                                 lambda env=env, a=pip_args, k=len(jobs): pip_resolve(
+                                     pytools, env, a + ["sageattention"], os.path.join(tmp, f"report{k}.json"))))
+                    jobs.append((surface, torch, "uv", COMBINED_FLAVOURED,
+                                 lambda env=env, a=uv_args, k=len(jobs): uv_resolve(
+                                     pytools, env, a + ["sageattention"], os.path.join(tmp, f"uv-cache{k}"))))
             with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
                 results = list(pool.map(lambda job: job[4](), jobs))
             for (surface, torch, tool, want, _), (changes, text) in zip(jobs, results):

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -73,6 +74,31 @@ void keep_delivered(const std::vector<stdfs::path>& files, const stdfs::path& di
   }
 }
 
+// A labelled set goes to one namespace (a registry, a release's assets): a combined surface,
+// which leaves out the per-torch wheels a universal wheel also serves (registry/delivery.h).
+void leave_out_of_combined(DeliverySet& set, Log& log) {
+  std::vector<const registry::IndexedWheel*> wheels;
+  for (const auto& w : set.wheels)
+    wheels.push_back(&w);
+  const registry::CombinedSurface combined = registry::combined_surface(wheels);
+  if (combined.left_out.empty()) return;
+  std::set<stdfs::path> dropped;
+  for (const registry::LeftOut& l : combined.left_out) {
+    log.info("sagebuild: left out: {}\n", registry::describe(l));
+    dropped.insert(l.wheel->path);
+  }
+  DeliverySet kept;
+  kept.labelled = std::move(set.labelled);
+  for (std::size_t i = 0; i < set.files.size(); ++i) {
+    if (dropped.count(set.files[i])) continue;
+    kept.files.push_back(set.files[i]);
+    kept.sources.push_back(set.sources[i]);
+  }
+  for (auto& w : set.wheels)
+    if (!dropped.count(w.path)) kept.wheels.push_back(std::move(w));
+  set = std::move(kept);
+}
+
 }  // namespace
 
 void verify_before_delivery(const std::vector<stdfs::path>& files,
@@ -132,6 +158,7 @@ DeliverySet prepare_delivery(const std::vector<stdfs::path>& files, const GateOp
     set.files.push_back(labelled->path);
     set.wheels.push_back(std::move(*labelled));
   }
+  if (options.label) leave_out_of_combined(set, log);
   std::vector<const registry::IndexedWheel*> wheels;
   for (const auto& w : set.wheels)
     wheels.push_back(&w);

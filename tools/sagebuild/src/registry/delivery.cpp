@@ -269,4 +269,62 @@ std::string describe(const Ambiguity& a) {
                         public_version, label, other));
 }
 
+namespace {
+
+// The platform families a wheel's tags reach ("linux-x86_64", "win_amd64").
+std::vector<std::string> platforms_of(const IndexedWheel& w) {
+  std::vector<std::string> out;
+  if (auto name = wheel::parse_wheel_filename(w.path.filename().string())) {
+    for (const wheel::Tag& tag : name->tags)
+      out.push_back(reach_of(tag).platform);
+  }
+  return out;
+}
+
+std::string public_part(const std::string& version) {
+  return version.substr(0, version.find('+'));
+}
+
+// Does the universal wheel `u` serve every environment the per-torch wheel `p` serves: the same
+// project and release, a stable-ABI target no newer than p's torch, and a platform in common
+// (a universal wheel is py3: every Python).
+bool serves(const IndexedWheel& u, const IndexedWheel& p) {
+  if (!u.stable_abi || p.stable_abi || u.project != p.project ||
+      public_part(u.version) != public_part(p.version) || u.torch.major() != p.torch.major() ||
+      u.torch.minor() > p.torch.minor()) {
+    return false;
+  }
+  const auto mine = platforms_of(p);
+  for (const std::string& platform : platforms_of(u)) {
+    if (platform == "any" || std::find(mine.begin(), mine.end(), platform) != mine.end())
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+CombinedSurface combined_surface(const std::vector<const IndexedWheel*>& wheels) {
+  CombinedSurface out;
+  for (const IndexedWheel* w : wheels) {
+    const auto by = std::find_if(wheels.begin(), wheels.end(),
+                                 [&](const IndexedWheel* u) { return serves(*u, *w); });
+    if (by == wheels.end()) {
+      out.wheels.push_back(w);
+    } else {
+      out.left_out.push_back({w, *by});
+    }
+  }
+  return out;
+}
+
+std::string describe(const LeftOut& l) {
+  return fmt::format(
+      "{} is for the per-CUDA indexes only: on a combined surface every CUDA build of torch "
+      "{}.{} would take it, and it loads only with CUDA {} builds; the universal {} serves them "
+      "all",
+      l.wheel->path.filename().string(), l.wheel->torch.major(), l.wheel->torch.minor(),
+      l.wheel->cuda.major(), l.served_by->path.filename().string());
+}
+
 }  // namespace sagebuild::registry

@@ -76,4 +76,25 @@ std::vector<Ambiguity> find_ambiguities(const std::vector<const IndexedWheel*>& 
 // One line for a user: which file hides which, for whom, and what to do instead.
 std::string describe(const Ambiguity& ambiguity);
 
+// A combined surface (the index's simple/ and find-links page, a release's assets, a registry
+// after publish --local-labels) serves every CUDA build of torch from one namespace and cannot
+// tell them apart: a requirement matches a local label only exactly (torch==2.11.0+cu128), never
+// a range, and PyPI's torch carries no label. There a per-torch wheel of a torch that a universal
+// wheel also serves would be taken by every build of that torch (its label sorts higher), though
+// it loads only with torch's own CUDA major, while the universal wheel carries its CUDA runtime
+// and loads with any. So a combined surface leaves such per-torch wheels out; the per-CUDA and
+// per-variant indexes keep them (cuda_index_wheels applies the same rule within one major).
+struct LeftOut {
+  const IndexedWheel* wheel = nullptr;      // a per-torch wheel
+  const IndexedWheel* served_by = nullptr;  // a universal wheel that serves its torch
+};
+struct CombinedSurface {
+  std::vector<const IndexedWheel*> wheels;  // in the order given
+  std::vector<LeftOut> left_out;
+};
+CombinedSurface combined_surface(const std::vector<const IndexedWheel*>& wheels);
+
+// One line for a user: the wheel left out, and which wheel its torch gets instead.
+std::string describe(const LeftOut& left_out);
+
 }  // namespace sagebuild::registry

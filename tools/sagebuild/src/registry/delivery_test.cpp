@@ -107,5 +107,56 @@ TEST_CASE("policies of one platform meet; abi3 and py3X reach later Pythons", "[
             .size() == 1);
 }
 
+// The file names combined_surface keeps of `wheels`, in their order.
+std::vector<std::string> kept_on_combined(const std::vector<IndexedWheel>& wheels) {
+  std::vector<const IndexedWheel*> pointers;
+  for (const auto& w : wheels)
+    pointers.push_back(&w);
+  std::vector<std::string> names;
+  for (const IndexedWheel* w : combined_surface(pointers).wheels)
+    names.push_back(w->path.filename().string());
+  return names;
+}
+
+TEST_CASE("a combined surface leaves out the per-torch wheels a universal wheel serves",
+          "[delivery]") {
+  const std::vector<IndexedWheel> set = {
+      wheel_named("sageattention-2.2.0+cu130-2100.130-py3-none-manylinux_2_28_x86_64.whl", "2.10.0",
+                  "13.0.1", true),
+      wheel_named("sageattention-2.2.0+cu128-2100.128-py3-none-manylinux_2_28_x86_64.whl", "2.10.0",
+                  "12.8.1", true),
+      // Served (torch 2.11 and 2.10 are at or above the target): left out, of either CUDA major.
+      wheel_named(
+          "sageattention-2.2.0+cu130torch2.11-2110.130-cp312-cp312-manylinux_2_28_x86_64.whl",
+          "2.11.0", "13.0.1"),
+      wheel_named("sageattention-2.2.0+cu128torch2.10-2100.128-py3-none-manylinux_2_28_x86_64.whl",
+                  "2.10.0", "12.8.1"),
+      // Not served: an older torch, another platform, another release of the project.
+      wheel_named("sageattention-2.2.0+cu128torch2.9-290.128-py3-none-manylinux_2_28_x86_64.whl"),
+      wheel_named("sageattention-2.2.0+cu130torch2.11-2110.130-cp312-cp312-win_amd64.whl", "2.11.0",
+                  "13.0.1"),
+      wheel_named(
+          "sageattention-2.2.1+cu130torch2.11-2110.130-cp312-cp312-manylinux_2_28_x86_64.whl",
+          "2.11.0", "13.0.1"),
+  };
+  CHECK(kept_on_combined(set) ==
+        std::vector<std::string>{set[0].path.string(), set[1].path.string(), set[4].path.string(),
+                                 set[5].path.string(), set[6].path.string()});
+  std::vector<const IndexedWheel*> pointers;
+  for (const auto& w : set)
+    pointers.push_back(&w);
+  const auto combined = combined_surface(pointers);
+  REQUIRE(combined.left_out.size() == 2);
+  CHECK(combined.left_out[0].wheel == &set[2]);
+  CHECK(combined.left_out[0].served_by->stable_abi);
+  const std::string line = describe(combined.left_out[0]);
+  CHECK(line.find("cu130torch2.11-2110.130-cp312") != std::string::npos);
+  CHECK(line.find("torch 2.11") != std::string::npos);
+  CHECK(line.find("CUDA 13 builds") != std::string::npos);
+
+  // Without a universal wheel nothing is left out: the per-torch wheels are all there is.
+  CHECK(kept_on_combined({set[2], set[3], set[4]}).size() == 3);
+}
+
 }  // namespace
 }  // namespace sagebuild::registry

@@ -333,8 +333,13 @@ Expected<IndexSummary> write_index(const std::vector<IndexedWheel>& wheels,
   for (const IndexedWheel& w : delivered) {
     if (auto r = write_metadata_file(w, temp / "wheels"); !r) return r.error();
   }
-  if (auto r = write_simple(all, temp / "simple", "../../wheels/"); !r) return r.error();
-  if (auto r = write_find_links_page(all, temp / "wheels" / "index.html"); !r) return r.error();
+  const CombinedSurface combined = combined_surface(all);
+  for (const LeftOut& l : combined.left_out)
+    summary.left_out_of_combined.push_back(describe(l));
+  if (auto r = write_simple(combined.wheels, temp / "simple", "../../wheels/"); !r)
+    return r.error();
+  if (auto r = write_find_links_page(combined.wheels, temp / "wheels" / "index.html"); !r)
+    return r.error();
   summary.wheels = wheels.size();
   // Replace the previous site (an index, unsafe_target made sure) only now that the new one is
   // complete; if the move fails, the previous one goes back.

@@ -13,9 +13,10 @@
 //   <site>/cu128torch2.9/simple    one per per-torch variant, named by its label: only its wheels
 //   <site>/variants/simple         the universal wheels as wheel variants, chosen by the NVIDIA
 //                                  driver (registry/wheel_variants.h)
-//   <site>/simple                  everything
-//   <site>/wheels/                 the wheel files, and index.html listing them for
-//                                  `pip install --find-links`
+//   <site>/simple                  everything a combined surface may carry: all but the per-torch
+//                                  wheels a universal wheel also serves (combined_surface)
+//   <site>/wheels/                 the wheel files, and index.html listing the same set as
+//                                  simple/ for `pip install --find-links`
 #pragma once
 
 #include <filesystem>
@@ -34,6 +35,8 @@ struct IndexSummary {
   std::vector<std::string> cuda_indexes;        // "cu12", "cu13"
   std::vector<std::string> cuda_build_indexes;  // "cu126", "cu128", "cu130"
   std::size_t variant_wheels = 0;
+  // Not in simple/ and the find-links page (combined_surface), one line each (describe).
+  std::vector<std::string> left_out_of_combined;
 };
 
 struct IndexOptions {

@@ -54,6 +54,8 @@ class IndexCommand final : public Command {
     }
     auto summary = registry::write_index(described, site, options);
     if (!summary) throw CommandError(summary.error().as(ErrorKind::usage));
+    for (const std::string& line : summary->left_out_of_combined)
+      log_.info("sagebuild: not in simple/ or wheels/index.html: {}\n", line);
     auto listed = [](const std::vector<std::string>& names) {
       return names.empty() ? std::string("none") : text::join(names, "/simple, ") + "/simple";
     };
