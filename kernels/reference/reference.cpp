@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "../src/common/causal.h"       // the kernels' causal mask
+#include "../src/common/mask.h"         // the kernels' mask
 #include "../src/common/tile_policy.h"  // the kernels' tiling, which the reference must follow
 
 namespace sageattn::reference {
@@ -30,8 +30,9 @@ std::size_t at(int b, int h, int s, int d, int heads, int len, int dim) {
 }
 
 bool visible(const Problem& p, int row, int key) {
-  return detail::key_visible(key, row, p.kv_len, p.causal,
-                             detail::diagonal_offset(p.qo_len, p.kv_len));
+  using detail::KeyMask;
+  const KeyMask::Kind kind = KeyMask::kind_of_call(p.causal);
+  return KeyMask::of_sequence(kind, p.qo_len, p.kv_len).visible(key, row);
 }
 
 // INT8 quantization of `rows` x `dim` values in groups of `group` rows (over the padded length).

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "common/attention_launch.h"
+#include "common/built_head_dims.h"
 #include "common/workspace.h"
 #include "dispatch.h"
 #include "quantize/quantize.h"
@@ -160,6 +161,13 @@ Status validate(const Params& p) {
     return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
                          " not supported; supported: " + supported +
                          " (pad others up to the next)");
+  }
+  if (!detail::head_dim_built(p.head_dim)) {
+    return Status::error("sageattn: head_dim " + std::to_string(p.head_dim) +
+                         ": this library was built with the kernels of head dims " +
+                         detail::kBuiltHeadDims +
+                         " only (SAGEATTN_HEAD_DIMS); build it without that setting for every "
+                         "head dim");
   }
   if (!path_supports_head_dim(p.pv_path, p.head_dim)) {
     const std::string name = path_name(p.pv_path), d = std::to_string(p.head_dim);

@@ -8,11 +8,21 @@
 #include <cuda_runtime_api.h>
 #include <limits>
 
+#include "mask.h"
 #include "sageattn/sageattn.h"
 #include "sharp_tiles.h"
 #include "workspace.h"
 
 namespace sageattn::detail {
+
+// Defined by kernels/CMakeLists.txt on the instantiations of a head dim that SAGEATTN_HEAD_DIMS
+// leaves out: their launchers compile without their kernels and return cudaErrorNotSupported
+// (validate() refuses such a call first: common/built_head_dims.h).
+#if defined(SAGEATTN_HEAD_DIM_LEFT_OUT)
+inline constexpr bool kHeadDimLeftOut = true;
+#else
+inline constexpr bool kHeadDimLeftOut = false;
+#endif
 
 struct AttentionArgs {
   const std::int8_t* k;
@@ -28,7 +38,7 @@ struct AttentionArgs {
   int heads_q, heads_kv, qo_len, kv_len, q_pad, kv_pad, q_rows, k_rows;
   // The workspace's K/V units (workspace.h): rows per unit, and units per batch (0: varlen).
   int unit_rows, unit_scales, unit_batch_stride;
-  bool causal;
+  KeyMask::Kind mask;  // each sequence's KeyMask is made of it (mask.h)
   // Varlen calls (sageattn.h: Varlen; else null): the sequences' offsets, the tensors' rows,
   // and the first sequence of this launch (batch_slice), which the kernels add to blockIdx.z.
   const std::int32_t* cu_q;
@@ -85,7 +95,7 @@ inline AttentionArgs attention_args(const Params& p, const Workspace& w, float s
   a.unit_rows = w.unit_rows;
   a.unit_scales = w.unit_scales;
   a.unit_batch_stride = w.unit_batch_stride;
-  a.causal = p.causal;
+  a.mask = KeyMask::kind_of_call(p.causal);
   a.cu_q = p.varlen.cu_seqlens_q;
   a.cu_k = p.varlen.cu_seqlens_k;
   a.total_q = p.varlen.total_q;

@@ -20,15 +20,15 @@
 // AttentionConfig (config.cuh: the shape, and the path, V type and accumulation as policy):
 // load (loads.cuh: cp.async tiles), Q·Kᵀ (qk.cuh), softmax (softmax.cuh), P·V with its
 // accumulation's merge (pv.cuh), epilogue (epilogue.cuh); Q's quantization in
-// quantize/q_int8.cuh, the causal mask in common/causal.h.
+// quantize/q_int8.cuh, the mask in common/mask.h.
 #pragma once
 
 #include <cstdint>
 
 #include "../common/attention_launch.h"
 #include "../common/attention_sequence.cuh"
-#include "../common/causal.h"
 #include "../common/device_primitives.cuh"
+#include "../common/mask.h"
 #include "../common/workspace.h"
 #include "../quantize/q_int8.cuh"
 #include "config.cuh"
@@ -52,8 +52,8 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   unsigned char* s_k = smem + Cfg::kQBytes;
   unsigned char* s_v = s_k + 2 * Cfg::kKBytes;
 
-  // Longest rows first under causal masking: they have the most key blocks.
-  const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  // Longest rows first where the mask gives the last rows the most key blocks.
+  const int m_block = KeyMask::last_rows_longest(a.mask) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const int head = blockIdx.y, batch = blockIdx.z;
   const int kv_head = head / (a.heads_q / a.heads_kv);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
@@ -65,11 +65,10 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   // A varlen sequence shorter than the grid's tiles (a dense call's grid covers its rows).
   if (kVarlen && m0 >= seq.q_len) return;
   const int warp_row0 = m0 + warp * Cfg::kRowsPerWarp;  // row of this warp's m-tile 0
-  const int causal_offset = diagonal_offset(seq.q_len, seq.kv_len);
+  const KeyMask mask = KeyMask::of_sequence(a.mask, seq.q_len, seq.kv_len);
   // The CTA's last row that exists in the padded Q (its tile may reach past it).
   const int q_pad = kVarlen ? (seq.q_len + kBlockM - 1) / kBlockM * kBlockM : a.q_pad;
-  const int n_blocks =
-      key_blocks(seq.kv_len, kBlockN, a.causal, min(m0 + Cfg::kCtaRows, q_pad) - 1, causal_offset);
+  const int n_blocks = mask.key_blocks(kBlockN, min(m0 + Cfg::kCtaRows, q_pad) - 1);
 
   const std::int8_t* k_base = a.k + seq.ws_row0(a) * D;
 
@@ -133,11 +132,11 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 #pragma unroll
     for (int i = 0; i < Cfg::kGroups; ++i)
       k_scale[i] = k_scales[(n0 + 16 * i) >> k_shift];
-    const bool masked = block_masked(n0, kBlockN, seq.kv_len, a.causal, m0, causal_offset);
+    const bool masked = mask.block_masked(n0, kBlockN, m0);
     auto visible = [&](int mt, int j, int e) {
       const int key = n0 + j * 8 + 2 * t + (e & 1);
       const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
-      return key_visible(key, row, seq.kv_len, a.causal, causal_offset);
+      return mask.visible(key, row);
     };
     unsigned pa[kMTiles][Cfg::kPChunks][4];
     float scale_old[kMTiles][2];
@@ -156,16 +155,21 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 
 template <int D, PvPath PATH, typename VT, PvAccum ACC>
 cudaError_t launch_attention(const AttentionArgs& args, int batch, cudaStream_t stream) {
-  using Cfg = AttentionConfig<D, PATH, VT, ACC>;
-  auto kernel = args.cu_q != nullptr ? attention_kernel<D, PATH, VT, ACC, true>
-                                     : attention_kernel<D, PATH, VT, ACC, false>;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           Cfg::kSmemBytes)) {
-    return e;
+  // A head dim SAGEATTN_HEAD_DIMS left out (common/attention_launch.h): no kernel compiled.
+  if constexpr (kHeadDimLeftOut) {
+    return cudaErrorNotSupported;
+  } else {
+    using Cfg = AttentionConfig<D, PATH, VT, ACC>;
+    auto kernel = args.cu_q != nullptr ? attention_kernel<D, PATH, VT, ACC, true>
+                                       : attention_kernel<D, PATH, VT, ACC, false>;
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             Cfg::kSmemBytes)) {
+      return e;
+    }
+    const dim3 grid((args.q_pad + Cfg::kCtaRows - 1) / Cfg::kCtaRows, args.heads_q, batch);
+    kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
+    return cudaGetLastError();
   }
-  const dim3 grid((args.q_pad + Cfg::kCtaRows - 1) / Cfg::kCtaRows, args.heads_q, batch);
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
-  return cudaGetLastError();
 }
 
 }  // namespace sageattn::detail

@@ -22,7 +22,7 @@ namespace sageattn::detail {
 // row_sum, the running max and the sum of the unrounded P), sets scale_old to the factor their
 // O rows are to be multiplied by and x to the block's P (×448 on the fp8 path). visible(j, e)
 // says whether accumulator element (j, e) is a key its row may see; it is asked only on masked
-// blocks (those that cross kv_len or the causal diagonal: common/causal.h). Returns whether a
+// blocks (those that cross kv_len or the causal diagonal: common/mask.h). Returns whether a
 // row's subtracted max moved (always false without kMaxHeadroom, where it always moves).
 template <class Cfg, class Visible>
 __device__ __forceinline__ bool softmax_block(const int (&s)[Cfg::kNTiles][4],

@@ -44,6 +44,7 @@
 #include <tuple>
 #include <utility>
 
+#include "../common/built_head_dims.h"
 #include "../common/device_primitives.cuh"
 #include "common.cuh"
 #include "fused_queue.cuh"
@@ -239,6 +240,16 @@ cudaError_t launch_for_type(const Params& p, const Workspace& w, cudaStream_t st
                                : launch<__nv_bfloat16, D, kVarlen>(p, w, stream);
 }
 
+// A head dim this build left out (common/built_head_dims.h) is not compiled.
+template <int D, bool kVarlen>
+cudaError_t launch_if_built(const Params& p, const Workspace& w, cudaStream_t stream) {
+  if constexpr (head_dim_built(D)) {
+    return launch_for_type<D, kVarlen>(p, w, stream);
+  } else {
+    return cudaErrorNotSupported;
+  }
+}
+
 // The call's head dim: one instantiation per head dim of the manifest (kSupportedHeadDims), so
 // that a head dim added there is quantized as itself; any other is an error, never another
 // head dim's layout (validate() refuses it before this).
@@ -247,7 +258,7 @@ cudaError_t launch_for_head_dim(const Params& p, const Workspace& w, cudaStream_
                                 std::index_sequence<I...>) {
   cudaError_t e = cudaErrorInvalidValue;
   (void)((p.head_dim == kSupportedHeadDims[I] &&
-          (e = launch_for_type<kSupportedHeadDims[I], kVarlen>(p, w, stream), true)) ||
+          (e = launch_if_built<kSupportedHeadDims[I], kVarlen>(p, w, stream), true)) ||
          ...);
   return e;
 }

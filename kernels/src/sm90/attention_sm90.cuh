@@ -44,7 +44,7 @@
 #include <type_traits>
 
 #include "../common/attention_launch.h"
-#include "../common/causal.h"
+#include "../common/mask.h"
 #include "../quantize/q_int8.cuh"
 #include "config.cuh"
 #include "consumer.cuh"
@@ -79,8 +79,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   // [kStages][kScaleGroups]
   float* s_kscale = reinterpret_cast<float*>(smem + Cfg::kKScaleOffset);
 
-  // Longest rows first under causal masking: they have the most key blocks.
-  const int m_block = a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  // Longest rows first where the mask gives the last rows the most key blocks.
+  const int m_block = KeyMask::last_rows_longest(a.mask) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const int head = blockIdx.y, batch = blockIdx.z;
   const int kv_head = head / (a.heads_q / a.heads_kv);
   const int m0 = m_block * kBlockM;
@@ -90,11 +90,10 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
   const AttentionSequence<kVarlen> seq(a, batch, kv_head);
   // A varlen sequence shorter than the grid's tiles (a dense call's grid covers its rows).
   if (kVarlen && m0 >= seq.q_len) return;
-  const int causal_offset = diagonal_offset(seq.q_len, seq.kv_len);
-  const int n_blocks = key_blocks(seq.kv_len, kBlockN, a.causal, m0 + kBlockM - 1, causal_offset);
-  // Key blocks before n_unmasked need no mask (common/causal.h).
-  const int n_unmasked =
-      unmasked_key_blocks(n_blocks, seq.kv_len, kBlockN, a.causal, m0, causal_offset);
+  const KeyMask mask = KeyMask::of_sequence(a.mask, seq.q_len, seq.kv_len);
+  const int n_blocks = mask.key_blocks(kBlockN, m0 + kBlockM - 1);
+  // Key blocks before n_unmasked need no mask (common/mask.h).
+  const int n_unmasked = mask.unmasked_key_blocks(n_blocks, kBlockN, m0);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // A consumer warp's 16 query rows (warp 4 + 4·wg + w: rows m0 + 64·wg + 16·w ..; thread rows
   // g, g + 8), requested before anything else: their DRAM latency then overlaps the set-up
@@ -106,8 +105,8 @@ __global__ void __launch_bounds__(Sm90Config<D, PvT, kConsumers>::kThreads, 1)
 
   const int first_round = min(kStages, n_blocks);  // blocks whose stages start free
   const Sm90Cta<kVarlen> cta {
-    args, smem, s_q, s_k, s_v, k_full, v_full, empty, s_kscale, head, batch, kv_head, seq,
-        causal_offset, n_blocks, n_unmasked, first_round, warp, lane, warp_row0, k_scales,
+    args, smem, s_q, s_k, s_v, k_full, v_full, empty, s_kscale, head, batch, kv_head, seq, mask,
+        n_blocks, n_unmasked, first_round, warp, lane, warp_row0, k_scales,
 #if SAGEATTN_SM90_TRACE
         cta_id
 #else

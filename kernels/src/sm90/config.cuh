@@ -147,7 +147,7 @@ struct Sm90Cta {
   float* s_kscale;        // [kStages][kScaleGroups]
   int head, batch, kv_head;
   AttentionSequence<kVarlen> seq;  // its rows, lengths, workspace place and statistics
-  int causal_offset;               // kv_len - qo_len: the causal diagonal, aligned bottom-right
+  KeyMask mask;                    // which keys its rows see (common/mask.h)
   int n_blocks, n_unmasked;        // key blocks visited; those before n_unmasked need no mask
   int first_round;                 // blocks whose stages start free (requested at set-up)
   int warp, lane;

@@ -10,8 +10,8 @@
 #include <cuda_fp8.h>
 #include <type_traits>
 
-#include "../common/causal.h"
 #include "../common/device_primitives.cuh"
+#include "../common/mask.h"
 #include "../quantize/q_int8.cuh"
 #include "config.cuh"
 #include "epilogue.cuh"
@@ -51,7 +51,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
   std::uint64_t* const empty = c.empty;
   float* const s_kscale = c.s_kscale;
   [[maybe_unused]] const int head = c.head, batch = c.batch;  // the trace's
-  const int causal_offset = c.causal_offset, kv_len = c.seq.kv_len;
+  const KeyMask mask = c.mask;
   const int n_blocks = c.n_blocks, n_unmasked = c.n_unmasked;
   const int warp = c.warp, lane = c.lane, warp_row0 = c.warp_row0;
 #if SAGEATTN_SM90_TRACE
@@ -248,7 +248,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
         if constexpr (!masked) return true;
         const int key = n0 + 8 * j + 2 * t + (e & 1);
         const int row = warp_row0 + g + 8 * (e >> 1);
-        return key_visible(key, row, kv_len, a.causal, causal_offset);
+        return mask.visible(key, row);
       };
       float rescale_new[2], m_use[2];
       bool moved = false;

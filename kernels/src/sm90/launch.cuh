@@ -120,18 +120,24 @@ cudaError_t launch_sm90_kernel(const AttentionArgs& a, int batch, cudaStream_t s
 // follows).
 template <int D, typename PvT>
 cudaError_t launch_attention_sm90(const AttentionArgs& a, int batch, cudaStream_t stream) {
-  constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
-  constexpr int kForced = sm90_forced_consumers(D);
-  // Only the shapes the rule can pick are built.
-  if constexpr (sm90_has_tile(D, kPv8, 3) && kForced != 2) {
-    const PvPath path = kPv8 ? PvPath::fp8_sm90 : PvPath::fp16_sm90;
-    const int consumers = sm90_consumer_warpgroups(D, path, a.causal, a.qo_len);
-    if constexpr (sm90_has_tile(D, kPv8, 4) && (kForced == 0 || kForced == 4)) {
-      if (consumers == 4) return launch_sm90_kernel<D, PvT, 4>(a, batch, stream);
+  // A head dim SAGEATTN_HEAD_DIMS left out (common/attention_launch.h): no kernel compiled.
+  if constexpr (kHeadDimLeftOut) {
+    return cudaErrorNotSupported;
+  } else {
+    constexpr bool kPv8 = std::is_same_v<PvT, __nv_fp8_e4m3>;
+    constexpr int kForced = sm90_forced_consumers(D);
+    // Only the shapes the rule can pick are built.
+    if constexpr (sm90_has_tile(D, kPv8, 3) && kForced != 2) {
+      const PvPath path = kPv8 ? PvPath::fp8_sm90 : PvPath::fp16_sm90;
+      const int consumers =
+          sm90_consumer_warpgroups(D, path, a.mask == KeyMask::Kind::causal_bottom_right, a.qo_len);
+      if constexpr (sm90_has_tile(D, kPv8, 4) && (kForced == 0 || kForced == 4)) {
+        if (consumers == 4) return launch_sm90_kernel<D, PvT, 4>(a, batch, stream);
+      }
+      if (consumers == 3) return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);
     }
-    if (consumers == 3) return launch_sm90_kernel<D, PvT, 3>(a, batch, stream);
+    return launch_sm90_kernel<D, PvT, 2>(a, batch, stream);
   }
-  return launch_sm90_kernel<D, PvT, 2>(a, batch, stream);
 }
 
 }  // namespace sageattn::detail
