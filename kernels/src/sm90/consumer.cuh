@@ -33,23 +33,199 @@ __device__ __forceinline__ void wgmma_pv16(float (&o)[N], const unsigned (&a)[4]
   }
 }
 
+// The epilogue's factors amax/448 of this thread's output columns 8j + 2t, 8j + 2t + 1 (V·448/amax
+// undone; P's 448 is in row_sum too), for V's statistics row `stats`; e4m3 only.
+template <class Cfg>
+__device__ __forceinline__ void sm90_load_col_scales(const AttentionArgs& a, int stats, int t,
+                                                     float2 (&col_scale)[Cfg::kD / 8]) {
+  if constexpr (!Cfg::kPv8) return;  // V is not scaled
+  constexpr int D = Cfg::kD;
+  const float* v_amax = a.v_amax + static_cast<std::int64_t>(stats) * D;
+#pragma unroll
+  for (int j = 0; j < D / 8; ++j) {
+    const float2 amax = *reinterpret_cast<const float2*>(v_amax + 8 * j + 2 * t);
+    constexpr float kInvVMax = 1.f / fp8_v_max(PvAccum::fp32);  // the only one wgmma has
+    col_scale[j] = make_float2(amax.x * kInvVMax, amax.y * kInvVMax);
+  }
+}
+
+// Stage "Q": the warpgroup's 64 rows quantized by its own warps into its part of the Q tile
+// (while the producer's first K and V tiles are on their way), then made visible to the wgmma
+// (the async proxy) for the whole warpgroup. row_km: the warpgroup's rows of the Q auxiliaries
+// (the LSE's q · mean(K)). Returns the thread's Q scale.
+template <class Cfg>
+__device__ __forceinline__ float sm90_quantize_q(const Sm90Cta<Cfg::kVarlen>& c,
+                                                 const uint4 (&q_raw)[kQLoads<Cfg::kD, 16>], int wg,
+                                                 int w, float* row_km, int q_barrier) {
+  float* warp_amax = reinterpret_cast<float*>(c.smem + Cfg::kQAuxOffset) + Cfg::kBlockM + 4 * wg;
+  const QTileTarget q_target{c.s_q, 64 * wg + 16 * w, row_km + 16 * w, warp_amax, w};
+  float q_scales[1];
+  quantize_q_rows<Cfg::kD, 16, Cfg::kQKBoxBytes>(
+      c.args.a, c.seq, c.warp_row0, c.lane, q_raw, q_target,
+      [&] { sm90::named_barrier_sync(q_barrier, 128); }, q_scales);
+  sm90::fence_proxy_async();
+  sm90::named_barrier_sync(q_barrier, 128);
+  return q_scales[0];
+}
+
+// Stage "issue P·V" of the previous block, V's tile at `v_tile`: e4m3, O' = P·V into o_block
+// (merged into O once landed); 16-bit, O += P·V.
+template <class Cfg>
+__device__ __forceinline__ void sm90_issue_pv(float (&o)[Cfg::kOFloats],
+                                              float (&o_block)[Cfg::kPv8 ? Cfg::kOFloats : 1],
+                                              const unsigned (&pa)[Cfg::kPvSteps][4],
+                                              const unsigned char* v_tile) {
+  using PvT = typename Cfg::Pv;
+  // (No fence on O' before its wgmma: the first k-step overwrites it, so its old values are
+  // dead; a fence would keep them alive through the softmax. S is set just before its own.)
+  if constexpr (Cfg::kPv8) {
+    const std::uint64_t v_desc = sm90::make_smem_desc<Cfg::kVSwizzle>(v_tile);
+    sm90::wgmma_fence();
+    sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
+#pragma unroll
+    for (int c = 1; c < Cfg::kPvSteps; ++c)
+      sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
+  } else {
+    const std::uint64_t v_desc = sm90::make_smem_desc_mn128(v_tile, Cfg::kVBoxBytes);
+    // O's last writes (the rescale) must come before the fence, or ptxas injects a
+    // warpgroup.arrive of its own (C7519).
+    sm90::fence_operands(o);
+    sm90::wgmma_fence();
+    if constexpr (Cfg::kDv + 8 <= 256) {  // one wgmma of N = kDv + 8
+#pragma unroll
+      for (int c = 0; c < Cfg::kPvSteps; ++c)  // 16 keys of 128 bytes per k-step
+        wgmma_pv16<PvT>(o, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
+    } else {  // d=256: channels 0-127 (boxes 0, 1), then 128-255 and the ones (boxes 2-4)
+      auto& o_low = *reinterpret_cast<float(*)[64]>(&o[0]);
+      auto& o_high = *reinterpret_cast<float(*)[Cfg::kOFloats - 64]>(&o[64]);
+#pragma unroll
+      for (int c = 0; c < Cfg::kPvSteps; ++c) {
+        wgmma_pv16<PvT>(o_low, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
+        wgmma_pv16<PvT>(o_high, pa[c],
+                        sm90::advance_desc(v_desc, 2 * Cfg::kVBoxBytes + c * 16 * 128));
+      }
+    }
+  }
+  sm90::wgmma_commit();
+}
+
+// Stage "issue Q·Kᵀ": S = Q·Kᵀ of one key block, K's tile at `k_tile`.
+template <class Cfg>
+__device__ __forceinline__ void sm90_issue_qk(int (&s)[Cfg::kBlockN / 2], std::uint64_t q_desc,
+                                              const unsigned char* k_tile) {
+  constexpr int D = Cfg::kD, kBlockN = Cfg::kBlockN;
+  const std::uint64_t k_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(k_tile);
+  // S starts at the 2^23 trick's bias (0x4B400000, 1.5·2^23 as a float): the scores come out as
+  // kSmallIntBias + s in float bits, so the softmax needs no integer add per score (64 fewer ALU
+  // instructions per block; kernels/NOTES.md, sm90-score-bias). |s| ≤ 128²·D < 2^22: no
+  // overflow, and the trick's range holds.
+#pragma unroll
+  for (int i = 0; i < kBlockN / 2; ++i)
+    s[i] = device::kSmallIntBiasBits;
+  sm90::wgmma_fence();
+  sm90::wgmma_s8_ss(s, q_desc, k_desc);
+#pragma unroll
+  for (int ks = 1; ks < D / 32; ++ks) {
+    sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, Cfg::qk_step_offset(ks, 64)),
+                      sm90::advance_desc(k_desc, Cfg::qk_step_offset(ks, kBlockN)));
+  }
+  sm90::wgmma_commit();
+}
+
+// Stage "merge" (e4m3): O'(nb-1) landed (every older group retired), so its stage is free
+// (`stage_empty`, released by lane 0 of each warp); O = O·rescale + O'.
+template <class Cfg>
+__device__ __forceinline__ void sm90_merge_pv(float (&o)[Cfg::kOFloats],
+                                              float (&o_block)[Cfg::kPv8 ? Cfg::kOFloats : 1],
+                                              unsigned (&pa)[Cfg::kPvSteps][4],
+                                              const float (&rescale_pending)[2], int lane,
+                                              std::uint64_t* stage_empty) {
+  sm90::fence_operands(o_block);
+#pragma unroll
+  for (int c = 0; c < Cfg::kPvSteps; ++c)
+    sm90::fence_operands(pa[c]);
+  if (lane == 0) sm90::mbarrier_arrive(stage_empty);
+#pragma unroll
+  for (int i = 0; i < Cfg::kOFloats; ++i)
+    o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
+}
+
+// 16-bit: P·V(nb-1) retired (after the turn's wgmma_wait): its stage is free (`stage_empty`),
+// and O and P's fragments are the thread's again.
+template <class Cfg>
+__device__ __forceinline__ void sm90_retire_pv16(float (&o)[Cfg::kOFloats],
+                                                 unsigned (&pa)[Cfg::kPvSteps][4], int lane,
+                                                 std::uint64_t* stage_empty) {
+  sm90::fence_operands(o);
+#pragma unroll
+  for (int c = 0; c < Cfg::kPvSteps; ++c)
+    sm90::fence_operands(pa[c]);
+  if (lane == 0) sm90::mbarrier_arrive(stage_empty);
+}
+
+// The block's K scales, staged by the producer, times the thread's Q scale: the
+// dequantization of each key group.
+template <class Cfg>
+__device__ __forceinline__ void sm90_load_kscale(const float* staged_scales, float q_scale,
+                                                 float (&kscale)[Cfg::kScaleGroups]) {
+  const float4* staged = reinterpret_cast<const float4*>(staged_scales);
+#pragma unroll
+  for (int i = 0; i < Cfg::kScaleGroups / 4; ++i) {
+    const float4 four = staged[i];
+    kscale[4 * i] = four.x * q_scale;
+    kscale[4 * i + 1] = four.y * q_scale;
+    kscale[4 * i + 2] = four.z * q_scale;
+    kscale[4 * i + 3] = four.w * q_scale;
+  }
+}
+
+// Stage "softmax": S of the block whose first key is n0 into P's A fragments, the row max
+// moved (its factor for O: rescale_pending on the e4m3 path, where O' is merged later; applied
+// to O now on the 16-bit path, whose P·V has retired). The thread's rows are warp_row0 + g and
+// + 8, its columns 2t and 2t + 1 of each n8 tile.
+template <class Cfg, bool masked>
+__device__ __forceinline__ void sm90_softmax(int (&s)[Cfg::kBlockN / 2],
+                                             const float (&kscale)[Cfg::kScaleGroups],
+                                             const KeyMask& mask, int n0, int warp_row0, int g,
+                                             int t, float (&row_max)[2],
+                                             float (&rescale_pending)[2], float (&o)[Cfg::kOFloats],
+                                             unsigned (&pa)[Cfg::kPvSteps][4]) {
+  using PvT = typename Cfg::Pv;
+  sm90::fence_operands(s);
+  auto visible = [&](int j, int e) {
+    if constexpr (!masked) return true;
+    const int key = n0 + 8 * j + 2 * t + (e & 1);
+    const int row = warp_row0 + g + 8 * (e >> 1);
+    return mask.visible(key, row);
+  };
+  float rescale_new[2], m_use[2];
+  bool moved = false;
+  softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible, Cfg::kMaxHeadroom,
+                          moved);
+  if constexpr (Cfg::kPv8) {
+    softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
+    rescale_pending[0] = rescale_new[0];
+    rescale_pending[1] = rescale_new[1];
+  } else {
+    // O (with its row sums) is idle here (P·V(nb-1) retired): rescale it now, and only where a
+    // row of the warp moved its max (almost never after the first blocks).
+    if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+      for (int i = 0; i < Cfg::kOFloats; ++i)
+        o[i] *= rescale_new[(i >> 1) & 1];
+    }
+    softmax_exp2_16bit<masked, Cfg::kFmaExp2Groups, PvT>(s, kscale, m_use, pa, visible);
+  }
+}
+
 // A consumer thread's whole work after the set-up. q_raw: its warp's 16 query rows of the caller's
 // Q, requested at set-up.
 template <class Cfg>
 __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
                                              const uint4 (&q_raw)[kQLoads<Cfg::kD, 16>]) {
-  constexpr int D = Cfg::kD, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
+  constexpr int D = Cfg::kD, kBlockN = Cfg::kBlockN;
   constexpr int kStages = Cfg::kStages;
-  using PvT = typename Cfg::Pv;
   const AttentionArgs& a = c.args.a;
-  unsigned char* const smem = c.smem;
-  unsigned char* const s_q = c.s_q;
-  unsigned char* const s_k = c.s_k;
-  unsigned char* const s_v = c.s_v;
-  std::uint64_t* const k_full = c.k_full;
-  std::uint64_t* const v_full = c.v_full;
-  std::uint64_t* const empty = c.empty;
-  float* const s_kscale = c.s_kscale;
   [[maybe_unused]] const int head = c.head, batch = c.batch;  // the trace's
   const KeyMask mask = c.mask;
   const int n_blocks = c.n_blocks, n_unmasked = c.n_unmasked;
@@ -59,22 +235,10 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
 #endif
   const int wg = warp / 4 - 1;  // consumer warpgroup: rows m0 + 64·wg ...
   const int w = warp % 4, g = lane / 4, t = lane % 4;
-  // Q: the warpgroup's 64 rows quantized by its own warps into its part of the Q tile (while
-  // the producer's first K and V tiles are on their way), then made visible to the wgmma
-  // (the async proxy) for the whole warpgroup. Named barriers 1 .. kConsumers are the
-  // ping-pong's; the warpgroups' Q barriers follow them.
-  float* q_aux = reinterpret_cast<float*>(smem + Cfg::kQAuxOffset);
-  float* row_km = q_aux + 64 * wg;  // [64]: the warpgroup's rows
-  float* warp_amax = q_aux + kBlockM + 4 * wg;
+  // Named barriers 1 .. kConsumers are the ping-pong's; the warpgroups' Q barriers follow them.
+  float* row_km = reinterpret_cast<float*>(c.smem + Cfg::kQAuxOffset) + 64 * wg;  // its 64 rows
   const int q_barrier = 1 + Cfg::kConsumers + wg;
-  const QTileTarget q_target{s_q, 64 * wg + 16 * w, row_km + 16 * w, warp_amax, w};
-  float q_scales[1];
-  quantize_q_rows<D, 16, Cfg::kQKBoxBytes>(
-      a, c.seq, warp_row0, lane, q_raw, q_target, [&] { sm90::named_barrier_sync(q_barrier, 128); },
-      q_scales);
-  const float q_scale = q_scales[0];
-  sm90::fence_proxy_async();
-  sm90::named_barrier_sync(q_barrier, 128);
+  const float q_scale = sm90_quantize_q<Cfg>(c, q_raw, wg, w, row_km, q_barrier);
 
   // O, FP32, relative to the row max of the last merged block; o[D/2 + 2r] is row r's sum of
   // P (e4m3: of 448·P; the ones columns).
@@ -90,7 +254,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
 
   [[maybe_unused]] const bool stamper = threadIdx.x % 128 == 0;  // the warpgroup's thread 0
   SM90_CTA_STAMP(stamper && wg == 0, kCtaQ);
-  const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(s_q + wg * 64 * D);
+  const std::uint64_t q_desc = sm90::make_smem_desc<Cfg::kQKSwizzle>(c.s_q + wg * 64 * D);
 
   // Turn nb runs O'(nb-1) = P(nb-1)·V(nb-1) and S(nb) = Q·K(nb)ᵀ back to back, then the
   // softmax of S(nb): the P·V lags one block so that each warpgroup's tensor-core work comes
@@ -120,86 +284,20 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
     SM90_TRACE(0);  // turn requested: waits for K/V and for the other warpgroup follow
     const int stage = nb % kStages, prev_stage = (nb + kStages - 1) % kStages;
     const unsigned phase = (nb / kStages) & 1, prev_phase = ((nb - 1) / kStages) & 1;
-    if constexpr (has_qk) sm90::mbarrier_wait(&k_full[stage], phase);
-    if constexpr (has_pv) sm90::mbarrier_wait(&v_full[prev_stage], prev_phase);
+    if constexpr (has_qk) sm90::mbarrier_wait(&c.k_full[stage], phase);
+    if constexpr (has_pv) sm90::mbarrier_wait(&c.v_full[prev_stage], prev_phase);
     if (Cfg::kPingPong) sm90::named_barrier_sync(kBarrierBase + wg, 256);
     SM90_TRACE(1);  // turn acquired
-    // (No fence on O' before its wgmma: the first k-step overwrites it, so its old values are
-    // dead; a fence would keep them alive through the softmax. S is set just before its own.)
-    auto issue_pv = [&] {  // e4m3: O'(nb-1) = P(nb-1)·V(nb-1); 16-bit: O += P(nb-1)·V(nb-1)
-      if constexpr (Cfg::kPv8) {
-        const std::uint64_t v_desc =
-            sm90::make_smem_desc<Cfg::kVSwizzle>(s_v + prev_stage * Cfg::kVBytes);
-        sm90::wgmma_fence();
-        sm90::wgmma_e4m3_rs_overwrite(o_block, pa[0], v_desc);
-#pragma unroll
-        for (int c = 1; c < Cfg::kPvSteps; ++c)
-          sm90::wgmma_e4m3_rs(o_block, pa[c], sm90::advance_desc(v_desc, c * 32));
-      } else {
-        const std::uint64_t v_desc =
-            sm90::make_smem_desc_mn128(s_v + prev_stage * Cfg::kVBytes, Cfg::kVBoxBytes);
-        // O's last writes (the rescale) must come before the fence, or ptxas injects a
-        // warpgroup.arrive of its own (C7519).
-        sm90::fence_operands(o);
-        sm90::wgmma_fence();
-        if constexpr (Cfg::kDv + 8 <= 256) {  // one wgmma of N = kDv + 8
-#pragma unroll
-          for (int c = 0; c < Cfg::kPvSteps; ++c)  // 16 keys of 128 bytes per k-step
-            wgmma_pv16<PvT>(o, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
-        } else {  // d=256: channels 0-127 (boxes 0, 1), then 128-255 and the ones (boxes 2-4)
-          auto& o_low = *reinterpret_cast<float(*)[64]>(&o[0]);
-          auto& o_high = *reinterpret_cast<float(*)[Cfg::kOFloats - 64]>(&o[64]);
-#pragma unroll
-          for (int c = 0; c < Cfg::kPvSteps; ++c) {
-            wgmma_pv16<PvT>(o_low, pa[c], sm90::advance_desc(v_desc, c * 16 * 128));
-            wgmma_pv16<PvT>(o_high, pa[c],
-                            sm90::advance_desc(v_desc, 2 * Cfg::kVBoxBytes + c * 16 * 128));
-          }
-        }
-      }
-      sm90::wgmma_commit();
-    };
-    auto issue_qk = [&] {  // S(nb) = Q·K(nb)ᵀ
-      const std::uint64_t k_desc =
-          sm90::make_smem_desc<Cfg::kQKSwizzle>(s_k + stage * Cfg::kKBytes);
-      // S starts at the 2^23 trick's bias (0x4B400000, 1.5·2^23 as a float): the scores come
-      // out as kSmallIntBias + s in float bits, so the softmax needs no integer add per score
-      // (64 fewer ALU instructions per block; kernels/NOTES.md, sm90-score-bias). |s| ≤ 128²·D <
-      // 2^22: no overflow, and the trick's range holds.
-#pragma unroll
-      for (int i = 0; i < kBlockN / 2; ++i)
-        s[i] = device::kSmallIntBiasBits;
-      sm90::wgmma_fence();
-      sm90::wgmma_s8_ss(s, q_desc, k_desc);
-#pragma unroll
-      for (int ks = 1; ks < D / 32; ++ks) {
-        sm90::wgmma_s8_ss(s, sm90::advance_desc(q_desc, Cfg::qk_step_offset(ks, 64)),
-                          sm90::advance_desc(k_desc, Cfg::qk_step_offset(ks, kBlockN)));
-      }
-      sm90::wgmma_commit();
-    };
+    // e4m3: O'(nb-1) = P(nb-1)·V(nb-1); 16-bit: O += P(nb-1)·V(nb-1)
+    auto issue_pv = [&] { sm90_issue_pv<Cfg>(o, o_block, pa, c.s_v + prev_stage * Cfg::kVBytes); };
+    auto issue_qk = [&] { sm90_issue_qk<Cfg>(s, q_desc, c.s_k + stage * Cfg::kKBytes); };
     // O'(nb-1) landed (every older group retired): its stage is free; O = O·rescale + O'.
     auto merge_pv = [&] {
       sm90::wgmma_wait<0>();
       SM90_TRACE(2);  // P·V landed
-      sm90::fence_operands(o_block);
-#pragma unroll
-      for (int c = 0; c < Cfg::kPvSteps; ++c)
-        sm90::fence_operands(pa[c]);
-      if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
-#pragma unroll
-      for (int i = 0; i < Cfg::kOFloats; ++i)
-        o[i] = fmaf(o[i], rescale_pending[(i >> 1) & 1], o_block[i]);
+      sm90_merge_pv<Cfg>(o, o_block, pa, rescale_pending, lane, &c.empty[prev_stage]);
     };
-    // 16-bit: P·V(nb-1) retired (after the turn's wgmma_wait): its stage is free, and O and P's
-    // fragments are the thread's again.
-    auto retire_pv16 = [&] {
-      sm90::fence_operands(o);
-#pragma unroll
-      for (int c = 0; c < Cfg::kPvSteps; ++c)
-        sm90::fence_operands(pa[c]);
-      if (lane == 0) sm90::mbarrier_arrive(&empty[prev_stage]);
-    };
+    auto retire_pv16 = [&] { sm90_retire_pv16<Cfg>(o, pa, lane, &c.empty[prev_stage]); };
     // Warpgroup 1's last turn has no successor: its arrival would be left over.
     auto hand_over = [&] {
       if (Cfg::kPingPong && !(wg == Cfg::kConsumers - 1 && !has_qk)) {
@@ -229,45 +327,13 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
       const int n0 = nb * kBlockN;
       // K's scales, staged by the producer (read after the Q·Kᵀ was issued: the wgmma
       // covers the shared-memory latency).
-      const float4* staged = reinterpret_cast<const float4*>(s_kscale + stage * Cfg::kScaleGroups);
       float kscale[Cfg::kScaleGroups];
-#pragma unroll
-      for (int i = 0; i < Cfg::kScaleGroups / 4; ++i) {
-        const float4 four = staged[i];
-        kscale[4 * i] = four.x * q_scale;
-        kscale[4 * i + 1] = four.y * q_scale;
-        kscale[4 * i + 2] = four.z * q_scale;
-        kscale[4 * i + 3] = four.w * q_scale;
-      }
+      sm90_load_kscale<Cfg>(c.s_kscale + stage * Cfg::kScaleGroups, q_scale, kscale);
       sm90::wgmma_wait<0>();
       SM90_TRACE(4);  // Q·Kᵀ landed
       if constexpr (!Cfg::kPv8 && !Cfg::kPvRetiresInTurn && has_pv) retire_pv16();
-      // ---- softmax of S(nb) into P(nb)'s A fragments ----
-      sm90::fence_operands(s);
-      auto visible = [&](int j, int e) {
-        if constexpr (!masked) return true;
-        const int key = n0 + 8 * j + 2 * t + (e & 1);
-        const int row = warp_row0 + g + 8 * (e >> 1);
-        return mask.visible(key, row);
-      };
-      float rescale_new[2], m_use[2];
-      bool moved = false;
-      softmax_row_max<masked>(s, kscale, row_max, rescale_new, m_use, visible, Cfg::kMaxHeadroom,
-                              moved);
-      if constexpr (Cfg::kPv8) {
-        softmax_exp2_e4m3<masked, Cfg::kFmaExp2Groups>(s, kscale, m_use, pa, visible);
-        rescale_pending[0] = rescale_new[0];
-        rescale_pending[1] = rescale_new[1];
-      } else {
-        // O (with its row sums) is idle here (P·V(nb-1) retired): rescale it now, and only
-        // where a row of the warp moved its max (almost never after the first blocks).
-        if (__any_sync(0xffffffffu, moved)) {
-#pragma unroll
-          for (int i = 0; i < Cfg::kOFloats; ++i)
-            o[i] *= rescale_new[(i >> 1) & 1];
-        }
-        softmax_exp2_16bit<masked, Cfg::kFmaExp2Groups, PvT>(s, kscale, m_use, pa, visible);
-      }
+      sm90_softmax<Cfg, masked>(s, kscale, mask, n0, warp_row0, g, t, row_max, rescale_pending, o,
+                                pa);
     }
     SM90_TRACE(5);  // softmax done
   };
@@ -278,16 +344,7 @@ __device__ __forceinline__ void sm90_consume(const Sm90Cta<Cfg::kVarlen>& c,
   // group, a large share of a short sequence's CTA; kernels/NOTES.md,
   // sm90-epilogue-factors-early.)
   [[maybe_unused]] float2 col_scale[D / 8];
-  auto load_col_scales = [&] {
-    if constexpr (!Cfg::kPv8) return;  // V is not scaled
-    const float* v_amax = a.v_amax + static_cast<std::int64_t>(c.seq.stats) * D;
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      const float2 amax = *reinterpret_cast<const float2*>(v_amax + 8 * j + 2 * t);
-      constexpr float kInvVMax = 1.f / fp8_v_max(PvAccum::fp32);  // the only one wgmma has
-      col_scale[j] = make_float2(amax.x * kInvVMax, amax.y * kInvVMax);
-    }
-  };
+  auto load_col_scales = [&] { sm90_load_col_scales<Cfg>(a, c.seq.stats, t, col_scale); };
   // No turns at all when no key is visible (causal rows before the first key): the turn
   // protocol's first arrival is made only when there are turns.
   if (n_blocks > 0) {
