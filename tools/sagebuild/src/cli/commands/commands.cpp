@@ -2,6 +2,24 @@
 
 namespace sagebuild::cli {
 
+// Each defined in its own file of this folder, named after the command.
+std::unique_ptr<Command> make_matrix_command(const Context& context);
+std::unique_ptr<Command> make_bake_command(const Context& context);
+std::unique_ptr<Command> make_profiles_command(const Context& context);
+std::unique_ptr<Command> make_validate_command(const Context& context);
+std::unique_ptr<Command> make_verify_wheel_command(const Context& context);
+std::unique_ptr<Command> make_build_command(const Context& context);
+std::unique_ptr<Command> make_version_command(const Context& context);
+std::unique_ptr<Command> make_release_command(const Context& context);
+std::unique_ptr<Command> make_publish_command(const Context& context);
+std::unique_ptr<Command> make_index_command(const Context& context);
+std::unique_ptr<Command> make_summary_command(const Context& context);
+std::unique_ptr<Command> make_cache_command(const Context& context);
+std::unique_ptr<Command> make_doctor_command(const Context& context);
+std::unique_ptr<Command> make_completion_command(const Context& context);
+std::unique_ptr<Command> make_complete_values_command(const Context& context);
+std::unique_ptr<Command> make_parse_wheel_names_command(const Context& context);
+
 const std::vector<CommandSpec>& command_table() {
   static const std::vector<CommandSpec> table = {
       {"matrix", "Expand a profile into build entries", make_matrix_command},
