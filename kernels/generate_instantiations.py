@@ -429,7 +429,7 @@ def tile_config_header():
     shapes = "\n".join(
         f"    {{{s.head_dim}, {s.v_channels}, {cell(s.quant_threads)}, {s.sharp_keys}, "
         f"{cell(s.sm90_consumers)}}}," for s in manifest.HEAD_DIM_SHAPES)
-    mma = "\n".join(f"    {{PvPath::{t.path}, {t.head_dim}, {cell(t.m_tiles)}}},"
+    mma = "\n".join(f"    {{PvPath::{t.path}, {t.head_dim}, {cell(t.m_tiles)}, {cell(t.peeled_blocks)}}},"
                      for t in manifest.MMA_TILES)
     sm90 = "\n".join(
         f"    {{{t.head_dim}, {'true' if t.pv == 'e4m3' else 'false'}, {t.consumers}, "
@@ -462,7 +462,8 @@ inline constexpr HeadDimShape kHeadDimShapes[] = {{
 struct MmaTile {{
   PvPath path;
   int head_dim;
-  int m_tiles;  // query rows per warp in m16 tiles
+  int m_tiles;        // query rows per warp in m16 tiles
+  int peeled_blocks;  // 1: the first and the masked key blocks as compile-time variants
 }};
 inline constexpr MmaTile kMmaTiles[] = {{
 {mma}

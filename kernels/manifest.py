@@ -216,6 +216,10 @@ class MmaTile(NamedTuple):
     path: str
     head_dim: int
     m_tiles: object      # query rows per warp in m16 tiles: 1 or 2
+    # 1: the main loop's first block and its masked blocks are compile-time variants of the
+    # block, so the loop tests neither per block (more code, more registers: with FP32 sums only,
+    # mma/config.cuh; NOTES: mma-peeled-blocks)
+    peeled_blocks: object = 0
 
 
 class Sm90Tile(NamedTuple):
@@ -242,8 +246,9 @@ HEAD_DIM_SHAPES = (
 MMA_TILES = (
     # d=256: O alone is 128 floats per m16 tile and thread. FP8 P·V at d=64: 64-row CTAs, twice
     # as many per SM, hide its latencies better than two tiles' halved shared-memory reads gain
-    # (NOTES: mma-fp8-d64-one-mtile).
-    MmaTile("fp16", 64, "MMA_MTILES"),
+    # (NOTES: mma-fp8-d64-one-mtile). Peeled blocks pay at d=64 on the 16-bit path only (d=128
+    # loses at short causal calls, FP8 at d=64 to its registers: NOTES, mma-peeled-blocks).
+    MmaTile("fp16", 64, "MMA_MTILES", 1),
     MmaTile("fp16", 128, "MMA_MTILES"),
     MmaTile("fp16", 256, 1),
     MmaTile("fp8", 64, 1),

@@ -121,14 +121,15 @@ inline constexpr HeadDimShape kHeadDimShapes[] = {
 struct MmaTile {
   PvPath path;
   int head_dim;
-  int m_tiles;  // query rows per warp in m16 tiles
+  int m_tiles;        // query rows per warp in m16 tiles
+  int peeled_blocks;  // 1: the first and the masked key blocks as compile-time variants
 };
 inline constexpr MmaTile kMmaTiles[] = {
-    {PvPath::fp16, 64, SAGEATTN_MMA_MTILES},
-    {PvPath::fp16, 128, SAGEATTN_MMA_MTILES},
-    {PvPath::fp16, 256, 1},
-    {PvPath::fp8, 64, 1},
-    {PvPath::fp8, 128, SAGEATTN_MMA_MTILES},
+    {PvPath::fp16, 64, SAGEATTN_MMA_MTILES, 1},
+    {PvPath::fp16, 128, SAGEATTN_MMA_MTILES, 0},
+    {PvPath::fp16, 256, 1, 0},
+    {PvPath::fp8, 64, 1, 0},
+    {PvPath::fp8, 128, SAGEATTN_MMA_MTILES, 0},
 };
 
 struct Sm90Tile {

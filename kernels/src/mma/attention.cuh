@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../common/attention_launch.h"
 #include "../common/attention_sequence.cuh"
@@ -111,11 +112,14 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   const int k_shift = __ffs(a.k_rows) - 1;
   unsigned qa[kMTiles][Cfg::kQSlots][4];
 
-  for (int nb = 0; nb < n_blocks; ++nb) {
+  // One key block. first and masked are bools, or (Cfg::kPeeledBlocks) std::bool_constant: then
+  // the first block (which loads Q's fragments) and the masked ones (a suffix: common/mask.h)
+  // are variants of their own, and the loop between them tests neither.
+  auto block = [&](int nb, auto first, auto masked) __attribute__((always_inline)) {
     const int stage = nb & 1;
     device::double_buffer_step(nb, n_blocks, load_kv);
 
-    if (Cfg::kQInRegisters && nb == 0) {
+    if (Cfg::kQInRegisters && first) {
 #pragma unroll
       for (int ks = 0; ks < D / 32; ++ks)
         load_q_fragments<Cfg>(qa, s_q, warp, lane, ks, ks);
@@ -132,7 +136,6 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
 #pragma unroll
     for (int i = 0; i < Cfg::kGroups; ++i)
       k_scale[i] = k_scales[(n0 + 16 * i) >> k_shift];
-    const bool masked = mask.block_masked(n0, kBlockN, m0);
     auto visible = [&](int mt, int j, int e) {
       const int key = n0 + j * 8 + 2 * t + (e & 1);
       const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
@@ -140,11 +143,34 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
     };
     unsigned pa[kMTiles][Cfg::kPChunks][4];
     float scale_old[kMTiles][2];
-    softmax_stage<Cfg>(s, q_scale, k_scale, masked, visible, row_max, row_sum, scale_old, o, pa);
+    softmax_stage<Cfg>(s, q_scale, k_scale, masked(n0), visible, row_max, row_sum, scale_old, o,
+                       pa);
 
     // ---- stage "P·V", summed and merged as the accumulation says (mma/pv.cuh) ----
     accumulate_pv<Cfg>(o, pa, s_v + stage * Cfg::kVBytes, lane, scale_old);
     __syncthreads();  // every warp is done with this stage before it is refilled
+  };
+  if constexpr (Cfg::kPeeledBlocks) {
+    const int n_unmasked = mask.unmasked_key_blocks(n_blocks, kBlockN, m0);
+    constexpr std::true_type yes;
+    auto always = [](int) { return std::true_type{}; };
+    auto never = [](int) { return std::false_type{}; };
+    if (n_blocks > 0) {
+      if (n_unmasked > 0) {
+        block(0, yes, never);
+      } else {
+        block(0, yes, always);
+      }
+    }
+    int nb = 1;
+    for (; nb < n_unmasked; ++nb)
+      block(nb, std::false_type{}, never);
+    for (; nb < n_blocks; ++nb)
+      block(nb, std::false_type{}, always);
+  } else {
+    auto block_masked = [&](int n0) { return mask.block_masked(n0, kBlockN, m0); };
+    for (int nb = 0; nb < n_blocks; ++nb)
+      block(nb, nb == 0, block_masked);
   }
   device::cp_async_wait<0>();
 

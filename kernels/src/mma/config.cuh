@@ -25,6 +25,10 @@ struct AttentionConfig {
   // Query rows per warp, in m16 tiles, from the manifest's MMA_TILES (tile_config.h): each K and
   // V fragment read from shared memory feeds kMTiles mma tiles.
   static constexpr int kMTiles = kMmaTile<PATH, D>.m_tiles;
+  // The first key block and the masked ones as compile-time variants of the block (attention.cuh):
+  // where the manifest's row asks, with FP32 sums (FP16 block sums then spill 20-100 bytes).
+  static constexpr bool kPeeledBlocks =
+      kMmaTile<PATH, D>.peeled_blocks != 0 && ACC == PvAccum::fp32;
   static_assert(kMTiles == 1 || kMTiles == 2, "16 or 32 rows per warp");
   static constexpr int kRowsPerWarp = 16 * kMTiles;
   static constexpr int kCtaRows = 4 * kRowsPerWarp;
