@@ -93,7 +93,7 @@ def test_new_head_dim_on_a_path():
     differ, _ = changed(files)
     assert "kernels/src/instantiations/attention_fp16_f16_d192.cu" in differ, differ
     assert "kernels/src/instantiations/attention_fp16_bf16_d192_fp16_block.cu" not in files
-    assert "    {PvPath::fp16, 192, 1}," in files["kernels/src/common/tile_config.h"]
+    assert "    {PvPath::fp16, 192, 1, 0}," in files["kernels/src/common/tile_config.h"]
     dispatch = files["kernels/src/dispatch.h"]
     assert "launch_attention<192, PvPath::fp16, half, PvAccum::fp32>" in dispatch
     # The Hopper-only head dims lose 192.
