@@ -83,7 +83,8 @@ std::string describe(const Ambiguity& ambiguity);
 // wheel also serves would be taken by every build of that torch (its label sorts higher), though
 // it loads only with torch's own CUDA major, while the universal wheel carries its CUDA runtime
 // and loads with any. So a combined surface leaves such per-torch wheels out; the per-CUDA and
-// per-variant indexes keep them (cuda_index_wheels applies the same rule within one major).
+// per-variant indexes keep them (a per-CUDA index is this rule over one major's wheels:
+// cuda_index_wheels).
 struct LeftOut {
   const IndexedWheel* wheel = nullptr;      // a per-torch wheel
   const IndexedWheel* served_by = nullptr;  // a universal wheel that serves its torch

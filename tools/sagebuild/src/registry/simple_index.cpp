@@ -155,17 +155,12 @@ Expected<Ok> write_metadata_file(const IndexedWheel& w, const stdfs::path& wheel
 
 std::vector<const IndexedWheel*> cuda_index_wheels(const std::vector<IndexedWheel>& wheels,
                                                    int cuda_major) {
-  // The oldest torch a universal wheel of this major serves: older torch gets per-torch wheels.
-  std::optional<Version> from;
-  for (const IndexedWheel& w : wheels) {
-    if (w.stable_abi && w.cuda.major() == cuda_major && (!from || w.torch < *from)) from = w.torch;
-  }
-  std::vector<const IndexedWheel*> out;
-  for (const IndexedWheel& w : wheels) {
-    if (w.cuda.major() != cuda_major) continue;
-    if (w.stable_abi || !from || w.torch < *from) out.push_back(&w);
-  }
-  return out;
+  // The major's wheels as a combined surface of their own (delivery.h): a torch that one of its
+  // universal wheels serves gets that, an older one the per-torch wheels.
+  std::vector<const IndexedWheel*> of_major;
+  for (const IndexedWheel& w : wheels)
+    if (w.cuda.major() == cuda_major) of_major.push_back(&w);
+  return combined_surface(of_major).wheels;
 }
 
 namespace {
