@@ -429,7 +429,8 @@ def tile_config_header():
     shapes = "\n".join(
         f"    {{{s.head_dim}, {s.v_channels}, {cell(s.quant_threads)}, {s.sharp_keys}, "
         f"{cell(s.sm90_consumers)}}}," for s in manifest.HEAD_DIM_SHAPES)
-    mma = "\n".join(f"    {{PvPath::{t.path}, {t.head_dim}, {cell(t.m_tiles)}, {cell(t.peeled_blocks)}}},"
+    mma = "\n".join(f"    {{PvPath::{t.path}, {t.head_dim}, {cell(t.m_tiles)}, {cell(t.peeled_blocks)}, "
+                     f"{cell(t.min_ctas_per_sm)}}},"
                      for t in manifest.MMA_TILES)
     sm90 = "\n".join(
         f"    {{{t.head_dim}, {'true' if t.pv == 'e4m3' else 'false'}, {t.consumers}, "
@@ -462,8 +463,9 @@ inline constexpr HeadDimShape kHeadDimShapes[] = {{
 struct MmaTile {{
   PvPath path;
   int head_dim;
-  int m_tiles;        // query rows per warp in m16 tiles
-  int peeled_blocks;  // 1: the first and the masked key blocks as compile-time variants
+  int m_tiles;          // query rows per warp in m16 tiles
+  int peeled_blocks;    // 1: the masked key blocks as a loop of their own
+  int min_ctas_per_sm;  // the launch bounds' minimum CTAs per SM (0: none)
 }};
 inline constexpr MmaTile kMmaTiles[] = {{
 {mma}

@@ -93,7 +93,7 @@ def test_new_head_dim_on_a_path():
     differ, _ = changed(files)
     assert "kernels/src/instantiations/attention_fp16_f16_d192.cu" in differ, differ
     assert "kernels/src/instantiations/attention_fp16_bf16_d192_fp16_block.cu" not in files
-    assert "    {PvPath::fp16, 192, 1, 0}," in files["kernels/src/common/tile_config.h"]
+    assert "    {PvPath::fp16, 192, 1, 0, 0}," in files["kernels/src/common/tile_config.h"]
     dispatch = files["kernels/src/dispatch.h"]
     assert "launch_attention<192, PvPath::fp16, half, PvAccum::fp32>" in dispatch
     # The Hopper-only head dims lose 192.
@@ -119,7 +119,7 @@ def test_head_dim_removed():
 def test_missing_rows_refused():
     module = manifest_with(('"fp16_sm90", "sm90", "16bit", (64, 96,',
                             '"fp16_sm90", "sm90", "16bit", (64, 80, 96,'),
-                           ("    MmaTile(\"fp8\", 64, 1),\n", ""),
+                           ("    MmaTile(\"fp8\", 64, 1, 0, 4),\n", ""),
                            ('"SM90_STAGES_D256", "SM90_FMA_EXP2_D256"',
                             '"SM90_STAGES_D256", "NO_SUCH"'))
     _, problems = generate(module)
@@ -148,6 +148,18 @@ def test_committed_rows_complete():
         assert tiles.count(f"#ifndef SAGEATTN_{knob.name}\n") == 1, knob.name
         assert knob.name in cells or f"SAGEATTN_{knob.name}" in sources, f"{knob.name}: unused"
         assert f"#ifndef SAGEATTN_{knob.name}" not in sources, f"{knob.name}: defined twice"
+    # ... and overridden one way only (a -D in the compiler flags): a build file that set a knob
+    # itself would silently undo an override given the documented way.
+    build_files = ""
+    for folder, _, names in os.walk(os.path.join(KERNELS, "..")):
+        if any(part in folder for part in ("/build", "/.git", "/.upstream")):
+            continue
+        for name in names:
+            if name == "CMakeLists.txt" or name.endswith((".cmake", ".toml")):
+                with open(os.path.join(folder, name), errors="replace") as f:
+                    build_files += f.read()
+    for knob in m.KNOBS:
+        assert f"SAGEATTN_{knob.name}" not in build_files, f"{knob.name}: set by a build file"
 
 
 def main():

@@ -162,9 +162,9 @@ KNOBS = (
     Knob("MMA_MTILES", 2, "mma.sync: query rows per warp in m16 tiles, where a path's "
          "MMA_TILES row names this knob: each K and V fragment read from shared memory feeds that many mma tiles "
          "(NOTES: version 7)."),
-    Knob("MIN_CTAS_PER_SM", 0, "mma.sync: the CTAs per SM its launch bounds ask registers for; 0 "
-         "gives ptxas no minimum (an explicit 1 lets the FP8 d128 kernel grow to 255 registers and "
-         "spill), 3 caps registers at 168 (NOTES: mma-launch-bounds-168)."),
+    Knob("MIN_CTAS_PER_SM", 0, "mma.sync: above 0, the CTAs per SM every kernel's launch bounds "
+         "ask registers for, in place of the MMA_TILES rows' min_ctas_per_sm (3 caps registers at "
+         "168: NOTES, mma-launch-bounds-168)."),
     Knob("MMA_MAX_HEADROOM", 8, "mma.sync 16-bit P·V with FP32 sums: the row max moves only when a "
          "block's max exceeds it by more than this, in log2 units (NOTES: mma-max-headroom)."),
     Knob("SM90_STAGES", 3, "Hopper: shared-memory stages of K and V with 128-key blocks."),
@@ -216,10 +216,12 @@ class MmaTile(NamedTuple):
     path: str
     head_dim: int
     m_tiles: object      # query rows per warp in m16 tiles: 1 or 2
-    # 1: the main loop's first block and its masked blocks are compile-time variants of the
-    # block, so the loop tests neither per block (more code, more registers: with FP32 sums only,
-    # mma/config.cuh; NOTES: mma-peeled-blocks)
+    # 1: the main loop's masked blocks (a suffix) are a loop of their own, so the one before it
+    # tests no key (NOTES: mma-peeled-blocks, mma-peel-masked)
     peeled_blocks: object = 0
+    # CTAs per SM the launch bounds ask registers for with FP32 sums (0: no minimum; the knob
+    # MIN_CTAS_PER_SM, when set, overrides every row)
+    min_ctas_per_sm: object = 0
 
 
 class Sm90Tile(NamedTuple):
@@ -246,12 +248,13 @@ HEAD_DIM_SHAPES = (
 MMA_TILES = (
     # d=256: O alone is 128 floats per m16 tile and thread. FP8 P·V at d=64: 64-row CTAs, twice
     # as many per SM, hide its latencies better than two tiles' halved shared-memory reads gain
-    # (NOTES: mma-fp8-d64-one-mtile). Peeled blocks pay at d=64 on the 16-bit path only (d=128
-    # loses at short causal calls, FP8 at d=64 to its registers: NOTES, mma-peeled-blocks).
+    # (NOTES: mma-fp8-d64-one-mtile), four of them where registers are capped for it
+    # (mma-fp8-d64-four-ctas). Peeled blocks pay on the 16-bit path (FP8 P·V loses occupancy at
+    # d=64 and short causal calls at d=128 with them: NOTES, mma-peel-masked).
     MmaTile("fp16", 64, "MMA_MTILES", 1),
-    MmaTile("fp16", 128, "MMA_MTILES"),
+    MmaTile("fp16", 128, "MMA_MTILES", 1),
     MmaTile("fp16", 256, 1),
-    MmaTile("fp8", 64, 1),
+    MmaTile("fp8", 64, 1, 0, 4),
     MmaTile("fp8", 128, "MMA_MTILES"),
 )
 

@@ -13,9 +13,9 @@
 #ifndef SAGEATTN_MMA_MTILES
 #define SAGEATTN_MMA_MTILES 2
 #endif
-// MIN_CTAS_PER_SM: mma.sync: the CTAs per SM its launch bounds ask registers for; 0 gives ptxas no
-//   minimum (an explicit 1 lets the FP8 d128 kernel grow to 255 registers and spill), 3 caps
-//   registers at 168 (NOTES: mma-launch-bounds-168).
+// MIN_CTAS_PER_SM: mma.sync: above 0, the CTAs per SM every kernel's launch bounds ask registers
+//   for, in place of the MMA_TILES rows' min_ctas_per_sm (3 caps registers at 168: NOTES,
+//   mma-launch-bounds-168).
 #ifndef SAGEATTN_MIN_CTAS_PER_SM
 #define SAGEATTN_MIN_CTAS_PER_SM 0
 #endif
@@ -121,15 +121,16 @@ inline constexpr HeadDimShape kHeadDimShapes[] = {
 struct MmaTile {
   PvPath path;
   int head_dim;
-  int m_tiles;        // query rows per warp in m16 tiles
-  int peeled_blocks;  // 1: the first and the masked key blocks as compile-time variants
+  int m_tiles;          // query rows per warp in m16 tiles
+  int peeled_blocks;    // 1: the masked key blocks as a loop of their own
+  int min_ctas_per_sm;  // the launch bounds' minimum CTAs per SM (0: none)
 };
 inline constexpr MmaTile kMmaTiles[] = {
-    {PvPath::fp16, 64, SAGEATTN_MMA_MTILES, 1},
-    {PvPath::fp16, 128, SAGEATTN_MMA_MTILES, 0},
-    {PvPath::fp16, 256, 1, 0},
-    {PvPath::fp8, 64, 1, 0},
-    {PvPath::fp8, 128, SAGEATTN_MMA_MTILES, 0},
+    {PvPath::fp16, 64, SAGEATTN_MMA_MTILES, 1, 0},
+    {PvPath::fp16, 128, SAGEATTN_MMA_MTILES, 1, 0},
+    {PvPath::fp16, 256, 1, 0, 0},
+    {PvPath::fp8, 64, 1, 0, 4},
+    {PvPath::fp8, 128, SAGEATTN_MMA_MTILES, 0, 0},
 };
 
 struct Sm90Tile {

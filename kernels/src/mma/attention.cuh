@@ -45,7 +45,8 @@ namespace sageattn::detail {
 // kVarlen: a packed batch of sequences (sageattn.h: Varlen); a separate instantiation, so that
 // dense calls keep the call's lengths in kernel parameters (attention_sequence.cuh).
 template <int D, PvPath PATH, typename VT, PvAccum ACC, bool kVarlen>
-__global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a) {
+__global__ void __launch_bounds__(128, (AttentionConfig<D, PATH, VT, ACC>::kMinCtasPerSm))
+    attention_kernel(const AttentionArgs a) {
   using Cfg = AttentionConfig<D, PATH, VT, ACC>;
   constexpr int kMTiles = Cfg::kMTiles;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -112,18 +113,26 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   const int k_shift = __ffs(a.k_rows) - 1;
   unsigned qa[kMTiles][Cfg::kQSlots][4];
 
+  // Q's fragments, where they stay in registers, are loaded once: by the first block after its
+  // barrier, or with peeled blocks before the loops (each warp reads the rows it wrote itself,
+  // so its own barrier orders them; NOTES: mma-peel-masked).
+  auto load_q = [&] {
+#pragma unroll
+    for (int ks = 0; ks < D / 32; ++ks)
+      load_q_fragments<Cfg>(qa, s_q, warp, lane, ks, ks);
+  };
+  if constexpr (Cfg::kQInRegisters && Cfg::kPeeledBlocks) {
+    __syncwarp();
+    load_q();
+  }
+
   // One key block. first and masked are bools, or (Cfg::kPeeledBlocks) std::bool_constant: then
-  // the first block (which loads Q's fragments) and the masked ones (a suffix: common/mask.h)
-  // are variants of their own, and the loop between them tests neither.
+  // the masked blocks (a suffix: common/mask.h) are a loop of their own, and the one before them
+  // tests no key.
   auto block = [&](int nb, auto first, auto masked) __attribute__((always_inline)) {
     const int stage = nb & 1;
     device::double_buffer_step(nb, n_blocks, load_kv);
-
-    if (Cfg::kQInRegisters && first) {
-#pragma unroll
-      for (int ks = 0; ks < D / 32; ++ks)
-        load_q_fragments<Cfg>(qa, s_q, warp, lane, ks, ks);
-    }
+    if (Cfg::kQInRegisters && first) load_q();
 
     // ---- stage "Q·Kᵀ" (mma/qk.cuh) ----
     int s[kMTiles][Cfg::kNTiles][4];
@@ -152,17 +161,9 @@ __global__ void SAGEATTN_ATTENTION_BOUNDS attention_kernel(const AttentionArgs a
   };
   if constexpr (Cfg::kPeeledBlocks) {
     const int n_unmasked = mask.unmasked_key_blocks(n_blocks, kBlockN, m0);
-    constexpr std::true_type yes;
     auto always = [](int) { return std::true_type{}; };
     auto never = [](int) { return std::false_type{}; };
-    if (n_blocks > 0) {
-      if (n_unmasked > 0) {
-        block(0, yes, never);
-      } else {
-        block(0, yes, always);
-      }
-    }
-    int nb = 1;
+    int nb = 0;
     for (; nb < n_unmasked; ++nb)
       block(nb, std::false_type{}, never);
     for (; nb < n_blocks; ++nb)

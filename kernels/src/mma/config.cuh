@@ -25,10 +25,14 @@ struct AttentionConfig {
   // Query rows per warp, in m16 tiles, from the manifest's MMA_TILES (tile_config.h): each K and
   // V fragment read from shared memory feeds kMTiles mma tiles.
   static constexpr int kMTiles = kMmaTile<PATH, D>.m_tiles;
-  // The first key block and the masked ones as compile-time variants of the block (attention.cuh):
-  // where the manifest's row asks, with FP32 sums (FP16 block sums then spill 20-100 bytes).
-  static constexpr bool kPeeledBlocks =
-      kMmaTile<PATH, D>.peeled_blocks != 0 && ACC == PvAccum::fp32;
+  // The masked key blocks as a loop of their own (attention.cuh), where the manifest's row asks.
+  static constexpr bool kPeeledBlocks = kMmaTile<PATH, D>.peeled_blocks != 0;
+  // CTAs per SM the register allocation aims for (128 threads each): the knob
+  // SAGEATTN_MIN_CTAS_PER_SM where set, else the manifest's row for FP32 sums (FP16 block sums
+  // fit their registers without it, and spill with it); 0 gives ptxas no minimum.
+  static constexpr int kMinCtasPerSm = SAGEATTN_MIN_CTAS_PER_SM > 0 ? SAGEATTN_MIN_CTAS_PER_SM
+                                       : ACC == PvAccum::fp32 ? kMmaTile<PATH, D>.min_ctas_per_sm
+                                                              : 0;
   static_assert(kMTiles == 1 || kMTiles == 2, "16 or 32 rows per warp");
   static constexpr int kRowsPerWarp = 16 * kMTiles;
   static constexpr int kCtaRows = 4 * kRowsPerWarp;
@@ -69,13 +73,5 @@ struct AttentionConfig {
   // m16 tile, and a CTA's tile is a whole number of the workspace's padding (kBlockM).
   static_assert(kWarpRows == 16 && kCtaRows % kBlockM == 0);
 };
-
-// CTAs per SM the register allocation aims for (128 threads each; the knob
-// SAGEATTN_MIN_CTAS_PER_SM, tile_config.h): 0 gives ptxas no minimum.
-#if SAGEATTN_MIN_CTAS_PER_SM > 0
-#define SAGEATTN_ATTENTION_BOUNDS __launch_bounds__(128, SAGEATTN_MIN_CTAS_PER_SM)
-#else
-#define SAGEATTN_ATTENTION_BOUNDS __launch_bounds__(128)
-#endif
 
 }  // namespace sageattn::detail
