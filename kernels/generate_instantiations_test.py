@@ -119,7 +119,7 @@ def test_head_dim_removed():
 def test_missing_rows_refused():
     module = manifest_with(('"fp16_sm90", "sm90", "16bit", (64, 96,',
                             '"fp16_sm90", "sm90", "16bit", (64, 80, 96,'),
-                           ("    MmaTile(\"fp8\", 64, 1, 0, 4),\n", ""),
+                           ("    MmaTile(\"fp8\", 64, 1, 1, 4),\n", ""),
                            ('"SM90_STAGES_D256", "SM90_FMA_EXP2_D256"',
                             '"SM90_STAGES_D256", "NO_SUCH"'))
     _, problems = generate(module)

@@ -249,12 +249,12 @@ MMA_TILES = (
     # d=256: O alone is 128 floats per m16 tile and thread. FP8 P·V at d=64: 64-row CTAs, twice
     # as many per SM, hide its latencies better than two tiles' halved shared-memory reads gain
     # (NOTES: mma-fp8-d64-one-mtile), four of them where registers are capped for it
-    # (mma-fp8-d64-four-ctas). Peeled blocks pay on the 16-bit path (FP8 P·V loses occupancy at
-    # d=64 and short causal calls at d=128 with them: NOTES, mma-peel-masked).
+    # (mma-fp8-d64-four-ctas). Peeled blocks pay at d=64 and, on the 16-bit path, at d=128 (FP8
+    # P·V at d=128 loses short causal calls with them: NOTES, mma-peel-masked, mma-fp8-d64-peel).
     MmaTile("fp16", 64, "MMA_MTILES", 1),
     MmaTile("fp16", 128, "MMA_MTILES", 1),
     MmaTile("fp16", 256, 1),
-    MmaTile("fp8", 64, 1, 0, 4),
+    MmaTile("fp8", 64, 1, 1, 4),
     MmaTile("fp8", 128, "MMA_MTILES"),
 )
 

@@ -129,7 +129,7 @@ inline constexpr MmaTile kMmaTiles[] = {
     {PvPath::fp16, 64, SAGEATTN_MMA_MTILES, 1, 0},
     {PvPath::fp16, 128, SAGEATTN_MMA_MTILES, 1, 0},
     {PvPath::fp16, 256, 1, 0, 0},
-    {PvPath::fp8, 64, 1, 0, 4},
+    {PvPath::fp8, 64, 1, 1, 4},
     {PvPath::fp8, 128, SAGEATTN_MMA_MTILES, 0, 0},
 };
 
