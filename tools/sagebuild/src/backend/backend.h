@@ -16,7 +16,7 @@
 #include "backend/build_options.h"
 #include "backend/build_results.h"
 #include "backend/doctor_report.h"
-#include "backend/progress.h"
+#include "backend/status.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
 #include "util/log.h"
@@ -47,10 +47,10 @@ class BuildBackend {
   // --dry-run: the plan, printed.
   virtual PlanProblem describe(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
                                const BuildOptions& options, Log& log) const = 0;
-  // Every entry's result, in the entries' order; progress is stopped on return.
+  // Every entry's result, in the entries' order; the status is stopped on return.
   virtual std::vector<EntryResult> build(const matrix::Matrix& m,
                                          const std::vector<matrix::Entry>& entries,
-                                         const BuildOptions& options, Progress& progress,
+                                         const BuildOptions& options, Status& status,
                                          Log& log) const = 0;
   // `sagebuild doctor`: what this machine has of what the entries need through this backend.
   virtual DoctorReport examine(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,

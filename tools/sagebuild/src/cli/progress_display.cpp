@@ -21,9 +21,9 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-class PlainProgress : public backend::Progress {
+class PlainProgress : public backend::Status {
  public:
-  explicit PlainProgress(std::ostream& out) : out_(out) {}
+  PlainProgress(std::ostream& out, LogEcho logs) : out_(out), logs_(logs) {}
   void phase(const std::string& id, const std::string& phase) override {
     std::lock_guard lock(mutex_);
     auto [it, added] = started_.try_emplace(id, Clock::now());
@@ -33,18 +33,22 @@ class PlainProgress : public backend::Progress {
     std::lock_guard lock(mutex_);
     out_ << fmt::format("[{}] {}\n", id, line) << std::flush;
   }
+  void log_line(const std::string& id, std::string_view line) override {
+    if (logs_ != LogEcho::off) note(id, std::string(line));
+  }
   void finished(const std::string& id, bool, const std::string& line) override { note(id, line); }
   void stop() override {}
 
  private:
   std::ostream& out_;
+  LogEcho logs_;
   std::mutex mutex_;
   std::map<std::string, Clock::time_point> started_;
 };
 
-class GithubProgress : public backend::Progress {
+class GithubProgress : public backend::Status {
  public:
-  explicit GithubProgress(std::ostream& out) : out_(out) {}
+  GithubProgress(std::ostream& out, LogEcho logs) : out_(out), logs_(logs) {}
   void phase(const std::string& id, const std::string& phase) override {
     std::lock_guard lock(mutex_);
     auto [it, added] = started_.try_emplace(id, Clock::now());
@@ -53,6 +57,12 @@ class GithubProgress : public backend::Progress {
   void note(const std::string& id, const std::string& line) override {
     std::lock_guard lock(mutex_);
     lines_[id].push_back(line);
+  }
+  void log_line(const std::string& id, std::string_view line) override {
+    if (logs_ == LogEcho::as_notes) note(id, std::string(line));
+    if (logs_ != LogEcho::at_once) return;
+    std::lock_guard lock(mutex_);
+    out_ << fmt::format("[{}] {}\n", id, line) << std::flush;
   }
   void finished(const std::string& id, bool ok, const std::string& line) override {
     std::lock_guard lock(mutex_);
@@ -72,30 +82,32 @@ class GithubProgress : public backend::Progress {
 
  private:
   std::ostream& out_;
+  LogEcho logs_;
   std::mutex mutex_;
   std::map<std::string, Clock::time_point> started_;
   std::map<std::string, std::vector<std::string>> lines_;
 };
 
 // --quiet: the failures of another display, nothing else.
-class FailuresOnly : public backend::Progress {
+class FailuresOnly : public backend::Status {
  public:
-  explicit FailuresOnly(std::unique_ptr<backend::Progress> inner) : inner_(std::move(inner)) {}
+  explicit FailuresOnly(std::unique_ptr<backend::Status> inner) : inner_(std::move(inner)) {}
   void phase(const std::string&, const std::string&) override {}
   void note(const std::string&, const std::string&) override {}
+  void log_line(const std::string&, std::string_view) override {}
   void finished(const std::string& id, bool ok, const std::string& line) override {
     if (!ok) inner_->finished(id, ok, line);
   }
   void stop() override { inner_->stop(); }
 
  private:
-  std::unique_ptr<backend::Progress> inner_;
+  std::unique_ptr<backend::Status> inner_;
 };
 
-class LiveProgress : public backend::Progress {
+class LiveProgress : public backend::Status {
  public:
-  LiveProgress(std::ostream& out, bool color)
-      : out_(out), color_(color), drawer_([this] { draw_loop(); }) {}
+  LiveProgress(std::ostream& out, bool color, LogEcho logs)
+      : out_(out), color_(color), logs_(logs), drawer_([this] { draw_loop(); }) {}
   ~LiveProgress() override { stop(); }
   void phase(const std::string& id, const std::string& phase) override {
     std::lock_guard lock(mutex_);
@@ -106,6 +118,9 @@ class LiveProgress : public backend::Progress {
   void note(const std::string& id, const std::string& line) override {
     std::lock_guard lock(mutex_);
     above_locked(fmt::format("{}: {}", id, line));
+  }
+  void log_line(const std::string& id, std::string_view line) override {
+    if (logs_ != LogEcho::off) note(id, std::string(line));
   }
   void finished(const std::string& id, bool ok, const std::string& line) override {
     std::lock_guard lock(mutex_);
@@ -162,6 +177,7 @@ class LiveProgress : public backend::Progress {
   }
   std::ostream& out_;
   bool color_;
+  LogEcho logs_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::map<std::string, Row> running_;
@@ -172,18 +188,18 @@ class LiveProgress : public backend::Progress {
 
 }  // namespace
 
-std::unique_ptr<backend::Progress> make_progress(ProgressStyle style, std::ostream& out,
-                                                 ProgressOptions options) {
-  std::unique_ptr<backend::Progress> display;
+std::unique_ptr<backend::Status> make_progress(ProgressStyle style, std::ostream& out,
+                                               ProgressOptions options) {
+  std::unique_ptr<backend::Status> display;
   switch (style) {
     case ProgressStyle::live:
-      display = std::make_unique<LiveProgress>(out, options.color);
+      display = std::make_unique<LiveProgress>(out, options.color, options.logs);
       break;
     case ProgressStyle::github:
-      display = std::make_unique<GithubProgress>(out);
+      display = std::make_unique<GithubProgress>(out, options.logs);
       break;
     case ProgressStyle::plain:
-      display = std::make_unique<PlainProgress>(out);
+      display = std::make_unique<PlainProgress>(out, options.logs);
       break;
   }
   if (options.quiet) return std::make_unique<FailuresOnly>(std::move(display));

@@ -18,6 +18,7 @@ std::string show(ProgressStyle style, ProgressOptions options) {
     auto progress = make_progress(style, out, options);
     progress->phase("linux-a", "kernels");
     progress->note("linux-a", "kernel cache hit");
+    progress->log_line("linux-a", "$ cmake --build .");
     progress->finished("linux-a", true, "built");
     progress->phase("linux-b", "toolchain");
     progress->finished("linux-b", false, "no CUDA 12.9 toolkit");
@@ -50,6 +51,25 @@ TEST_CASE("a quiet build shows only the entries that failed, in every style", "[
   const std::string normal = show(ProgressStyle::plain, {});
   CHECK(normal.find("[linux-a] kernel cache hit\n") != std::string::npos);
   CHECK(normal.find("[linux-a] built\n") != std::string::npos);
+}
+
+TEST_CASE("an entry's log lines show only when asked, where the style puts them", "[progress]") {
+  for (const ProgressStyle style :
+       {ProgressStyle::plain, ProgressStyle::live, ProgressStyle::github}) {
+    INFO(static_cast<int>(style));
+    CHECK(show(style, {.color = false}).find("cmake --build") == std::string::npos);
+    CHECK(show(style, {.color = false, .logs = LogEcho::as_notes}).find("$ cmake --build .") !=
+          std::string::npos);
+    // --quiet wins: only failures.
+    CHECK(show(style, {.color = false, .quiet = true, .logs = LogEcho::as_notes})
+              .find("cmake --build") == std::string::npos);
+  }
+  // GitHub: as notes inside the entry's group; at once, before the group is printed.
+  const std::string grouped = show(ProgressStyle::github, {.logs = LogEcho::as_notes});
+  CHECK(grouped.find("kernel cache hit\n$ cmake --build .\n") != std::string::npos);
+  const std::string at_once = show(ProgressStyle::github, {.logs = LogEcho::at_once});
+  CHECK(at_once.find("[linux-a] $ cmake --build .\n") != std::string::npos);
+  CHECK(at_once.find("[linux-a] $ cmake --build .") < at_once.find("::group::"));
 }
 
 }  // namespace

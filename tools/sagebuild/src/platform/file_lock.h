@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <string>
 
 #include "util/expected.h"
 
@@ -36,20 +35,5 @@ class FileLock {
   static void release(std::intptr_t handle);  // closes it: the system drops the lock
   std::intptr_t handle_ = -1;
 };
-
-// Makes the directory `final` once, safely when several sagebuild runs share it (the cache's
-// environments, toolkits, kernels, bindings): under the lock file `final`.lock, `fill` writes the
-// staging directory `final`.tmp-00000000 beside it (one fixed name: same paths on every
-// machine), which is then renamed into place. `final` counts as made when it
-// holds `marker`; then nothing runs. A failed or interrupted fill leaves nothing behind.
-// Returns true when this call made it. Either way the entry is marked used now (the lock file's
-// time), which is what `sagebuild cache` lists and prunes by.
-Expected<bool> make_directory_once(
-    const std::filesystem::path& final, const std::string& marker,
-    const std::function<Expected<Ok>(const std::filesystem::path& staging)>& fill,
-    const std::function<void()>& waiting = {});
-
-// Marks the entry `final` (made by make_directory_once) used now.
-void mark_directory_used(const std::filesystem::path& final);
 
 }  // namespace sagebuild::platform

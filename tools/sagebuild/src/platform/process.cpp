@@ -7,7 +7,6 @@
 #include <csignal>
 #include <cstring>
 #include <iterator>
-#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -23,9 +22,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<const char*> g_stop_cause{nullptr};  // lock-free: set from a signal handler
 static_assert(std::atomic<bool>::is_always_lock_free);
-
-std::mutex g_observer_mutex;
-std::shared_ptr<const LogObserver> g_observer;
 
 // A word as a POSIX shell reads it back: bare when it is only safe characters, else in single
 // quotes (a quote inside becomes '\'').
@@ -51,10 +47,7 @@ std::string masked(std::string_view text) {
 }
 
 void write_command_to_log(const std::vector<std::string>& argv, const ProcessOptions& options) {
-  const std::string line =
-      "sagebuild: " + redact_environment_secrets(command_for_log(argv, options));
-  std::ofstream(options.log_file, std::ios::binary | std::ios::app) << line << "\n";
-  if (const auto observer = detail::log_observer()) (*observer)(options.log_file, line);
+  options.log("sagebuild: " + redact_environment_secrets(command_for_log(argv, options)));
 }
 
 }  // namespace
@@ -73,11 +66,6 @@ std::string command_for_log(const std::vector<std::string>& argv, const ProcessO
   for (const std::string& word : argv)
     line += " " + shell_word(masked(word));
   return line;
-}
-
-void set_log_observer(LogObserver observer) {
-  std::lock_guard lock(g_observer_mutex);
-  g_observer = observer ? std::make_shared<const LogObserver>(std::move(observer)) : nullptr;
 }
 
 void request_stop(const char* cause) noexcept {
@@ -134,7 +122,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
     stopped.cancelled = true;
     return stopped;
   }
-  if (!options.log_file.empty()) write_command_to_log(argv, options);
+  if (options.log) write_command_to_log(argv, options);
   const auto program = find_in_path(argv[0]);
   if (!program) return Error{fmt::format("cannot run '{}': not found in PATH", argv[0])};
   return detail::spawn_and_wait(*program, argv, options);
@@ -142,21 +130,8 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
 
 namespace detail {
 
-std::shared_ptr<const LogObserver> log_observer() {
-  std::lock_guard lock(g_observer_mutex);
-  return g_observer;
-}
-
 OutputCollector::OutputCollector(ProcessResult& result, const ProcessOptions& options)
-    : result_(result),
-      keep_(options.keep_output),
-      log_path_(options.log_file),
-      on_line_(options.on_line) {
-  if (!options.log_file.empty()) {
-    log_.open(options.log_file, std::ios::binary | std::ios::app);
-    observer_ = log_observer();
-  }
-}
+    : result_(result), keep_(options.keep_output), log_(options.log), on_line_(options.on_line) {}
 
 void OutputCollector::add(const char* data, std::size_t size) {
   result_.output.append(data, size);
@@ -165,20 +140,10 @@ void OutputCollector::add(const char* data, std::size_t size) {
     result_.output = redact_environment_secrets(std::move(result_.output));
     result_.output.erase(0, result_.output.size() - std::min(keep_, result_.output.size()));
   }
-  if (log_) {
-    // Whole lines, with the environment's secrets masked (util/secrets.h): a child may print
-    // its configuration. A line without its end waits for it, up to 64 KiB.
-    log_pending_.append(data, size);
-    const std::size_t end = log_pending_.rfind('\n');
-    if (end != std::string::npos) {
-      log_ << redact_environment_secrets(log_pending_.substr(0, end + 1));
-      log_pending_.erase(0, end + 1);
-    }
-    if (log_pending_.size() >= std::size_t{64} * 1024) log_ << take_redacted(log_pending_);
-  }
-  if (!observer_ && !on_line_) return;
-  // Whole lines only; "\r" ends one too (pip and cmake redraw progress with it). A line without
-  // its end waits for it, up to 64 KiB.
+  if (!log_ && !on_line_) return;
+  // Whole lines only, with the environment's secrets masked (util/secrets.h: a child may print
+  // its configuration); "\r" ends one too (pip and cmake redraw progress with it). A line
+  // without its end waits for it, up to 64 KiB.
   for (std::size_t i = 0; i < size; ++i) {
     const char c = data[i];
     if (c == '\n' || c == '\r' || line_.size() >= std::size_t{64} * 1024) {
@@ -192,7 +157,7 @@ void OutputCollector::add(const char* data, std::size_t size) {
 
 void OutputCollector::pass_line() {
   const std::string line = redact_environment_secrets(line_);
-  if (observer_) (*observer_)(log_path_, line);
+  if (log_) log_(line);
   if (on_line_) on_line_(line);
 }
 
@@ -200,12 +165,7 @@ void OutputCollector::finish() {
   // The kept output reaches messages and the results file: masked, then cut.
   result_.output = redact_environment_secrets(std::move(result_.output));
   if (result_.output.size() > keep_) result_.output.erase(0, result_.output.size() - keep_);
-  if (log_) {
-    log_ << redact_environment_secrets(std::move(log_pending_));
-    log_pending_.clear();
-    log_.flush();
-  }
-  if (!line_.empty() && (observer_ || on_line_)) pass_line();
+  if (!line_.empty() && (log_ || on_line_)) pass_line();
   line_.clear();
 }
 

@@ -16,6 +16,9 @@
 
 namespace sagebuild::platform {
 
+// Where a log's lines go (a file and the status sink: backend::EntryLog), one whole line per call.
+using LogLines = std::function<void(std::string_view line)>;
+
 struct ProcessOptions {
   std::filesystem::path working_directory = {};  // empty: inherit
   // Variables to set (or, with an empty value and unset = true, remove) on top of ours.
@@ -23,10 +26,13 @@ struct ProcessOptions {
   std::vector<std::string> unset = {};
   std::chrono::milliseconds timeout{0};  // 0: no limit
   std::size_t keep_output =
-      std::size_t{64} * 1024;           // the last bytes of stdout+stderr kept in the result
-  std::filesystem::path log_file = {};  // when set, all output is also appended here
-  // Called with each whole line of output ("\r" ends one too), secrets masked, on the thread
-  // that runs the process.
+      std::size_t{64} * 1024;  // the last bytes of stdout+stderr kept in the result
+  // The process's log, when set: handed the command as it runs ("sagebuild: $ ...", as
+  // command_for_log writes it, secrets masked), then each whole line of its output. Whoever sets
+  // it decides where the lines go (backend::EntryLog: a file and the status sink).
+  LogLines log = {};
+  // Called with each whole line of output, on the thread that runs the process. For both
+  // callbacks "\r" ends a line too, a line is cut at 64 KiB, and secrets are masked.
   std::function<void(std::string_view line)> on_line = {};
 };
 
@@ -60,15 +66,8 @@ void clear_stop() noexcept;         // for tests, and for a tool that goes on af
 // A command as the logs show it, ready to paste into a POSIX shell:
 // "$ cd DIR && NAME=value ... program args", each word quoted where it needs to be, credentials
 // in URLs masked and the values of secret-looking variables (TOKEN, PASSWORD, SECRET, KEY, AUTH)
-// hidden. run_process writes it to the log file before the child's output.
+// hidden. run_process hands it to ProcessOptions::log before the child's output.
 std::string command_for_log(const std::vector<std::string>& argv, const ProcessOptions& options);
-
-// --verbose: each line run_process writes to a log file (the command, then the child's output
-// line by line) is also handed to the observer, with the log it went to. Set it before the
-// processes start and clear it (nullptr) after; it is called from the threads that run them.
-using LogObserver =
-    std::function<void(const std::filesystem::path& log_file, std::string_view line)>;
-void set_log_observer(LogObserver observer);
 
 // The first executable named `program` in PATH.
 std::optional<std::filesystem::path> find_in_path(std::string_view program);

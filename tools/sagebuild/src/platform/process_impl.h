@@ -2,8 +2,6 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,11 +15,8 @@ Expected<ProcessResult> spawn_and_wait(const std::filesystem::path& program,
                                        const std::vector<std::string>& argv,
                                        const ProcessOptions& options);
 
-// The observer set with set_log_observer (null when none).
-std::shared_ptr<const LogObserver> log_observer();
-
-// The child's output as it arrives: all of it to the log file (and, line by line, to the log
-// observer), the last keep_output bytes kept.
+// The child's output as it arrives: line by line to ProcessOptions::log and on_line, the last
+// keep_output bytes kept.
 class OutputCollector {
  public:
   OutputCollector(ProcessResult& result, const ProcessOptions& options);
@@ -29,15 +24,12 @@ class OutputCollector {
   void finish();  // trims the kept output to its size, hands on the last unfinished line
 
  private:
-  void pass_line();  // line_, masked, to the observer and on_line
+  void pass_line();  // line_, masked, to log and on_line
   ProcessResult& result_;
   std::size_t keep_;
-  std::filesystem::path log_path_;
-  std::ofstream log_;
-  std::shared_ptr<const LogObserver> observer_;
+  std::function<void(std::string_view)> log_;
   std::function<void(std::string_view)> on_line_;
-  std::string line_;         // the unfinished line for the observer and on_line
-  std::string log_pending_;  // the log's unfinished line
+  std::string line_;  // the unfinished line
 };
 
 }  // namespace sagebuild::platform::detail

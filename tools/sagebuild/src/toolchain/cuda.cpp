@@ -5,14 +5,19 @@
 
 #include <fmt/format.h>
 
-#include "platform/file_lock.h"
 #include "platform/process.h"
+#include "store/build_cache.h"
 #include "toolchain/python.h"
 #include "util/fs.h"
 #include "util/text.h"
 
 namespace sagebuild::toolchain {
 namespace {
+
+// A provisioned toolkit's cache entry: cuda/<X.Y>/toolkit.
+std::string toolkit_entry(const Version& release) {
+  return release.str() + "/toolkit";
+}
 
 namespace stdfs = std::filesystem;
 
@@ -119,7 +124,11 @@ Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaS
       candidates.push_back({(ec ? *nvcc : real).parent_path().parent_path(), "nvcc on PATH"});
     }
   }
-  if (!search.cache.empty()) candidates.push_back({search.cache / want.str() / "toolkit", "cache"});
+  if (!search.cache.empty()) {
+    candidates.push_back(
+        {store::BuildCache(search.cache).path(store::CacheKind::cuda, toolkit_entry(want)),
+         "cache"});
+  }
   for (const auto& [root, label] : candidates) {
     const std::string name = label.empty() ? root.string() : label + " " + root.string();
     stdfs::path probe_root = root;
@@ -168,39 +177,44 @@ Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaS
     return Error{
         fmt::format("CUDA {} is not on this machine; it would be provisioned from PyPI "
                     "({}) into {}",
-                    want.str(), cuda.pypi, (search.cache / want.str()).string())};
+                    want.str(), cuda.pypi,
+                    store::BuildCache(search.cache)
+                        .path(store::CacheKind::cuda, toolkit_entry(want))
+                        .string())};
   }
-  const stdfs::path slot = search.cache / want.str() / "toolkit";
-  auto made = platform::make_directory_once(
-      slot, "sagebuild-toolkit.json", [&](const stdfs::path& staging) -> Expected<Ok> {
-        if (search.note) {
-          search.note(fmt::format("provisioning CUDA {} from PyPI: {}", want.str(), cuda.pypi));
-        }
-        auto installed = platform::run_process(
-            {search.python.string(), "-m", "pip", "install", "--quiet", "--no-warn-conflicts",
-             "--disable-pip-version-check", "--target", staging.string(), cuda.pypi},
-            {.timeout = std::chrono::minutes(30)});
-        if (!installed || !installed->ok()) {
-          return Error{fmt::format("provisioning CUDA {} from PyPI ({}) failed: {}", want.str(),
-                                   cuda.pypi,
-                                   installed ? installed->last_line() : installed.error().message)};
-        }
-        auto root = provisioned_root(staging);
-        if (!root) {
-          return Error{fmt::format(
-              "{} installs no nvcc (bin/nvcc), so CUDA {} cannot be provisioned from PyPI; "
-              "install the toolkit or pass --cuda-path {}=DIR",
-              cuda.pypi, want.str(), want.str())};
-        }
-        auto found = inspect_toolkit(*root);
-        if (!found || !same_release(found->release, want)) {
-          return Error{fmt::format("{} installs nvcc {}, not CUDA {}: wrong nvcc version",
-                                   cuda.pypi, found ? found->version : found.error().message,
-                                   want.str())};
-        }
-        return fs::write_file_atomic(staging / "sagebuild-toolkit.json",
-                                     fmt::format("{{\"pypi\": \"{}\"}}\n", cuda.pypi));
-      });
+  const store::BuildCache cache(search.cache);
+  const stdfs::path slot = cache.path(store::CacheKind::cuda, toolkit_entry(want));
+  auto made = cache.take(
+      store::CacheKind::cuda, toolkit_entry(want),
+      {"sagebuild-toolkit.json", [&](const stdfs::path& staging) -> Expected<Ok> {
+         if (search.note) {
+           search.note(fmt::format("provisioning CUDA {} from PyPI: {}", want.str(), cuda.pypi));
+         }
+         auto installed = platform::run_process(
+             {search.python.string(), "-m", "pip", "install", "--quiet", "--no-warn-conflicts",
+              "--disable-pip-version-check", "--target", staging.string(), cuda.pypi},
+             {.timeout = std::chrono::minutes(30)});
+         if (!installed || !installed->ok()) {
+           return Error{
+               fmt::format("provisioning CUDA {} from PyPI ({}) failed: {}", want.str(), cuda.pypi,
+                           installed ? installed->last_line() : installed.error().message)};
+         }
+         auto root = provisioned_root(staging);
+         if (!root) {
+           return Error{fmt::format(
+               "{} installs no nvcc (bin/nvcc), so CUDA {} cannot be provisioned from PyPI; "
+               "install the toolkit or pass --cuda-path {}=DIR",
+               cuda.pypi, want.str(), want.str())};
+         }
+         auto found = inspect_toolkit(*root);
+         if (!found || !same_release(found->release, want)) {
+           return Error{fmt::format("{} installs nvcc {}, not CUDA {}: wrong nvcc version",
+                                    cuda.pypi, found ? found->version : found.error().message,
+                                    want.str())};
+         }
+         return fs::write_file_atomic(staging / "sagebuild-toolkit.json",
+                                      fmt::format("{{\"pypi\": \"{}\"}}\n", cuda.pypi));
+       }});
   if (!made) return made.error();
   auto root = provisioned_root(slot);
   if (!root) return root.error();

@@ -35,7 +35,8 @@ struct CudaSearch {
   // is an error.
   std::vector<std::pair<Version, std::filesystem::path>> given;
   matrix::Toolchains configured;
-  // Where provisioned toolkits live (<cache>/cuda); empty: no provisioning.
+  // The build cache, where provisioned toolkits live (store::CacheKind::cuda); empty: no
+  // provisioning.
   std::filesystem::path cache;
   // An interpreter whose pip installs the toolkit wheels.
   std::filesystem::path python = "python3";

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "platform/file_lock.h"
 #include "platform/process.h"
+#include "store/build_cache.h"
 #include "toolchain/python.h"
 #include "util/fs.h"
 #include "util/secrets.h"
@@ -48,16 +48,16 @@ print(json.dumps({'version': torch.__version__, 'cuda': torch.version.cuda or ''
 
 struct Pip {
   stdfs::path python;
-  stdfs::path log;
+  platform::LogLines log;
 
   Expected<Ok> run(std::vector<std::string> args, const std::string& what) const {
     std::vector<std::string> argv = {
         python.string(),      "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
         "--no-warn-conflicts"};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto r = platform::run_process(argv, {.environment = {{"PIP_NO_INPUT", "1"}},
-                                          .timeout = std::chrono::minutes(60),
-                                          .log_file = log});
+    auto r = platform::run_process(
+        argv,
+        {.environment = {{"PIP_NO_INPUT", "1"}}, .timeout = std::chrono::minutes(60), .log = log});
     if (!r) return Error{fmt::format("{}: {}", what, r.error().message)};
     if (r->cancelled) return Error{fmt::format("{}: interrupted", what)};
     if (!r->ok())
@@ -79,13 +79,17 @@ std::vector<std::string> index_args(const TorchSource& s, bool for_torch) {
   return args;
 }
 
-// platform::make_directory_once, with the wait said in the log.
-Expected<bool> make_once(const stdfs::path& final, const std::string& marker,
-                         const std::function<Expected<Ok>(const stdfs::path&)>& fill,
-                         const std::function<void(const std::string&)>& note) {
-  return platform::make_directory_once(final, marker, fill, [&] {
-    if (note) note(fmt::format("waiting for another sagebuild to finish {}", final.string()));
-  });
+// A cache entry taken (store::BuildCache::take), with the wait said in the log.
+Expected<store::Taken> take_entry(const store::BuildCache& cache, store::CacheKind kind,
+                                  const std::string& name, const std::string& marker,
+                                  const std::function<Expected<Ok>(const stdfs::path&)>& fill,
+                                  const std::function<void(const std::string&)>& note) {
+  return cache.take(kind, name, {marker, fill, [&] {
+                                   if (note) {
+                                     note(fmt::format("waiting for another sagebuild to finish {}",
+                                                      cache.path(kind, name).string()));
+                                   }
+                                 }});
 }
 
 Expected<std::string> site_packages(const stdfs::path& python) {
@@ -142,9 +146,9 @@ std::optional<stdfs::path> shared_runtime_of(const stdfs::path& venv) {
   return std::nullopt;
 }
 
-Expected<BuildEnvironment> probe_torch(const stdfs::path& python, const stdfs::path& log) {
+Expected<BuildEnvironment> probe_torch(const stdfs::path& python, const platform::LogLines& log) {
   auto r = platform::run_process({python.string(), "-c", kProbeTorch},
-                                 {.timeout = std::chrono::minutes(2), .log_file = log});
+                                 {.timeout = std::chrono::minutes(2), .log = log});
   if (!r) return r.error();
   if (!r->ok()) {
     return Error{fmt::format("{} cannot import torch: {}", python.string(), r->last_line())};
@@ -189,7 +193,8 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
        request.build_requires}}.dump();
   const std::string name = fmt::format("cp{}{}-torch{}-{}", request.python.major(),
                                        request.python.minor(), torch, short_digest(identity));
-  const stdfs::path venv = request.cache / "envs" / name;
+  const store::BuildCache cache(request.cache);
+  const stdfs::path venv = cache.path(store::CacheKind::envs, name);
   const std::string shown_index = redact_url(request.source.index_url);
   // A venv whose shared runtime is gone (removed by hand) cannot import torch: made again.
   if (auto runtime = shared_runtime_of(venv);
@@ -201,8 +206,8 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
     stdfs::remove(venv / "sagebuild-env.json", ec);
   }
 
-  auto made = make_once(
-      venv, "sagebuild-env.json",
+  auto made = take_entry(
+      cache, store::CacheKind::envs, name, "sagebuild-env.json",
       [&](const stdfs::path& staging) -> Expected<Ok> {
         if (request.note) {
           request.note(fmt::format("making the environment {} (torch {} from {})", name, torch,
@@ -210,7 +215,7 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
         }
         auto created =
             platform::run_process({request.base_python.string(), "-m", "venv", staging.string()},
-                                  {.timeout = std::chrono::minutes(5), .log_file = request.log});
+                                  {.timeout = std::chrono::minutes(5), .log = request.log});
         if (!created || !created->ok()) {
           return Error{fmt::format("cannot make a virtual environment with {}: {}",
                                    request.base_python.string(),
@@ -223,7 +228,7 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
         args.insert(args.begin(), {"--no-deps", "torch==" + torch});
         if (auto r = pip.run(args, fmt::format("installing torch {}", torch)); !r) return r.error();
         auto split = platform::run_process({pip.python.string(), "-c", kSplitRequirements},
-                                           {.log_file = request.log});
+                                           {.log = request.log});
         if (!split || !split->ok()) return Error{"cannot read torch's requirements"};
         nlohmann::json reqs;
         try {
@@ -235,10 +240,10 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
         auto other = reqs.at("other").get<std::vector<std::string>>();
 
         if (!runtime.empty()) {
-          const stdfs::path shared =
-              request.cache / "torch-runtime" / short_digest(nlohmann::json(runtime).dump());
-          auto shared_made = make_once(
-              shared, "sagebuild-runtime.json",
+          const std::string runtime_name = short_digest(nlohmann::json(runtime).dump());
+          const stdfs::path shared = cache.path(store::CacheKind::torch_runtime, runtime_name);
+          auto shared_made = take_entry(
+              cache, store::CacheKind::torch_runtime, runtime_name, "sagebuild-runtime.json",
               [&](const stdfs::path& dir) -> Expected<Ok> {
                 if (request.note) {
                   request.note(
@@ -281,7 +286,7 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
   // Using the venv uses its runtime: both count as used now (what cache prune goes by). A venv
   // made before the runtime was linked beside torch gets the link now.
   if (auto runtime = shared_runtime_of(venv)) {
-    platform::mark_directory_used(*runtime);
+    store::BuildCache::mark_used(*runtime);
     for (const stdfs::path& pth : runtime_pth_candidates(venv)) {
       std::error_code missing;
       if (stdfs::exists(pth, missing)) link_runtime_into(pth.parent_path(), *runtime);
@@ -305,7 +310,7 @@ Expected<BuildEnvironment> prepare_environment(const EnvironmentRequest& request
         probed,
         nlohmann::json{{"version", env->torch_version}, {"cuda", env->torch_cuda}}.dump() + "\n");
   }
-  env->reused = !*made;
+  env->reused = made->hit;
   env->origin = venv.string();
   return env;
 }

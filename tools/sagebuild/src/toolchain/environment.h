@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/process.h"
 #include "util/expected.h"
 #include "util/version.h"
 
@@ -38,7 +39,7 @@ struct EnvironmentRequest {
   std::vector<std::string> build_requires;
   TorchSource source;
   std::filesystem::path cache;  // the cache root
-  std::filesystem::path log;    // pip's output is appended here
+  platform::LogLines log;       // pip's commands and output
   std::function<void(const std::string&)> note;
 };
 
@@ -58,6 +59,6 @@ std::optional<std::filesystem::path> shared_runtime_of(const std::filesystem::pa
 
 // What torch reports of itself in an environment: version, CUDA, C++ ABI.
 Expected<BuildEnvironment> probe_torch(const std::filesystem::path& python,
-                                       const std::filesystem::path& log = {});
+                                       const platform::LogLines& log = {});
 
 }  // namespace sagebuild::toolchain

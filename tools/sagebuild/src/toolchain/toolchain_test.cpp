@@ -128,7 +128,7 @@ TEST_CASE("a toolkit without a pypi requirement is not provisioned; a dry run in
   const ScopedEnv path("PATH", "/usr/bin:/bin");
   const ScopedEnv home("CUDA_HOME", (dir.path() / "none").string());
   CudaSearch search;
-  search.cache = dir.path() / "cuda";
+  search.cache = dir.path();
   if (stdfs::exists("/usr/local/cuda-11.8") || stdfs::exists("/usr/local/cuda-99.0")) return;
   auto none = find_cuda(toolkit("11.8"), search);
   REQUIRE_FALSE(none);
@@ -152,7 +152,7 @@ TEST_CASE("a toolkit provisioned earlier is found in the cache", "[toolchain][po
   stdfs::create_directories(root / "lib");
   std::ofstream(root / "lib" / "libcudart.so.98") << "";
   CudaSearch search;
-  search.cache = dir.path() / "cuda";
+  search.cache = dir.path();
   auto found = find_cuda(toolkit("98.1"), search);
   REQUIRE(found);
   CHECK(found->root == root);
@@ -170,7 +170,7 @@ TEST_CASE("the toolkit of --cuda-path X.Y=pypi is the provisioned one, not the m
   const ScopedEnv path("PATH", "/usr/bin:/bin");
   const ScopedEnv home("CUDA_HOME", own.string());
   CudaSearch search;
-  search.cache = dir.path() / "cuda";
+  search.cache = dir.path();
   auto machine = find_cuda(toolkit("98.1"), search);
   REQUIRE(machine);
   CHECK(machine->root == own);

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/build_steps.h"
-#include "platform/file_lock.h"
 #include "platform/process.h"
+#include "store/build_cache.h"
 #include "util/fs.h"
 #include "util/glob.h"
 #include "util/json_text.h"
@@ -40,8 +40,7 @@ Expected<Ok> run_step(const std::vector<std::string>& argv, const KernelBuildOpt
                       const std::string& what,
                       const std::vector<std::pair<std::string, std::string>>& environment = {}) {
   auto r = platform::run_process(
-      argv,
-      {.environment = environment, .timeout = std::chrono::hours(2), .log_file = options.log});
+      argv, {.environment = environment, .timeout = std::chrono::hours(2), .log = options.log});
   if (!r) return Error{fmt::format("{}: {}", what, r.error().message)};
   if (r->cancelled) return Error{fmt::format("{}: interrupted", what)};
   if (!r->ok()) {
@@ -57,7 +56,7 @@ Expected<Ok> run_step(const std::vector<std::string>& argv, const KernelBuildOpt
       quoted = text::last_lines(output, 12);
     }
     return Error{fmt::format("{} failed ({}); from {}:\n{}", what, r->describe(),
-                             options.log.string(), quoted)};
+                             options.log_path.string(), quoted)};
   }
   return Ok{};
 }
@@ -146,26 +145,33 @@ std::string key_name(std::string_view prefix, const std::string& json) {
   return fmt::format("{}-{}", prefix, to_hex(d).substr(0, 16));
 }
 
-// The cache entry <cache>/<kind>/<name>, made by `build` into a staging directory (which then
-// gets key.json) unless it is there. Says hit, miss or waiting; returns whether it was a hit.
-Expected<bool> cached_entry(const stdfs::path& entry, const std::string& kind,
-                            const std::string& name, const std::string& key_json,
-                            const std::function<Expected<Ok>(const stdfs::path&)>& build,
-                            const KernelBuildOptions& options) {
-  auto made = platform::make_directory_once(
-      entry, "key.json",
-      [&](const stdfs::path& staging) -> Expected<Ok> {
-        if (options.note) options.note(fmt::format("{} cache miss: compiling {}", kind, name));
-        if (auto r = build(staging); !r) return r;
-        return fs::write_file_atomic(staging / "key.json", key_json);
-      },
-      [&] {
-        if (options.note)
-          options.note(fmt::format("waiting for {} to be compiled elsewhere", name));
-      });
-  if (!made) return made.error();
-  if (!*made && options.note) options.note(fmt::format("{} cache hit: {}", kind, name));
-  return !*made;
+// The build cache's entry `name` of `kind`, made by `build` into a staging directory (which
+// then gets key.json) unless it is there. Says hit, miss or waiting.
+Expected<store::Taken> cached_entry(store::CacheKind kind, const std::string& name,
+                                    const std::string& key_json,
+                                    const std::function<Expected<Ok>(const stdfs::path&)>& build,
+                                    const KernelBuildOptions& options) {
+  const char* what = kind == store::CacheKind::kernels ? "kernel" : "binding";
+  auto taken =
+      store::BuildCache(options.cache)
+          .take(kind, name,
+                {"key.json",
+                 [&](const stdfs::path& staging) -> Expected<Ok> {
+                   if (options.note) {
+                     options.note(fmt::format("{} cache miss: compiling {}", what, name));
+                   }
+                   if (auto r = build(staging); !r) return r;
+                   return fs::write_file_atomic(staging / "key.json", key_json);
+                 },
+                 [&] {
+                   if (options.note) {
+                     options.note(fmt::format("waiting for {} to be compiled elsewhere", name));
+                   }
+                 }});
+  if (taken && taken->hit && options.note) {
+    options.note(fmt::format("{} cache hit: {}", what, name));
+  }
+  return taken;
 }
 
 }  // namespace
@@ -229,12 +235,11 @@ Expected<KernelLibrary> kernel_library(const KernelInputs& inputs, const CacheKe
     if (auto r = build_into(inputs, options, dir); !r) return r.error();
     return KernelLibrary{dir / "prefix", key.name, false};
   }
-  const stdfs::path entry = options.cache / "kernels" / key.name;
-  auto hit = cached_entry(
-      entry, "kernel", key.name, key.json,
+  auto taken = cached_entry(
+      store::CacheKind::kernels, key.name, key.json,
       [&](const stdfs::path& staging) { return build_into(inputs, options, staging); }, options);
-  if (!hit) return hit.error();
-  return KernelLibrary{entry / "prefix", key.name, *hit};
+  if (!taken) return taken.error();
+  return KernelLibrary{taken->path / "prefix", key.name, taken->hit};
 }
 
 Expected<CacheKey> binding_key(const BindingInputs& in) {
@@ -261,9 +266,8 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in, const CacheKey
                                          const KernelBuildOptions& options) {
   const std::string& name = key.name;
   const std::string& json = key.json;
-  const stdfs::path entry = options.cache / "bindings" / name;
-  auto hit = cached_entry(
-      entry, "binding", name, json,
+  auto taken = cached_entry(
+      store::CacheKind::bindings, name, json,
       [&](const stdfs::path& staging) -> Expected<Ok> {
         std::vector<std::string> settings = {in.kernels_handoff + "=" + in.kernels.string(),
                                              "CUDAToolkit_ROOT=" + in.cuda_root.string(),
@@ -278,8 +282,8 @@ Expected<BindingLibrary> binding_library(const BindingInputs& in, const CacheKey
         return cmake_install_into(in.root, staging, settings, options, "the binding", environment);
       },
       options);
-  if (!hit) return hit.error();
-  return BindingLibrary{entry / "prefix" / in.part.library, name, *hit};
+  if (!taken) return taken.error();
+  return BindingLibrary{taken->path / "prefix" / in.part.library, name, taken->hit};
 }
 
 }  // namespace sagebuild::backend

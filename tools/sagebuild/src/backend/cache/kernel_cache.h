@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "matrix/model.h"
+#include "platform/process.h"
 #include "toolchain/cuda.h"
 #include "util/expected.h"
 
@@ -46,11 +47,12 @@ struct CacheKey {
 Expected<CacheKey> kernel_key(const KernelInputs& inputs);
 
 struct KernelBuildOptions {
-  std::filesystem::path cache;    // the cache root; empty: no cache (build into `scratch`)
-  std::filesystem::path scratch;  // the entry's own directory, for builds without a cache
-  int parallel = 1;               // compile jobs
-  int nvcc_threads = 1;           // nvcc --threads (architectures of one file in parallel)
-  std::filesystem::path log;
+  std::filesystem::path cache;     // the cache root; empty: no cache (build into `scratch`)
+  std::filesystem::path scratch;   // the entry's own directory, for builds without a cache
+  int parallel = 1;                // compile jobs
+  int nvcc_threads = 1;            // nvcc --threads (architectures of one file in parallel)
+  platform::LogLines log;          // each step's command and output
+  std::filesystem::path log_path;  // the log those lines reach, named in messages
   std::function<void(const std::string&)> note;
   // ccache or sccache for the compilers (build_steps.h: compiler_launcher), or "" for none.
   std::string launcher;

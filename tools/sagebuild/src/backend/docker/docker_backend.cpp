@@ -32,9 +32,8 @@ class DockerBackend final : public BuildBackend {
   }
 
   std::vector<EntryResult> build(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                                 const BuildOptions& o, Progress& progress,
-                                 Log& log) const override {
-    return build_entries_docker(m, entries, o, progress, log);
+                                 const BuildOptions& o, Status& status, Log& log) const override {
+    return build_entries_docker(m, entries, o, status, log);
   }
 
   DoctorReport examine(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,

@@ -12,6 +12,7 @@
 #include "backend/docker/bake.h"
 #include "backend/docker/bake_progress.h"
 #include "backend/docker/docker_image.h"
+#include "backend/entry_log.h"
 #include "backend/wheel_finish.h"
 #include "platform/process.h"
 #include "util/fs.h"
@@ -219,7 +220,7 @@ std::string low_space_note(const stdfs::path& out_dir) {
 // host's), the compile cache's figures, the kernel cache, and the phases that compiled, for the
 // progress, build/results and the GitHub summary.
 void report_inner_build(const stdfs::path& exported, const std::string& id, EntryResult& r,
-                        Progress& progress) {
+                        Status& status) {
   const auto inner = read_result_file(exported / "sagebuild-results" / (id + ".json"), id);
   if (!inner) return;
   const EntryResult& in = inner->result;
@@ -233,13 +234,13 @@ void report_inner_build(const stdfs::path& exported, const std::string& id, Entr
     }
   }
   for (const std::string& line : compile_cache_notes(r.compile_cache))
-    progress.note(id, line);
+    status.note(id, line);
 }
 
 // One `docker buildx bake` of entries that can start (docker_entry_problems found nothing).
 std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
                                       const std::vector<matrix::Entry>& entries,
-                                      const BuildOptions& o, Progress& progress, Log& log) {
+                                      const BuildOptions& o, Status& status, Log& log) {
   const auto start = Clock::now();
   std::vector<EntryResult> results(entries.size());
   auto planned = plan(m, entries, o);
@@ -248,25 +249,27 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
       results[i].id = entries[i].id;
       results[i].outcome = EntryOutcome::build_failed;
       results[i].message = planned.error().message;
-      progress.finished(results[i].id, false, "build_failed: " + planned.error().message);
+      status.finished(results[i].id, false, "build_failed: " + planned.error().message);
     }
     return results;
   }
   const DockerPlan& p = *planned;
   const stdfs::path bake_log = o.root / "build" / "logs" / "docker-bake.log";
+  EntryLog bake_output(status, "docker-bake", bake_log);
   std::error_code ec;
-  stdfs::create_directories(bake_log.parent_path(), ec);
   stdfs::create_directories(p.bake_file.parent_path(), ec);
-  stdfs::remove(bake_log, ec);
   for (const auto& e : entries)
     stdfs::remove_all(p.out_dir / e.id, ec);  // only this run's wheels are collected
   auto written = fs::write_file_atomic(p.bake_file, json_text(p.bake, 2) + "\n");
   log.info("sagebuild: {}\n", shown(p.argv));
-  log.result("sagebuild: docker buildx bake of {} target{}; its output goes to {}\n",
-             entries.size(), entries.size() == 1 ? "" : "s", bake_log.string());
+  log.result(
+      "sagebuild: docker buildx bake of {} target{}; its output goes to {} ({} once the "
+      "bake ends)\n",
+      entries.size(), entries.size() == 1 ? "" : "s", bake_output.partial().string(),
+      bake_log.filename().string());
   std::set<std::string> targets;
   for (const auto& e : entries) {
-    progress.phase(e.id, "docker buildx bake");
+    status.phase(e.id, "docker buildx bake");
     targets.insert(e.id);
   }
   // Each target's step on the console as BuildKit starts it (bake_progress.h).
@@ -277,19 +280,20 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
     ran = platform::run_process(p.argv, {.working_directory = o.root,
                                          .timeout = std::chrono::hours(6),
                                          .keep_output = 8192,
-                                         .log_file = bake_log,
+                                         .log = bake_output.sink(),
                                          .on_line = [&](std::string_view line) {
                                            if (auto step = reader.feed(line))
-                                             progress.phase(step->target, step->step);
+                                             status.phase(step->target, step->step);
                                          }});
   }
   const double bake_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const stdfs::path bake_log_kept = bake_output.keep();
   std::string failure;
   if (!ran) {
     failure = ran.error().message.empty() ? "cannot run docker" : ran.error().message;
   } else if (!ran->ok()) {
     failure = fmt::format("docker buildx bake failed ({}); log: {}\n{}{}", ran->describe(),
-                          bake_log.string(), text::last_lines(ran->output, 12),
+                          bake_log_kept.string(), text::last_lines(ran->output, 12),
                           low_space_note(p.out_dir));
   }
 
@@ -297,7 +301,7 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
     const matrix::Entry& e = entries[i];
     EntryResult& r = results[i];
     r.id = e.id;
-    r.log = bake_log;
+    r.log = bake_log_kept;
     r.phases.push_back({"docker", bake_seconds});
     // A target whose wheel is there succeeded, even when another target failed the bake.
     stdfs::path produced;
@@ -321,7 +325,7 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
       r.phases.push_back(
           {"verify", std::chrono::duration<double>(Clock::now() - verify_start).count()});
       r.wheel = done.wheel;
-      report_inner_build(p.out_dir / e.id, e.id, r, progress);
+      report_inner_build(p.out_dir / e.id, e.id, r, status);
       if (done.outcome == FinishedWheel::Outcome::moved) {
         r.outcome = EntryOutcome::built;
         r.sha256 = done.sha256;
@@ -347,7 +351,7 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
     write_result(o.root, e, r);
     std::string line =
         r.ok() ? r.message : fmt::format("{}: {}", outcome_name(r.outcome), r.message);
-    progress.finished(r.id, r.ok(), line);
+    status.finished(r.id, r.ok(), line);
   }
   return results;
 }
@@ -356,7 +360,7 @@ std::vector<EntryResult> bake_entries(const matrix::Matrix& m,
 
 std::vector<EntryResult> build_entries_docker(const matrix::Matrix& m,
                                               const std::vector<matrix::Entry>& entries,
-                                              const BuildOptions& o, Progress& progress, Log& log) {
+                                              const BuildOptions& o, Status& status, Log& log) {
   const auto problems = docker_entry_problems(m, entries, o);
   std::vector<matrix::Entry> ready;
   std::map<std::string, EntryResult> by_id;
@@ -370,14 +374,14 @@ std::vector<EntryResult> build_entries_docker(const matrix::Matrix& m,
     r.id = e.id;
     r.outcome = o.skip_unavailable ? EntryOutcome::skipped : EntryOutcome::build_failed;
     r.message = problem->second;
-    progress.finished(r.id, o.skip_unavailable,
-                      fmt::format("{}: {}", outcome_name(r.outcome), r.message));
+    status.finished(r.id, o.skip_unavailable,
+                    fmt::format("{}: {}", outcome_name(r.outcome), r.message));
   }
   if (!ready.empty()) {
-    for (EntryResult& r : bake_entries(m, ready, o, progress, log))
+    for (EntryResult& r : bake_entries(m, ready, o, status, log))
       by_id[r.id] = std::move(r);
   }
-  progress.stop();
+  status.stop();
   std::vector<EntryResult> results;
   for (const matrix::Entry& e : entries)
     results.push_back(std::move(by_id[e.id]));

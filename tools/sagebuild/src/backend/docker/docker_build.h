@@ -13,7 +13,7 @@
 
 #include "backend/build_options.h"
 #include "backend/build_results.h"
-#include "backend/progress.h"
+#include "backend/status.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
 #include "util/log.h"
@@ -22,7 +22,7 @@ namespace sagebuild::backend {
 
 std::vector<EntryResult> build_entries_docker(const matrix::Matrix& m,
                                               const std::vector<matrix::Entry>& entries,
-                                              const BuildOptions& options, Progress& progress,
+                                              const BuildOptions& options, Status& status,
                                               Log& log);
 
 // Why each entry cannot start its Docker build on this engine, by id (ready entries absent): no

@@ -28,7 +28,7 @@ class MsvcBackend final : public BuildBackend {
   }
 
   std::vector<EntryResult> build(const matrix::Matrix&, const std::vector<matrix::Entry>& entries,
-                                 const BuildOptions& o, Progress& progress, Log&) const override {
+                                 const BuildOptions& o, Status& status, Log&) const override {
     // refuse() stops this before any build; kept total for a caller that skips it.
     std::vector<EntryResult> results;
     for (const auto& e : entries) {
@@ -36,10 +36,10 @@ class MsvcBackend final : public BuildBackend {
       r.id = e.id;
       r.outcome = EntryOutcome::build_failed;
       r.message = refuse({e}, o).message;
-      progress.finished(r.id, false, r.message);
+      status.finished(r.id, false, r.message);
       results.push_back(std::move(r));
     }
-    progress.stop();
+    status.stop();
     return results;
   }
 

@@ -8,6 +8,7 @@
 #include "backend/native/entry_toolchain.h"
 #include "backend/native/wheel_environment.h"
 #include "backend/wheel_finish.h"
+#include "store/build_cache.h"
 #include "util/secrets.h"
 #include "util/text.h"
 
@@ -19,6 +20,7 @@ std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
                                           const std::vector<matrix::Entry>& entries,
                                           const BuildOptions& o, Log& log) {
   const BuildBudget budget = budget_for(m, entries, o);
+  const store::BuildCache cache(o.cache);
   log.result("sagebuild: {}\n", budget.why);
   std::vector<Unavailable> unavailable;
   auto missing = [&](const matrix::Entry& e, const std::string& why) {
@@ -35,10 +37,14 @@ std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
                python ? fmt::format("{} ({})", python->version.str(), python->python.string())
                       : "MISSING: " + python.error().message);
     if (!python) missing(e, python.error().message);
-    log.result("  environment  {}/envs/cp{}{}-torch{}-*: torch=={} from {}{}\n", o.cache.string(),
-               builds_with.major(), builds_with.minor(), e.torch.str(), e.torch.str(),
-               o.torch.index_url.empty() ? "pip's index" : redact_url(o.torch.index_url),
-               o.torch.find_links.empty() ? "" : " + --find-links " + o.torch.find_links);
+    log.result(
+        "  environment  {}: torch=={} from {}{}\n",
+        cache
+            .path(store::CacheKind::envs, fmt::format("cp{}{}-torch{}-*", builds_with.major(),
+                                                      builds_with.minor(), e.torch.str()))
+            .string(),
+        e.torch.str(), o.torch.index_url.empty() ? "pip's index" : redact_url(o.torch.index_url),
+        o.torch.find_links.empty() ? "" : " + --find-links " + o.torch.find_links);
     if (!toolkit_declared(m, e, o)) {
       missing(e, fmt::format("CUDA {} is not in matrix.yaml", e.cuda.str()));
       continue;
@@ -55,7 +61,7 @@ std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
                             user_settings_from_environment(m.package.kernels->user_settings)};
         auto key = kernel_key(inputs);
         prebuilt.kernels = o.kernel_cache && key
-                               ? o.cache / "kernels" / key->name / "prefix"
+                               ? cache.path(store::CacheKind::kernels, key->name) / "prefix"
                                : o.root / "build" / "sagebuild" / e.id / "kernels" / "prefix";
         std::error_code ec;
         log.result("  kernels      {} ({})\n", key ? key->name : key.error().message,
@@ -71,16 +77,19 @@ std::vector<Unavailable> describe_entries(const matrix::Matrix& m,
       shown.nvcc = shown.root / "bin" / "nvcc";
       if (m.package.kernels) {
         prebuilt.kernels =
-            o.cache / "kernels" / fmt::format("cuda{}-<key>", e.cuda.str()) / "prefix";
+            cache.path(store::CacheKind::kernels, fmt::format("cuda{}-<key>", e.cuda.str())) /
+            "prefix";
       }
     }
     const stdfs::path work = o.root / "build" / "sagebuild" / e.id;
-    const stdfs::path venv_python = o.cache / "envs" / "<environment>" / "bin" / "python";
+    const stdfs::path venv_python =
+        cache.path(store::CacheKind::envs, "<environment>") / "bin" / "python";
     log.result("  command      {}\n",
                text::join(build_command_argv(m, o.root, venv_python, work / "backend"), " "));
     if (m.package.binding && o.kernel_cache) {
-      prebuilt.binding = o.cache / "bindings" / fmt::format("torch{}-<key>", e.torch.str()) /
-                         "prefix" / m.package.binding->library;
+      prebuilt.binding =
+          cache.path(store::CacheKind::bindings, fmt::format("torch{}-<key>", e.torch.str())) /
+          "prefix" / m.package.binding->library;
     }
     for (const auto& [name, value] :
          wheel_build_environment(m, e, o, shown, prebuilt, work, budget.parallel)) {

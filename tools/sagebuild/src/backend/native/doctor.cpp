@@ -10,6 +10,7 @@
 #include "backend/native/entry_build.h"
 #include "backend/native/entry_toolchain.h"
 #include "platform/process.h"
+#include "store/build_cache.h"
 #include "util/fs.h"
 #include "util/secrets.h"
 #include "util/text.h"
@@ -84,7 +85,8 @@ std::optional<stdfs::path> cached_environment(const stdfs::path& cache, const Ve
   const std::string prefix =
       fmt::format("cp{}{}-torch{}-", python.major(), python.minor(), torch.str());
   std::error_code ec;
-  for (const auto& item : stdfs::directory_iterator(cache / "envs", ec)) {
+  for (const auto& item :
+       stdfs::directory_iterator(store::BuildCache(cache).directory(store::CacheKind::envs), ec)) {
     const std::string name = item.path().filename().string();
     if (name.starts_with(prefix) && stdfs::exists(item.path() / "sagebuild-env.json", ec)) {
       return item.path();

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -14,6 +13,7 @@
 #include "backend/build_steps.h"
 #include "backend/cache/compile_cache.h"
 #include "backend/cache/kernel_cache.h"
+#include "backend/entry_log.h"
 #include "backend/install_check.h"
 #include "backend/native/entry_toolchain.h"
 #include "backend/native/wheel_environment.h"
@@ -24,7 +24,6 @@
 #include "toolchain/python.h"
 #include "util/fs.h"
 #include "util/json_text.h"
-#include "util/secrets.h"
 #include "util/sha256.h"
 #include "util/text.h"
 #include "wheel/linux_policy.h"
@@ -62,19 +61,19 @@ std::string package_sources_digest(const stdfs::path& dir) {
 class EntryRun {
  public:
   EntryRun(const matrix::Matrix& m, const matrix::Entry& e, const BuildOptions& o,
-           const BuildBudget& budget, Progress& progress)
-      : m_(m), e_(e), o_(o), budget_(budget), progress_(progress) {
+           const BuildBudget& budget, Status& status)
+      : m_(m),
+        e_(e),
+        o_(o),
+        budget_(budget),
+        log_(status, e.id, o.root / "build" / "logs" / (e.id + suffix() + ".log")) {
     result_.id = e.id;
-    result_.log = o.root / "build" / "logs" / (e.id + suffix() + ".log");
-    log_ = result_.log;
-    log_ += ".partial";
+    result_.log = log_.path();
   }
 
   EntryResult run() {
     const auto start = Clock::now();
     std::error_code ec;
-    stdfs::create_directories(result_.log.parent_path(), ec);
-    stdfs::remove(log_, ec);
     try {
       // One run at a time builds an entry of this checkout: two would share its work directory.
       // The lock is the system's, so a run that dies releases it.
@@ -104,12 +103,10 @@ class EntryRun {
     result_.seconds = seconds_since(start);
     if (result_.outcome == EntryOutcome::up_to_date) {
       // Nothing was built: the last real build's log and record still describe the wheel.
-      stdfs::remove(log_, ec);
+      log_.discard();
       return result_;
     }
-    // The log takes its name only now, so an interrupted or crashed run never leaves a log
-    // that looks finished, and a run that stops early does not erase the last one before it ends.
-    if (!fs::move_file(log_, result_.log)) result_.log = log_;
+    result_.log = log_.keep();
     if (!o_.reproducibility_run) {
       write_result(o_.root, e_, result_,
                    result_.outcome == EntryOutcome::built ? &inputs_ : nullptr);
@@ -154,8 +151,8 @@ class EntryRun {
   bool prepare_environment() {
     phase("environment");
     toolchain::EnvironmentRequest request{
-        python_,  python_version_, e_.torch, m_.package.build_requires,
-        o_.torch, o_.cache,        log_,     [this](const std::string& l) { note(l); }};
+        python_,  python_version_, e_.torch,    m_.package.build_requires,
+        o_.torch, o_.cache,        log_.sink(), [this](const std::string& l) { note(l); }};
     auto env = toolchain::prepare_environment(request);
     if (!env) return fail(EntryOutcome::build_failed, env.error().message);
     env_ = *env;
@@ -253,7 +250,8 @@ class EntryRun {
             work(),
             o_.kernel_cache ? budget_.total : budget_.parallel,
             budget_.nvcc_threads,
-            log_,
+            log_.sink(),
+            log_.path(),
             [this](const std::string& l) { note(l); },
             compiler_launcher(o_),
             launcher_environment()};
@@ -317,7 +315,7 @@ class EntryRun {
                                               .environment = environment,
                                               .timeout = std::chrono::hours(2),
                                               .keep_output = 4096,
-                                              .log_file = log_});
+                                              .log = log_.sink()});
     if (!built) return fail(EntryOutcome::build_failed, built.error().message);
     if (!built->ok()) {
       return fail(
@@ -391,7 +389,7 @@ class EntryRun {
     }
     std::ostringstream report;
     const FinishedWheel finished = finish_wheel(finish, report);
-    std::ofstream(log_, std::ios::app) << redact_environment_secrets(report.str());
+    log_.text(report.str());
     if (finished.outcome == FinishedWheel::Outcome::verification_failed) {
       result_.wheel = finished.wheel;
       return fail(EntryOutcome::verification_failed,
@@ -445,8 +443,7 @@ class EntryRun {
     end_phase();
     current_phase_ = name;
     phase_start_ = Clock::now();
-    progress_.phase(e_.id, name);
-    log_line("== " + name);
+    log_.phase(name);
   }
   void end_phase() {
     if (!current_phase_.empty()) {
@@ -454,25 +451,14 @@ class EntryRun {
       current_phase_.clear();
     }
   }
-  void note(const std::string& line) {
-    progress_.note(e_.id, line);
-    log_line(line);
-  }
-  void log_line(const std::string& line) {
-    std::ofstream(log_, std::ios::app) << "sagebuild: " << redact_environment_secrets(line) << "\n";
-  }
+  void note(const std::string& line) { log_.note(line); }
   bool fail(EntryOutcome outcome, const std::string& message) {
     failed_phase_ = current_phase_.empty() ? "planning" : current_phase_;
     failed_ = true;
     end_phase();
     result_.outcome = outcome;
-    // Messages name the log where the user will find it (log_ is renamed to it at the end).
     result_.message = message;
-    for (std::size_t at = result_.message.find(log_.string()); at != std::string::npos;
-         at = result_.message.find(log_.string(), at)) {
-      result_.message.replace(at, log_.string().size(), result_.log.string());
-    }
-    log_line("error: " + message);
+    log_.line("sagebuild: error: " + message);
     return false;
   }
 
@@ -489,9 +475,8 @@ class EntryRun {
   const matrix::Entry& e_;
   const BuildOptions& o_;
   const BuildBudget& budget_;
-  Progress& progress_;
+  EntryLog log_;  // result_.log, once the run ends
   EntryResult result_;
-  stdfs::path log_;  // written during the run; becomes result_.log at its end (see run)
   std::string current_phase_;
   std::string failed_phase_ = "planning";
   bool failed_ = false;
@@ -529,7 +514,7 @@ BuildBudget budget_for(const matrix::Matrix& m, const std::vector<matrix::Entry>
 
 std::vector<EntryResult> build_entries(const matrix::Matrix& m,
                                        const std::vector<matrix::Entry>& entries,
-                                       const BuildOptions& options, Progress& progress, Log& log) {
+                                       const BuildOptions& options, Status& status, Log& log) {
   const BuildBudget budget = budget_for(m, entries, options);
   log.info("sagebuild: {}\n", budget.why);
 
@@ -543,13 +528,13 @@ std::vector<EntryResult> build_entries(const matrix::Matrix& m,
         results[i].message = "not started (interrupted)";
         continue;
       }
-      results[i] = EntryRun(m, entries[i], options, budget, progress).run();
+      results[i] = EntryRun(m, entries[i], options, budget, status).run();
       const EntryResult& r = results[i];
       std::string line =
           r.ok() ? r.message : fmt::format("{}: {}", outcome_name(r.outcome), r.message);
       if (!r.ok() && r.outcome != EntryOutcome::interrupted)
         line += fmt::format("\n  full log: {}", r.log.string());
-      progress.finished(r.id, r.ok(), fmt::format("{} ({:.0f} s)", line, r.seconds));
+      status.finished(r.id, r.ok(), fmt::format("{} ({:.0f} s)", line, r.seconds));
     }
   };
   std::vector<std::thread> threads;
@@ -557,7 +542,7 @@ std::vector<EntryResult> build_entries(const matrix::Matrix& m,
     threads.emplace_back(worker);
   for (auto& t : threads)
     t.join();
-  progress.stop();
+  status.stop();
   return results;
 }
 

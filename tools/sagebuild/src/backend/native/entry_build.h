@@ -19,7 +19,7 @@
 
 #include "backend/build_options.h"
 #include "backend/build_results.h"
-#include "backend/progress.h"
+#include "backend/status.h"
 #include "matrix/expand.h"
 #include "matrix/model.h"
 #include "util/log.h"
@@ -28,7 +28,7 @@ namespace sagebuild::backend {
 
 std::vector<EntryResult> build_entries(const matrix::Matrix& m,
                                        const std::vector<matrix::Entry>& entries,
-                                       const BuildOptions& options, Progress& progress, Log& log);
+                                       const BuildOptions& options, Status& status, Log& log);
 
 // The compile budget a build of these entries gets (build_options.h's plan_budget, with this
 // machine's cores and memory and the package's kernel sources).

@@ -55,8 +55,7 @@ Expected<toolchain::CudaToolkitPath> find_entry_toolkit(
   }
   const matrix::CudaToolkit* declared = m.find_cuda(e.cuda);
   const matrix::CudaToolkit given{e.cuda, e.cuda_full, std::nullopt, "", {}};
-  const toolchain::CudaSearch search{o.cuda_paths, m.toolchains, o.cache / "cuda",
-                                     python,       provision,    note};
+  const toolchain::CudaSearch search{o.cuda_paths, m.toolchains, o.cache, python, provision, note};
   return toolchain::find_cuda(declared ? *declared : given, search);
 }
 

@@ -42,9 +42,8 @@ class NativeBackend final : public BuildBackend {
   }
 
   std::vector<EntryResult> build(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,
-                                 const BuildOptions& o, Progress& progress,
-                                 Log& log) const override {
-    return build_entries(m, entries, o, progress, log);
+                                 const BuildOptions& o, Status& status, Log& log) const override {
+    return build_entries(m, entries, o, status, log);
   }
 
   DoctorReport examine(const matrix::Matrix& m, const std::vector<matrix::Entry>& entries,

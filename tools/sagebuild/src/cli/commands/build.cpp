@@ -21,36 +21,6 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-// --verbose: while it lives, what the build's processes write to an entry's log (each command,
-// then its output) also shows as that entry's progress notes. The log's name is the entry id.
-class LogEcho {
- public:
-  // `direct`: lines go straight to the output (the GitHub style otherwise holds an entry's notes
-  // until it finishes, to print them in its group).
-  LogEcho(backend::Progress* progress, bool direct, Log& out) {
-    if (!progress) return;
-    platform::set_log_observer(
-        [progress, direct, &out](const stdfs::path& log, std::string_view line) {
-          std::string id = log.filename().string();
-          id = id.substr(0, id.find(".log"));
-          if (direct) {
-            out.result("[{}] {}\n", id, line);
-          } else {
-            progress->note(id, std::string(line));
-          }
-        });
-    active_ = true;
-  }
-  ~LogEcho() {
-    if (active_) platform::set_log_observer(nullptr);
-  }
-  LogEcho(const LogEcho&) = delete;
-  LogEcho& operator=(const LogEcho&) = delete;
-
- private:
-  bool active_ = false;
-};
-
 // --timeout/--retries/... of the commands that talk to servers.
 // sagebuild build: what the flags say, before the matrix is read.
 struct BuildFlags {
@@ -219,15 +189,16 @@ class BuildCommand final : public Command {
     const ProgressStyle style = running_in_github_actions() ? ProgressStyle::github
                                 : terminal_redraws()        ? ProgressStyle::live
                                                             : ProgressStyle::plain;
-    auto progress = make_progress(style, log_.result_stream(),
-                                  {.color = color_wanted(), .quiet = log_.quiet()});
     const auto builder = backend::make_backend(options, selected);
     // A backend whose build is one long step (Docker's bake): on GitHub its output goes to the
     // Actions log as it comes, not only into its log file.
     const bool ci_stream = builder->streams_build_output_on_ci() && style == ProgressStyle::github;
-    const bool stream = log_.verbose() || (ci_stream && !log_.quiet());
-    const LogEcho echo(stream ? progress.get() : nullptr, ci_stream, log_);
-    auto results = builder->build(m.matrix, selected, options, *progress, log_);
+    const LogEcho logs = ci_stream && (log_.verbose() || !log_.quiet()) ? LogEcho::at_once
+                         : log_.verbose()                               ? LogEcho::as_notes
+                                                                        : LogEcho::off;
+    auto status = make_progress(style, log_.result_stream(),
+                                {.color = color_wanted(), .quiet = log_.quiet(), .logs = logs});
+    auto results = builder->build(m.matrix, selected, options, *status, log_);
     const bool all_ok = std::all_of(results.begin(), results.end(),
                                     [](const backend::EntryResult& r) { return r.ok(); });
     if (!log_.quiet() || !all_ok) log_.result("\n{}", backend::format_results(results));

@@ -1,8 +1,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "backend/cache/cache_inventory.h"
 #include "cli/commands/commands.h"
+#include "store/build_cache.h"
+#include "toolchain/environment.h"
 #include "util/fs.h"
 #include "util/json_text.h"
 
@@ -44,7 +45,7 @@ class CacheCommand final : public Command {
 
  private:
   int list(const stdfs::path& cache) {
-    const auto entries = backend::list_cache(cache);
+    const auto entries = store::BuildCache(cache).list(toolchain::shared_runtime_of);
     std::uint64_t total = 0;
     for (const auto& e : entries)
       total += e.bytes;
@@ -74,8 +75,8 @@ class CacheCommand final : public Command {
       left_over += e.incomplete && !e.being_made;
       being_made += e.being_made;
       const char* state = e.being_made ? " (being made)" : e.incomplete ? " (incomplete)" : "";
-      rows.push_back({e.name + state, backend::describe_size(e.bytes),
-                      backend::describe_age(e.age) + (e.age.count() >= 60 ? " ago" : "")});
+      rows.push_back({e.name + state, store::describe_size(e.bytes),
+                      store::describe_age(e.age) + (e.age.count() >= 60 ? " ago" : "")});
     }
     print_table({"ENTRY", "SIZE", "LAST USED"}, rows);
     std::string notes;
@@ -88,24 +89,24 @@ class CacheCommand final : public Command {
           "prune` removes {})",
           left_over, left_over == 1 ? "it" : "them");
     }
-    log_.result("sagebuild: {} in {} entr{} in {}{}\n", backend::describe_size(total),
-                entries.size(), entries.size() == 1 ? "y" : "ies", cache.string(), notes);
+    log_.result("sagebuild: {} in {} entr{} in {}{}\n", store::describe_size(total), entries.size(),
+                entries.size() == 1 ? "y" : "ies", cache.string(), notes);
     return kSuccess;
   }
 
   int prune(const stdfs::path& cache) {
     if (!older_than_.empty()) {
-      auto age = backend::parse_age(older_than_);
+      auto age = store::parse_age(older_than_);
       if (!age) throw CommandError{ErrorKind::usage, "--older-than: " + age.error().message};
       policy_.older_than = *age;
     }
     if (!max_size_.empty()) {
-      auto size = backend::parse_size(max_size_);
+      auto size = store::parse_size(max_size_);
       if (!size) throw CommandError{ErrorKind::usage, "--max-size: " + size.error().message};
       policy_.max_bytes = *size;
     }
-    const auto entries = backend::list_cache(cache);
-    const auto doomed = backend::plan_prune(entries, policy_);
+    const auto entries = store::BuildCache(cache).list(toolchain::shared_runtime_of);
+    const auto doomed = store::BuildCache::plan_prune(entries, policy_);
     if (!policy_.all && !policy_.older_than && !policy_.max_bytes && doomed.empty()) {
       throw CommandError{ErrorKind::usage,
                          "say what to prune: --older-than AGE, --max-size SIZE or --all "
@@ -116,15 +117,15 @@ class CacheCommand final : public Command {
     for (const auto& e : entries)
       total += e.bytes;
     for (const auto& e : doomed) {
-      const std::string why = fmt::format("{}, unused for {}", backend::describe_size(e.bytes),
-                                          backend::describe_age(e.age));
+      const std::string why = fmt::format("{}, unused for {}", store::describe_size(e.bytes),
+                                          store::describe_age(e.age));
       if (dry_run_) {
         log_.info("would remove {} ({})\n", e.name, why);
         freed += e.bytes;
         ++removed;
         continue;
       }
-      auto done = backend::remove_cache_entry(e);
+      auto done = store::BuildCache::remove(e);
       if (!done) {
         log_.error("sagebuild: {}\n", done.error().message);
         ++left;
@@ -136,7 +137,7 @@ class CacheCommand final : public Command {
     }
     log_.result("sagebuild: {} {} entr{}, {}; the cache now holds {}\n",
                 dry_run_ ? "would remove" : "removed", removed, removed == 1 ? "y" : "ies",
-                backend::describe_size(freed), backend::describe_size(total - freed));
+                store::describe_size(freed), store::describe_size(total - freed));
     if (left) {
       throw CommandError{ErrorKind::build, fmt::format("{} entr{} could not be removed (see above)",
                                                        left, left == 1 ? "y" : "ies")};
@@ -148,7 +149,7 @@ class CacheCommand final : public Command {
   std::string format_ = "table";
   CLI::App* prune_ = nullptr;
   std::string older_than_, max_size_;
-  backend::PrunePolicy policy_;
+  store::PrunePolicy policy_;
   bool dry_run_ = false;
 };
 

@@ -1,8 +1,9 @@
-#include "backend/cache/cache_inventory.h"
+#include "store/build_cache.h"
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -10,14 +11,14 @@
 #include "platform/file_lock.h"
 #include "util/fs.h"
 
-namespace sagebuild::backend {
+namespace sagebuild::store {
 namespace {
 
 namespace stdfs = std::filesystem;
 using std::chrono::hours;
 using std::chrono::seconds;
 
-// An entry as make_directory_once leaves it: the directory with `bytes` of files and its lock
+// An entry as BuildCache::take leaves it: the directory with `bytes` of files and its lock
 // file, last used `age` ago.
 void make_entry(const stdfs::path& dir, std::size_t bytes, seconds age) {
   stdfs::create_directories(dir / "sub");
@@ -40,7 +41,7 @@ TEST_CASE("the cache lists its entries by last use, with sizes", "[cache]") {
   std::error_code no_links;
   stdfs::create_symlink("/", root / "envs" / "link.lock", no_links);
 
-  const auto entries = list_cache(root);
+  const auto entries = BuildCache(root).list();
   REQUIRE(entries.size() == 4);
   CHECK(entries[0].name == "envs/cp312-torch2.11.0-aa");
   CHECK(entries[0].kind == "envs");
@@ -49,7 +50,7 @@ TEST_CASE("the cache lists its entries by last use, with sizes", "[cache]") {
   CHECK(entries[1].kind == "cuda");
   CHECK(entries[2].name == "kernels/cuda13.0-bb");
   CHECK(entries[3].incomplete);
-  CHECK(list_cache(root / "nonexistent").empty());
+  CHECK(BuildCache(root / "nonexistent").list().empty());
 }
 
 TEST_CASE("prune removes by age, then least recently used past a size", "[cache]") {
@@ -65,17 +66,18 @@ TEST_CASE("prune removes by age, then least recently used past a size", "[cache]
       n.push_back(e.name);
     return n;
   };
-  CHECK(names(plan_prune(entries, {.older_than = hours(24 * 30)})) ==
+  CHECK(names(BuildCache::plan_prune(entries, {.older_than = hours(24 * 30)})) ==
         std::vector<std::string>{"envs/old"});
   // 7,100 bytes may stay: the oldest go first until the rest fit.
-  CHECK(names(plan_prune(entries, {.max_bytes = 7100})) == std::vector<std::string>{"envs/old"});
-  CHECK(names(plan_prune(entries, {.max_bytes = 2500})) ==
+  CHECK(names(BuildCache::plan_prune(entries, {.max_bytes = 7100})) ==
+        std::vector<std::string>{"envs/old"});
+  CHECK(names(BuildCache::plan_prune(entries, {.max_bytes = 2500})) ==
         std::vector<std::string>{"envs/old", "cuda/12.9/toolkit"});
   // A young staging directory may be a fill in progress: left; an old one goes.
-  CHECK(plan_prune(entries, {}).empty());
+  CHECK(BuildCache::plan_prune(entries, {}).empty());
   entries[3].age = hours(5);
-  CHECK(names(plan_prune(entries, {})) == std::vector<std::string>{"kernels/k.tmp-1"});
-  CHECK(plan_prune(entries, {.all = true}).size() == 4);
+  CHECK(names(BuildCache::plan_prune(entries, {})) == std::vector<std::string>{"kernels/k.tmp-1"});
+  CHECK(BuildCache::plan_prune(entries, {.all = true}).size() == 4);
 }
 
 TEST_CASE("an environment goes with the torch runtime it needs", "[cache]") {
@@ -86,12 +88,15 @@ TEST_CASE("an environment goes with the torch runtime it needs", "[cache]") {
   const stdfs::path env = root / "envs" / "cp312-torch2.11.0-aa";
   make_entry(env, 1000, hours(1));
   stdfs::create_directories(env / "lib" / "python3.12" / "site-packages");
-  std::ofstream(env / "lib" / "python3.12" / "site-packages" / "sagebuild-torch-runtime.pth")
-      << runtime.string() << "\n";
-  const auto entries = list_cache(root);
+  // The filler knows what an entry needs (toolchain::shared_runtime_of for environments).
+  const NeedsOf needs_of = [&](const stdfs::path& p) -> std::optional<stdfs::path> {
+    if (p == env) return runtime;
+    return std::nullopt;
+  };
+  const auto entries = BuildCache(root).list(needs_of);
   REQUIRE(entries.size() == 2);
   CHECK(entries[1].needs == "torch-runtime/8a26");
-  const auto doomed = plan_prune(entries, {.older_than = hours(24 * 30)});
+  const auto doomed = BuildCache::plan_prune(entries, {.older_than = hours(24 * 30)});
   REQUIRE(doomed.size() == 2);
   CHECK(doomed[0].name == "torch-runtime/8a26");
   CHECK(doomed[1].name == "envs/cp312-torch2.11.0-aa");
@@ -101,20 +106,20 @@ TEST_CASE("removing an entry leaves nothing half made and spares one in use", "[
   fs::TempDir dir("sagebuild-cache");
   const stdfs::path entry = dir.path() / "kernels" / "cuda13.0-bb";
   make_entry(entry, 100, hours(1));
-  auto listed = list_cache(dir.path());
+  auto listed = BuildCache(dir.path()).list();
   REQUIRE(listed.size() == 1);
   {
     auto held = platform::FileLock::acquire(entry.string() + ".lock");
     REQUIRE(held);
-    auto refused = remove_cache_entry(listed[0]);
+    auto refused = BuildCache::remove(listed[0]);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().message == "kernels/cuda13.0-bb: in use by another sagebuild run; left");
     CHECK(stdfs::exists(entry / "sub" / "data"));
   }
-  REQUIRE(remove_cache_entry(listed[0]));
+  REQUIRE(BuildCache::remove(listed[0]));
   CHECK_FALSE(stdfs::exists(entry));
-  CHECK(stdfs::exists(entry.string() + ".lock"));  // kept: see remove_cache_entry
-  CHECK(list_cache(dir.path()).empty());
+  CHECK(stdfs::exists(entry.string() + ".lock"));  // kept: see BuildCache::remove
+  CHECK(BuildCache(dir.path()).list().empty());
 }
 
 TEST_CASE("a staging directory a running build holds is told from one left over", "[cache]") {
@@ -126,40 +131,44 @@ TEST_CASE("a staging directory a running build holds is told from one left over"
   {
     auto held = platform::FileLock::acquire(entry.string() + ".lock");  // a fill in progress
     REQUIRE(held);
-    auto listed = list_cache(dir.path());
+    auto listed = BuildCache(dir.path()).list();
     REQUIRE(listed.size() == 1);
     CHECK(listed[0].incomplete);
     CHECK(listed[0].being_made);
-    CHECK(plan_prune(listed, {}).empty());  // not taken for left over, however old
+    CHECK(BuildCache::plan_prune(listed, {}).empty());  // not taken for left over, however old
   }
-  auto listed = list_cache(dir.path());
+  auto listed = BuildCache(dir.path()).list();
   REQUIRE(listed.size() == 1);
   CHECK(listed[0].incomplete);
   CHECK_FALSE(listed[0].being_made);
-  CHECK(plan_prune(listed, {}).size() == 1);  // left over and an hour old: pruned
+  CHECK(BuildCache::plan_prune(listed, {}).size() == 1);  // left over and an hour old: pruned
 }
 
 TEST_CASE("a build marks the entries it takes as used", "[cache]") {
   fs::TempDir dir("sagebuild-cache");
-  const stdfs::path entry = dir.path() / "envs" / "e";
-  auto fill = [](const stdfs::path& staging) -> Expected<Ok> {
-    stdfs::create_directories(staging);
-    std::ofstream(staging / "done").flush();
-    return Ok{};
-  };
-  REQUIRE(platform::make_directory_once(entry, "done", fill));
-  const stdfs::path lock = entry.string() + ".lock";
+  const BuildCache cache(dir.path());
+  const Fill fill{"done", [](const stdfs::path& staging) -> Expected<Ok> {
+                    stdfs::create_directories(staging);
+                    std::ofstream(staging / "done").flush();
+                    return Ok{};
+                  }};
+  auto made = cache.take(CacheKind::envs, "e", fill);
+  REQUIRE(made);
+  CHECK_FALSE(made->hit);
+  CHECK(made->path == dir.path() / "envs" / "e");
+  const stdfs::path lock = made->path.string() + ".lock";
   stdfs::last_write_time(lock, stdfs::file_time_type::clock::now() - hours(24 * 10));
-  CHECK(list_cache(dir.path()).at(0).age >= hours(24 * 10));
-  auto again = platform::make_directory_once(entry, "done", fill);
+  CHECK(BuildCache(dir.path()).list().at(0).age >= hours(24 * 10));
+  auto again = cache.take(CacheKind::envs, "e", fill);
   REQUIRE(again);
-  CHECK_FALSE(*again);
-  CHECK(list_cache(dir.path()).at(0).age < hours(1));
+  CHECK(again->hit);
+  CHECK(BuildCache(dir.path()).list().at(0).age < hours(1));
 }
 
 TEST_CASE("two fills of one entry at once: one fills, the other waits and takes it", "[cache]") {
   fs::TempDir dir("sagebuild-cache");
-  const stdfs::path entry = dir.path() / "kernels" / "k";
+  const BuildCache cache(dir.path());
+  const stdfs::path entry = cache.path(CacheKind::kernels, "k");
   std::atomic<bool> filling{false}, release{false}, waited{false};
   std::atomic<int> fills{0};
   stdfs::path staged;  // written by the filling thread, read after the join
@@ -173,27 +182,51 @@ TEST_CASE("two fills of one entry at once: one fills, the other waits and takes 
     std::ofstream(staging / "done").flush();
     return Ok{};
   };
-  Expected<bool> first = Error{""}, second = Error{""};
-  std::thread a([&] { first = platform::make_directory_once(entry, "done", fill); });
+  Expected<Taken> first = Error{""}, second = Error{""};
+  std::thread a([&] { first = cache.take(CacheKind::kernels, "k", {"done", fill}); });
   while (!filling)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::thread b([&] {
-    second = platform::make_directory_once(entry, "done", fill, [&] {
-      waited = true;
-      release = true;  // the first may finish now that the second is seen waiting
-    });
+    second = cache.take(CacheKind::kernels, "k", {"done", fill, [&] {
+                                                    waited = true;
+                                                    // the first may finish now that the second
+                                                    // is seen waiting
+                                                    release = true;
+                                                  }});
   });
   a.join();
   b.join();
   REQUIRE(first);
   REQUIRE(second);
-  CHECK(*first);    // made it
-  CHECK(!*second);  // took it
+  CHECK_FALSE(first->hit);  // made it
+  CHECK(second->hit);       // took it
   CHECK(waited);
   CHECK(fills == 1);
   CHECK(staged == stdfs::path(entry.string() + ".tmp-00000000"));  // one fixed name
   CHECK(stdfs::exists(entry / "done"));
   CHECK_FALSE(stdfs::exists(entry.string() + ".tmp-00000000"));
+}
+
+TEST_CASE("each kind of entry has its own directory, the one list() reports", "[cache]") {
+  fs::TempDir dir("sagebuild-cache");
+  const BuildCache cache(dir.path());
+  std::set<std::string_view> seen;
+  for (const CacheKindInfo& k : kCacheKinds) {
+    INFO(k.directory);
+    CHECK(seen.insert(k.directory).second);
+    CHECK(directory_of(k.kind) == k.directory);
+    auto taken = cache.take(k.kind, "x", {"done", [](const stdfs::path& staging) -> Expected<Ok> {
+                                            stdfs::create_directories(staging);
+                                            std::ofstream(staging / "done").flush();
+                                            return Ok{};
+                                          }});
+    REQUIRE(taken);
+    CHECK(taken->path == dir.path() / k.directory / "x");
+  }
+  const auto listed = cache.list();
+  REQUIRE(listed.size() == std::size(kCacheKinds));
+  for (const CacheEntry& e : listed)
+    CHECK(seen.count(e.kind) == 1);
 }
 
 TEST_CASE("ages and sizes read as people write them", "[cache]") {
@@ -221,4 +254,4 @@ TEST_CASE("ages and sizes read as people write them", "[cache]") {
 }
 
 }  // namespace
-}  // namespace sagebuild::backend
+}  // namespace sagebuild::store

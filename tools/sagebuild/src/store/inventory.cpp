@@ -1,5 +1,4 @@
-#include "backend/cache/cache_inventory.h"
-
+// Listing and pruning the build cache (build_cache.h).
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -9,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "platform/file_lock.h"
-#include "toolchain/environment.h"
+#include "store/build_cache.h"
 
-namespace sagebuild::backend {
+namespace sagebuild::store {
 namespace {
 
 namespace stdfs = std::filesystem;
@@ -38,7 +37,7 @@ std::chrono::seconds age_of(const stdfs::path& p) {
   return std::max(age, std::chrono::seconds(0));
 }
 
-// "<dir>.tmp-<hex>": the staging directory of make_directory_once; "<dir>.removing-<hex>": an
+// "<dir>.tmp-<hex>": the staging directory of BuildCache::take; "<dir>.removing-<hex>": an
 // entry a prune renamed aside and could not finish removing. Either way, <dir> is its entry.
 std::optional<stdfs::path> staging_of(const stdfs::path& p) {
   const std::string name = p.filename().string();
@@ -50,7 +49,7 @@ std::optional<stdfs::path> staging_of(const stdfs::path& p) {
 }
 
 // Entries sit one level (envs/x) or two levels (cuda/12.9/toolkit) below the cache root.
-void scan(const stdfs::path& root, const stdfs::path& dir, int depth,
+void scan(const stdfs::path& root, const stdfs::path& dir, int depth, const NeedsOf& needs_of,
           std::vector<CacheEntry>& out) {
   std::error_code ec;
   for (const auto& item : stdfs::directory_iterator(dir, ec)) {
@@ -61,35 +60,35 @@ void scan(const stdfs::path& root, const stdfs::path& dir, int depth,
     const std::string kind = relative.substr(0, relative.find('/'));
     if (auto final = staging_of(p)) {
       CacheEntry entry{kind, relative, p, tree_bytes(p), age_of(p), true};
-      // A fill in progress holds the entry's lock (make_directory_once); one an interrupted run
+      // A fill in progress holds the entry's lock (BuildCache::take); one an interrupted run
       // left behind holds nothing. Taken for a moment only when free.
       entry.being_made = !platform::FileLock::try_acquire(final->string() + ".lock");
       out.push_back(std::move(entry));
     } else if (stdfs::exists(p.string() + ".lock", stat)) {
       CacheEntry entry{kind, relative, p, tree_bytes(p), age_of(p.string() + ".lock"), false};
-      if (auto runtime = toolchain::shared_runtime_of(p)) {
-        entry.needs = runtime->lexically_relative(root).generic_string();
+      if (auto needed = needs_of ? needs_of(p) : std::nullopt) {
+        entry.needs = needed->lexically_relative(root).generic_string();
       }
       out.push_back(std::move(entry));
     } else if (depth < 3) {
-      scan(root, p, depth + 1, out);
+      scan(root, p, depth + 1, needs_of, out);
     }
   }
 }
 
 }  // namespace
 
-std::vector<CacheEntry> list_cache(const stdfs::path& root) {
+std::vector<CacheEntry> BuildCache::list(const NeedsOf& needs_of) const {
   std::vector<CacheEntry> entries;
-  scan(root, root, 1, entries);
+  scan(root_, root_, 1, needs_of, entries);
   std::stable_sort(entries.begin(), entries.end(), [](const CacheEntry& a, const CacheEntry& b) {
     return a.age != b.age ? a.age > b.age : a.name < b.name;
   });
   return entries;
 }
 
-std::vector<CacheEntry> plan_prune(const std::vector<CacheEntry>& entries,
-                                   const PrunePolicy& policy) {
+std::vector<CacheEntry> BuildCache::plan_prune(const std::vector<CacheEntry>& entries,
+                                               const PrunePolicy& policy) {
   std::vector<CacheEntry> removed;
   std::uint64_t kept_bytes = 0;
   std::vector<const CacheEntry*> kept;
@@ -124,7 +123,7 @@ std::vector<CacheEntry> plan_prune(const std::vector<CacheEntry>& entries,
   return removed;
 }
 
-Expected<Ok> remove_cache_entry(const CacheEntry& entry) {
+Expected<Ok> BuildCache::remove(const CacheEntry& entry) {
   const stdfs::path final = entry.incomplete ? *staging_of(entry.path) : entry.path;
   auto lock = platform::FileLock::try_acquire(final.string() + ".lock");
   if (!lock) return Error{fmt::format("{}: in use by another sagebuild run; left", entry.name)};
@@ -216,4 +215,4 @@ std::string describe_size(std::uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-}  // namespace sagebuild::backend
+}  // namespace sagebuild::store
