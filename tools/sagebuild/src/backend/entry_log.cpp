@@ -53,19 +53,18 @@ platform::LogLines EntryLog::sink() {
   return [this](std::string_view text_line) { line(text_line); };
 }
 
+void EntryLog::close() {
+  std::lock_guard lock(mutex_);
+  file_.close();
+}
+
 stdfs::path EntryLog::keep() {
-  {
-    std::lock_guard lock(mutex_);
-    file_.close();
-  }
+  close();
   return fs::move_file(partial_, path_) ? path_ : partial_;
 }
 
 void EntryLog::discard() {
-  {
-    std::lock_guard lock(mutex_);
-    file_.close();
-  }
+  close();
   std::error_code ec;
   stdfs::remove(partial_, ec);
 }

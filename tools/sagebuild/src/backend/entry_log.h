@@ -47,6 +47,7 @@ class EntryLog {
 
  private:
   std::string write(std::string_view line);  // to the file only; returns it masked
+  void close();
   Status& status_;
   std::string id_;
   std::filesystem::path path_;

@@ -76,6 +76,9 @@ Expected<CudaToolkitPath> inspect_toolkit(const stdfs::path& root) {
 
 Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaSearch& search) {
   const Version& want = cuda.version;
+  // Where a provisioned toolkit of this release lives in the build cache.
+  const store::BuildCache cache(search.cache);
+  const stdfs::path slot = cache.path(store::CacheKind::cuda, toolkit_entry(want));
   // 1. Paths the user named: these must be right.
   auto named = [&](const stdfs::path& root, const std::string& who) -> Expected<CudaToolkitPath> {
     auto found = inspect_toolkit(root);
@@ -124,11 +127,7 @@ Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaS
       candidates.push_back({(ec ? *nvcc : real).parent_path().parent_path(), "nvcc on PATH"});
     }
   }
-  if (!search.cache.empty()) {
-    candidates.push_back(
-        {store::BuildCache(search.cache).path(store::CacheKind::cuda, toolkit_entry(want)),
-         "cache"});
-  }
+  if (!search.cache.empty()) candidates.push_back({slot, "cache"});
   for (const auto& [root, label] : candidates) {
     const std::string name = label.empty() ? root.string() : label + " " + root.string();
     stdfs::path probe_root = root;
@@ -177,13 +176,8 @@ Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaS
     return Error{
         fmt::format("CUDA {} is not on this machine; it would be provisioned from PyPI "
                     "({}) into {}",
-                    want.str(), cuda.pypi,
-                    store::BuildCache(search.cache)
-                        .path(store::CacheKind::cuda, toolkit_entry(want))
-                        .string())};
+                    want.str(), cuda.pypi, slot.string())};
   }
-  const store::BuildCache cache(search.cache);
-  const stdfs::path slot = cache.path(store::CacheKind::cuda, toolkit_entry(want));
   auto made = cache.take(
       store::CacheKind::cuda, toolkit_entry(want),
       {"sagebuild-toolkit.json", [&](const stdfs::path& staging) -> Expected<Ok> {
@@ -216,7 +210,7 @@ Expected<CudaToolkitPath> find_cuda(const matrix::CudaToolkit& cuda, const CudaS
                                       fmt::format("{{\"pypi\": \"{}\"}}\n", cuda.pypi));
        }});
   if (!made) return made.error();
-  auto root = provisioned_root(slot);
+  auto root = provisioned_root(made->path);
   if (!root) return root.error();
   auto result = inspect_toolkit(*root);
   if (result) result->origin = fmt::format("{} (provisioned from PyPI)", root->string());
